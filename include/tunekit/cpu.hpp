@@ -1,0 +1,69 @@
+// The CPU backend: steady clock, thread pool, identity from hwloc, last-level-cache evictor.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "tunekit/device.hpp"
+
+namespace tunekit::cpu {
+
+// A fixed pool of worker threads. parallel_for runs fn(task) for task in [0, tasks) on at
+// most `threads` threads (the caller is one of them) and returns when all are done. Safe to
+// call from several threads (jobs queue up); a call from inside a task runs inline.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads = 0);  // 0: one per core
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const;
+  void parallel_for(std::size_t tasks, int threads, const std::function<void(std::size_t)>& fn);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class SteadyClock final : public Clock {
+ public:
+  std::string_view name() const override { return "steady_clock"; }
+  void begin() override;
+  double end() override;
+
+ private:
+  long long start_ns_ = 0;
+};
+
+// Writes a buffer of `bytes` (default: twice the last-level cache) on every evict().
+class CacheEvictor final : public Evictor {
+ public:
+  explicit CacheEvictor(std::size_t bytes);
+  void evict() override;
+
+ private:
+  std::unique_ptr<unsigned char[]> buffer_;
+  std::size_t bytes_;
+  unsigned char round_ = 0;
+};
+
+// Reads the host's identity with hwloc (vendor, model, cores, caches) and the ISA flags the
+// compiler's CPU detection reports. known is false when hwloc could not read the topology.
+DeviceIdentity host_identity();
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice();
+  const DeviceIdentity& identity() const override { return identity_; }
+  Clock& clock() override { return clock_; }
+  Evictor* evictor() override { return &evictor_; }
+
+ private:
+  DeviceIdentity identity_;
+  SteadyClock clock_;
+  CacheEvictor evictor_;
+};
+
+}  // namespace tunekit::cpu

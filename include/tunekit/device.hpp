@@ -1,0 +1,69 @@
+// The backend seams (DESIGN §3): identity, a clock, an evictor, trials. Small interfaces,
+// so a fake for a test costs a few lines.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/op.hpp"
+#include "tunekit/outcome.hpp"
+
+namespace tunekit {
+
+// Times one window: begin() before the launch(es), end() after they were synchronised.
+// A host clock reads a steady clock; a device clock records events.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::string_view name() const = 0;
+  virtual void begin() = 0;
+  virtual double end() = 0;  // seconds since begin()
+};
+
+// Flushes caches between samples so a candidate is not timed on a warm cache.
+class Evictor {
+ public:
+  virtual ~Evictor() = default;
+  virtual void evict() = 0;
+};
+
+// What measuring one candidate needs from a backend.
+class Trial {
+ public:
+  virtual ~Trial() = default;
+  virtual Outcome prepare() = 0;  // compile / allocate; may fail classified
+  virtual void launch() = 0;      // enqueue one dispatch; no synchronisation inside
+  virtual void sync() = 0;
+  virtual void release() = 0;
+};
+
+struct DeviceIdentity {
+  std::string backend;  // "cpu", "opencl", "fake", ...
+  std::string vendor;
+  std::string product;       // model name
+  std::string architecture;  // e.g. "x86_64"
+  std::vector<std::string> features;  // ISA flags
+  int compute_units = 0;              // cores
+  std::uint64_t memory_bytes = 0;
+  std::uint64_t l1d_bytes = 0;
+  std::uint64_t l2_bytes = 0;
+  std::uint64_t l3_bytes = 0;  // last level when there is no L3: the largest cache
+  std::string driver;
+  bool known = false;  // false when the identity could not be read
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceIdentity& identity() const = 0;
+  virtual Clock& clock() = 0;
+  virtual Evictor* evictor() { return nullptr; }
+  // A trial that runs candidate `index` of `workload`. The default runs it on the host.
+  virtual std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index);
+};
+
+}  // namespace tunekit

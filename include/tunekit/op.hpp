@@ -1,0 +1,219 @@
+// Op: a tunable operation. OpBase is the type-erased view the tuner works with; Op<Args> is
+// the typed builder a kernel author writes (DESIGN §3, §14).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tunekit/candidate.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/value.hpp"
+
+namespace tunekit {
+
+// One output buffer a workload exposes for poisoning and comparison.
+struct OutputView {
+  enum class Type { f32, f64 };
+  void* data = nullptr;
+  std::size_t count = 0;
+  Type type = Type::f32;
+
+  static OutputView of(std::span<float> s) { return {s.data(), s.size(), Type::f32}; }
+  static OutputView of(std::span<double> s) { return {s.data(), s.size(), Type::f64}; }
+};
+
+// |got - expected| <= abs + rel * |expected|, element-wise; NaN never passes.
+struct Tolerance {
+  double abs = 1e-6;
+  double rel = 1e-5;
+};
+
+// One declared key field: the CLI parses shapes against these, and hostile sizes are
+// refused before any allocation.
+struct KeyField {
+  std::string name;
+  Value::Type type = Value::Type::integer;
+  std::string description;
+  std::optional<Value> default_value;  // filled in when a shape omits the field
+  std::int64_t min = 1;                // integer fields only
+  std::int64_t max = std::int64_t{1} << 40;
+};
+
+// The inputs and outputs of one key, owned by the tuner during a search.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual void run_candidate(std::size_t index) = 0;
+  virtual void run_reference() = 0;
+  virtual std::vector<OutputView> outputs() = 0;
+};
+
+class OpBase {
+ public:
+  OpBase(std::string name, int schema_version);
+  virtual ~OpBase();
+  OpBase(const OpBase&) = delete;
+  OpBase& operator=(const OpBase&) = delete;
+
+  const std::string& name() const { return name_; }
+  int schema_version() const { return schema_version_; }
+  const std::string& description() const { return description_; }
+  const std::vector<Candidate>& candidates() const { return candidates_; }
+  const std::vector<KeyField>& key_schema() const { return key_schema_; }
+  std::optional<std::size_t> find(std::string_view candidate_name) const;
+
+  // The default for a key: a fixed candidate, or a function of the key.
+  std::size_t default_index(const Key& key) const;
+  Tolerance tolerance(const Key& key) const;
+  bool has_reference() const { return has_reference_; }
+  bool has_inputs() const { return has_inputs_; }
+
+  // Checks a key against the declared schema (names, types, ranges); UsageError otherwise.
+  // An op without a schema accepts every key.
+  void check_key(const Key& key) const;
+  // Parses "m=256,n=128", fills declared defaults, orders fields as the schema does, checks.
+  Key parse_shape(std::string_view shape) const;
+
+  // Candidate-set checksum: digest of the ordered manifest (names, versions, configs,
+  // numerics) plus the op name and schema version. Computing it seals the op: adding
+  // candidates afterwards is a UsageError.
+  const Digest& checksum() const;
+  bool sealed() const { return sealed_; }
+
+  // Inputs for a key from the op's generator (UsageError when the op has none).
+  virtual std::unique_ptr<Workload> make_workload(const Key& key) const = 0;
+
+ protected:
+  void add_candidate(Candidate candidate);
+  void require_unsealed(std::string_view what) const;
+
+  std::string name_;
+  int schema_version_;
+  std::string description_;
+  std::vector<Candidate> candidates_;
+  std::vector<KeyField> key_schema_;
+  std::string default_name_;
+  std::function<std::string(const Key&)> default_of_key_;
+  Tolerance tolerance_;
+  std::function<Tolerance(const Key&)> tolerance_of_key_;
+  bool has_reference_ = false;
+  bool has_inputs_ = false;
+
+ private:
+  mutable bool sealed_ = false;
+  mutable Digest checksum_;
+};
+
+template <class Args>
+class Op final : public OpBase {
+ public:
+  using Fn = std::function<void(Args&)>;
+
+  Op(std::string name, int schema_version) : OpBase(std::move(name), schema_version) {}
+
+  Op& describe(std::string text) {
+    description_ = std::move(text);
+    return *this;
+  }
+  Op& key_field(KeyField field) {
+    require_unsealed("key_field");
+    key_schema_.push_back(std::move(field));
+    return *this;
+  }
+  Op& key(std::function<Key(const Args&)> fn) {
+    key_fn_ = std::move(fn);
+    return *this;
+  }
+  // Makes inputs for a key so a key can be tuned without the caller's data.
+  Op& inputs(std::function<Args(const Key&)> fn) {
+    inputs_fn_ = std::move(fn);
+    has_inputs_ = static_cast<bool>(inputs_fn_);
+    return *this;
+  }
+  // The buffers a candidate writes: poisoned before validation, compared to the reference.
+  Op& outputs(std::function<std::vector<OutputView>(Args&)> fn) {
+    outputs_fn_ = std::move(fn);
+    return *this;
+  }
+  // Defines "correct". Without one, the default candidate's output is the reference.
+  Op& reference(Fn fn) {
+    reference_fn_ = std::move(fn);
+    has_reference_ = static_cast<bool>(reference_fn_);
+    return *this;
+  }
+  Op& candidate(Candidate c, Fn fn) {
+    add_candidate(std::move(c));
+    fns_.push_back(std::move(fn));
+    return *this;
+  }
+  Op& candidate(std::string name, Fn fn) {
+    Candidate c;
+    c.name = std::move(name);
+    return candidate(std::move(c), std::move(fn));
+  }
+  Op& default_candidate(std::string name) {
+    require_unsealed("default_candidate");
+    default_name_ = std::move(name);
+    return *this;
+  }
+  Op& default_candidate(std::function<std::string(const Key&)> fn) {
+    require_unsealed("default_candidate");
+    default_of_key_ = std::move(fn);
+    return *this;
+  }
+  Op& tolerance(Tolerance t) {
+    tolerance_ = t;
+    return *this;
+  }
+  Op& tolerance(std::function<Tolerance(const Key&)> fn) {
+    tolerance_of_key_ = std::move(fn);
+    return *this;
+  }
+
+  Key key_of(const Args& args) const {
+    if (!key_fn_) throw UsageError("op '" + name_ + "' has no key function: call .key(...)");
+    return key_fn_(args);
+  }
+  void call(std::size_t index, Args& args) const { fns_.at(index)(args); }
+  void call_reference(Args& args) const { reference_fn_(args); }
+
+  std::unique_ptr<Workload> make_workload(const Key& key) const override {
+    if (!inputs_fn_) {
+      throw UsageError("op '" + name_ + "' has no input generator: call .inputs(...) to tune it");
+    }
+    if (!outputs_fn_) {
+      throw UsageError("op '" + name_ + "' declares no outputs: call .outputs(...) to validate it");
+    }
+    return std::make_unique<Bound>(*this, inputs_fn_(key));
+  }
+
+ private:
+  class Bound final : public Workload {
+   public:
+    Bound(const Op& op, Args args) : op_(op), args_(std::move(args)) {}
+    void run_candidate(std::size_t index) override { op_.fns_[index](args_); }
+    void run_reference() override { op_.reference_fn_(args_); }
+    std::vector<OutputView> outputs() override { return op_.outputs_fn_(args_); }
+
+   private:
+    const Op& op_;
+    Args args_;
+  };
+
+  std::vector<Fn> fns_;
+  std::function<Key(const Args&)> key_fn_;
+  std::function<Args(const Key&)> inputs_fn_;
+  std::function<std::vector<OutputView>(Args&)> outputs_fn_;
+  Fn reference_fn_;
+};
+
+}  // namespace tunekit

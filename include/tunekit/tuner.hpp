@@ -1,0 +1,85 @@
+// Tuner: serves a choice per (op, key) (DESIGN §7). select() on a hit is a lock-free table
+// read; a miss searches (mode permitting) with single flight.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "tunekit/candidate.hpp"
+#include "tunekit/device.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/op.hpp"
+#include "tunekit/report.hpp"
+#include "tunekit/timing.hpp"
+
+namespace tunekit {
+
+enum class Mode {
+  off,     // always the default
+  cached,  // serve what is known, never measure
+  tune,    // search on a miss
+  force,   // search even when a stored choice exists
+};
+std::string_view to_string(Mode mode);
+// "off" | "cached" | "tune" | "force"; anything else is a UsageError listing them.
+Mode mode_from_string(std::string_view text);
+
+struct ProgressEvent {
+  std::string_view op;
+  std::size_t position = 0;  // 0-based among the candidates of this search
+  std::size_t total = 0;
+  std::string_view candidate;
+  const CandidateReport* result = nullptr;  // set once the candidate is finished
+};
+
+struct TunerOptions {
+  Mode mode = Mode::tune;
+  double tie_band = 0.02;  // candidates within 2 % of the best are tied
+  Statistic statistic = Statistic::median;
+  Numerics numerics_policy = Numerics::reassociates;  // the most permissive class admitted
+  TimingOptions timing;                               // stop/on_call/evictor honoured
+  bool evict = false;  // flush the last-level cache before each sample
+  std::function<void(const ProgressEvent&)> on_progress;
+
+  // Reads TUNEKIT_MODE once through getenv (a parameter, so tests pass their own).
+  static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
+  static TunerOptions from_environment();
+};
+
+struct Choice {
+  std::size_t index = 0;
+  Source source = Source::use_default;
+};
+
+class Tuner {
+ public:
+  explicit Tuner(Device& device, TunerOptions options = {});
+  ~Tuner();
+  Tuner(const Tuner&) = delete;
+  Tuner& operator=(const Tuner&) = delete;
+
+  // The hot path. A hit reads the in-memory table without taking a contended lock. A miss
+  // follows the mode; while one caller tunes a key, concurrent and nested callers get the
+  // default at once. Fills *report when given.
+  Choice select(const OpBase& op, const Key& key, TuneReport* report = nullptr);
+
+  // Looks up the choice and calls it on the caller's arguments.
+  template <class Args>
+  void run(const Op<Args>& op, Args& args) {
+    op.call(select(op, op.key_of(args)).index, args);
+  }
+
+  // Searches now, whatever the mode and the table say, and publishes the winner.
+  TuneReport tune(const OpBase& op, const Key& key);
+
+  const TunerOptions& options() const;
+  Device& device();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tunekit

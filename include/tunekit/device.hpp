@@ -44,8 +44,8 @@ class Trial {
 struct DeviceIdentity {
   std::string backend;  // "cpu", "opencl", "fake", ...
   std::string vendor;
-  std::string product;       // model name
-  std::string architecture;  // e.g. "x86_64"
+  std::string product;                // model name
+  std::string architecture;           // e.g. "x86_64"
   std::vector<std::string> features;  // ISA flags
   int compute_units = 0;              // cores
   std::uint64_t memory_bytes = 0;

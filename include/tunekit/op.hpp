@@ -2,10 +2,12 @@
 // the typed builder a kernel author writes (DESIGN §3, §14).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -87,7 +89,7 @@ class OpBase {
   // numerics) plus the op name and schema version. Computing it seals the op: adding
   // candidates afterwards is a UsageError.
   const Digest& checksum() const;
-  bool sealed() const { return sealed_; }
+  bool sealed() const { return sealed_.load(std::memory_order_acquire); }
 
   // Inputs for a key from the op's generator (UsageError when the op has none).
   virtual std::unique_ptr<Workload> make_workload(const Key& key) const = 0;
@@ -109,7 +111,8 @@ class OpBase {
   bool has_inputs_ = false;
 
  private:
-  mutable bool sealed_ = false;
+  mutable std::once_flag seal_once_;
+  mutable std::atomic<bool> sealed_{false};
   mutable Digest checksum_;
 };
 

@@ -19,13 +19,13 @@ struct TimingResult;
 struct TimingOptions {
   TimingMode mode = TimingMode::isolated;
   int warmup = 1;
-  int repeats_floor = 16;         // at least this many samples
-  double sample_budget = 0.025;   // seconds of per-launch time to top up to
-  int max_runs = 64;              // cap (unless the floor is larger)
-  double stall_ratio = 2.0;       // a sample over ratio x the window's minimum is stalled
+  int repeats_floor = 16;           // at least this many samples
+  double sample_budget = 0.025;     // seconds of per-launch time to top up to
+  int max_runs = 64;                // cap (unless the floor is larger)
+  double stall_ratio = 2.0;         // a sample over ratio x the window's minimum is stalled
   double contended_fraction = 0.5;  // more than this fraction stalled: contended
-  Evictor* evictor = nullptr;     // flush caches before each sample when set
-  std::function<bool()> stop;     // asked before the warmup and before every sample
+  Evictor* evictor = nullptr;       // flush caches before each sample when set
+  std::function<bool()> stop;       // asked before the warmup and before every sample
   std::function<void(const TimingResult&)> on_call;  // every completed timing
 };
 

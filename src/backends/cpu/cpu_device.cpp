@@ -1,0 +1,15 @@
+#include <algorithm>
+
+#include "tunekit/cpu.hpp"
+
+namespace tunekit::cpu {
+namespace {
+std::size_t evictor_bytes(const DeviceIdentity& id) {
+  std::uint64_t llc = std::max({id.l3_bytes, id.l2_bytes, std::uint64_t{8} << 20});
+  return static_cast<std::size_t>(2 * llc);
+}
+}  // namespace
+
+CpuDevice::CpuDevice() : identity_(host_identity()), evictor_(evictor_bytes(identity_)) {}
+
+}  // namespace tunekit::cpu

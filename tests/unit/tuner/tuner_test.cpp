@@ -1,0 +1,286 @@
+// Tests for src/tuner/tuner.cpp and src/tuner/search.cpp against the fake device.
+#include "tunekit/tuner.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fakes/fake_device.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit {
+namespace {
+
+using fakes::FakeDevice;
+using fakes::make_fake_op;
+
+const CandidateReport& find(const TuneReport& r, const std::string& name) {
+  for (const auto& c : r.candidates)
+    if (c.name == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["fast"].seconds = 1e-3;
+  dev.behaviour["slow"].seconds = 5e-3;
+  std::atomic<int> inputs{0};
+  auto op = make_fake_op(dev, {"def", "fast", "slow"}, "def", &inputs);
+  Tuner tuner(dev);
+  Key key{{"n", 8}};
+  TuneReport r;
+  Choice c = tuner.select(*op, key, &r);
+  EXPECT_EQ(c.source, Source::searched);
+  EXPECT_EQ(op->candidates()[c.index].name, "fast");
+  EXPECT_EQ(r.winner_name, "fast");
+  EXPECT_EQ(r.default_name, "def");
+  EXPECT_DOUBLE_EQ(r.speedup, 2.0);
+  EXPECT_DOUBLE_EQ(find(r, "slow").vs_default, 0.4);
+  EXPECT_TRUE(find(r, "fast").winner);
+  EXPECT_EQ(r.key, "n=8");
+  EXPECT_EQ(r.candidates.size(), 3u);
+
+  TuneReport again;
+  Choice hit = tuner.select(*op, key, &again);
+  EXPECT_EQ(hit.source, Source::memory_hit);
+  EXPECT_EQ(hit.index, c.index);
+  EXPECT_EQ(again.winner_name, "fast");
+  EXPECT_EQ(inputs.load(), 1);  // one search only
+
+  // run() looks the choice up and calls it on the caller's data.
+  fakes::FakeArgs args{std::vector<float>(8)};
+  tuner.run(*op, args);
+  EXPECT_EQ(dev.running, "fast");
+  EXPECT_EQ(args.out[7], 7.0f);
+}
+
+TEST(Tuner, WrongButFastIsRejectedByValidation) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["wrong"] = {.seconds = 1e-4, .wrong = true};
+  dev.behaviour["holes"] = {.seconds = 1e-4, .nan = true};
+  auto op = make_fake_op(dev, {"def", "wrong", "holes"}, "def");
+  Tuner tuner(dev);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 4}}, &r);
+  EXPECT_EQ(r.winner_name, "def");
+  EXPECT_EQ(find(r, "wrong").outcome.status, Status::validation_failed);
+  EXPECT_EQ(find(r, "holes").outcome.status, Status::validation_failed);
+  EXPECT_FALSE(find(r, "wrong").timing.has_value());  // never timed
+}
+
+TEST(Tuner, ThrowingCandidatesAreClassifiedAndTheTuneContinues) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["bad_prepare"] = {.seconds = 1e-4, .throw_at_prepare = true};
+  dev.behaviour["bad_launch"] = {.seconds = 1e-4, .throw_at_launch = true};
+  dev.behaviour["good"].seconds = 1e-3;
+  auto op = make_fake_op(dev, {"def", "bad_prepare", "bad_launch", "good"}, "def");
+  Tuner tuner(dev);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 4}}, &r);
+  EXPECT_EQ(find(r, "bad_prepare").outcome.status, Status::compile_failed);
+  EXPECT_EQ(find(r, "bad_launch").outcome.status, Status::launch_failed);
+  EXPECT_EQ(r.winner_name, "good");
+}
+
+TEST(Tuner, TiesGoToTheDefault) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 1.01e-3;
+  dev.behaviour["alt"].seconds = 1.00e-3;  // 1 % faster: inside the 2 % band
+  auto op = make_fake_op(dev, {"alt", "def"}, "def");
+  Tuner tuner(dev);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 4}}, &r);
+  EXPECT_EQ(r.winner_name, "def");
+}
+
+TEST(Tuner, NoisyButSeparatedCandidatesRankCorrectly) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 2e-3, .jitter = 0.3};
+  dev.behaviour["fast"] = {.seconds = 1e-3, .jitter = 0.3};
+  auto op = make_fake_op(dev, {"def", "fast"}, "def");
+  Tuner tuner(dev);
+  EXPECT_EQ(op->candidates()[tuner.select(*op, Key{{"n", 2}}).index].name, "fast");
+}
+
+TEST(Tuner, ContendedTwiceIsRefusedAndNeverRanked) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["noisy"].seconds = 1e-4;
+  int n = 0;
+  // Every other reading of "noisy" is 10x: most samples stalled, in both windows.
+  dev.behaviour["noisy"].hook = [&] { dev.behaviour["noisy"].seconds = (n++ % 3) ? 1e-3 : 1e-4; };
+  auto op = make_fake_op(dev, {"def", "noisy"}, "def");
+  Tuner tuner(dev);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 2}}, &r);
+  const CandidateReport& noisy = find(r, "noisy");
+  EXPECT_EQ(noisy.outcome.status, Status::refused);
+  EXPECT_EQ(noisy.retries, 1);
+  EXPECT_EQ(r.winner_name, "def");
+}
+
+TEST(Tuner, NumericsPolicyAndEligibility) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["approx"].seconds = 1e-4;
+  dev.behaviour["picky"].seconds = 1e-4;
+  fakes::FakeArgs unused;
+  auto op = std::make_unique<Op<fakes::FakeArgs>>("policy", 1);
+  auto write = [&dev](std::string name) {
+    return [&dev, name](fakes::FakeArgs& a) {
+      dev.running = name;
+      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+    };
+  };
+  Candidate approx{.name = "approx", .numerics = Numerics::approximate};
+  Candidate picky{.name = "picky"};
+  picky.eligible = [](const Key& k) -> std::optional<std::string> {
+    if (k.integer("n") % 4) return "n must be a multiple of 4";
+    return std::nullopt;
+  };
+  op->inputs([](const Key& k) { return fakes::FakeArgs{std::vector<float>(k.integer("n"))}; })
+      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .candidate("def", write("def"))
+      .candidate(approx, write("approx"))
+      .candidate(picky, write("picky"))
+      .default_candidate("def");
+  Tuner tuner(dev);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 6}}, &r);
+  EXPECT_EQ(find(r, "approx").outcome.status, Status::skipped);
+  EXPECT_EQ(find(r, "picky").outcome.status, Status::rejected);
+  EXPECT_EQ(r.winner_name, "def");
+  // No reference declared: the default's output defined "correct", and def matched it.
+  EXPECT_TRUE(find(r, "def").outcome.ok());
+}
+
+TEST(Tuner, PlanGroupsStopAfterTheFirstValidGroup) {
+  FakeDevice dev;
+  dev.behaviour["g0_def"].seconds = 2e-3;
+  dev.behaviour["g0_alt"].seconds = 1e-3;
+  dev.behaviour["g1_fast"].seconds = 1e-5;
+  auto op = std::make_unique<Op<fakes::FakeArgs>>("groups", 1);
+  auto write = [&dev](std::string name) {
+    return [&dev, name](fakes::FakeArgs& a) {
+      dev.running = name;
+      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+    };
+  };
+  op->inputs([](const Key& k) { return fakes::FakeArgs{std::vector<float>(k.integer("n"))}; })
+      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .candidate(Candidate{.name = "g1_fast", .group = 1}, write("g1_fast"))
+      .candidate(Candidate{.name = "g0_def", .group = 0}, write("g0_def"))
+      .candidate(Candidate{.name = "g0_alt", .group = 0}, write("g0_alt"))
+      .default_candidate("g0_def");
+  Tuner tuner(dev);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 3}}, &r);
+  EXPECT_EQ(r.winner_name, "g0_alt");
+  EXPECT_EQ(find(r, "g1_fast").outcome.status, Status::skipped);
+}
+
+TEST(Tuner, ModesOffAndCachedNeverMeasure) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["fast"].seconds = 1e-3;
+  std::atomic<int> inputs{0};
+  auto op = make_fake_op(dev, {"def", "fast"}, "def", &inputs);
+  TunerOptions off;
+  off.mode = Mode::off;
+  Tuner t_off(dev, off);
+  TuneReport r;
+  Choice c = t_off.select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(c.source, Source::use_default);
+  EXPECT_EQ(r.winner_name, "def");
+  EXPECT_TRUE(r.candidates.empty());
+
+  TunerOptions cached;
+  cached.mode = Mode::cached;
+  Tuner t_cached(dev, cached);
+  EXPECT_EQ(t_cached.select(*op, Key{{"n", 2}}).source, Source::search_disabled);
+  EXPECT_EQ(inputs.load(), 0);
+
+  // An explicit tune() searches whatever the mode; afterwards cached mode serves it.
+  TuneReport searched = t_cached.tune(*op, Key{{"n", 2}});
+  EXPECT_EQ(searched.winner_name, "fast");
+  EXPECT_EQ(t_cached.select(*op, Key{{"n", 2}}).source, Source::memory_hit);
+}
+
+TEST(Tuner, ForceModeSearchesOnceThenServes) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["fast"].seconds = 1e-3;
+  std::atomic<int> inputs{0};
+  auto op = make_fake_op(dev, {"def", "fast"}, "def", &inputs);
+  TunerOptions force;
+  force.mode = Mode::force;
+  Tuner tuner(dev, force);
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::searched);
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::memory_hit);
+  EXPECT_EQ(inputs.load(), 1);
+}
+
+TEST(Tuner, NestedRequestFromATrialGetsTheDefault) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["fast"].seconds = 1e-3;
+  auto op = make_fake_op(dev, {"def", "fast"}, "def");
+  Tuner tuner(dev);
+  std::vector<Source> nested;
+  dev.behaviour["fast"].hook = [&] {
+    if (nested.size() < 3) nested.push_back(tuner.select(*op, Key{{"n", 99}}).source);
+  };
+  tuner.select(*op, Key{{"n", 2}});
+  ASSERT_FALSE(nested.empty());
+  for (Source s : nested) EXPECT_EQ(s, Source::use_default);
+}
+
+TEST(Tuner, ATuneThatThrowsLeavesTheKeyUnmarked) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  bool fail = true;
+  dev.behaviour["def"].hook = [&] {
+    if (fail) throw FatalError("device lost");
+  };
+  std::atomic<int> inputs{0};
+  auto op = make_fake_op(dev, {"def"}, "def", &inputs);
+  Tuner tuner(dev);
+  EXPECT_THROW(tuner.select(*op, Key{{"n", 2}}), FatalError);
+  fail = false;
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 2}}, &r);  // tunes again: not stuck as pending
+  EXPECT_EQ(r.source, Source::searched);
+  EXPECT_EQ(inputs.load(), 2);
+}
+
+TEST(Tuner, InputGeneratorFailureServesTheDefault) {
+  FakeDevice dev;
+  auto op = std::make_unique<Op<fakes::FakeArgs>>("broken", 1);
+  op->inputs([](const Key&) -> fakes::FakeArgs { throw std::runtime_error("no inputs today"); })
+      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .candidate("only", [](fakes::FakeArgs&) {});
+  Tuner tuner(dev);
+  TuneReport r;
+  Choice c = tuner.select(*op, Key{{"n", 1}}, &r);
+  EXPECT_EQ(c.source, Source::pre_search_failure);
+  EXPECT_NE(r.reason.find("no inputs today"), std::string::npos);
+}
+
+TEST(TunerOptions, EnvironmentIsReadOnceThroughAParameter) {
+  auto env = [](const char* value) {
+    return [value](const char* name) -> const char* {
+      return std::string(name) == "TUNEKIT_MODE" ? value : nullptr;
+    };
+  };
+  EXPECT_EQ(TunerOptions::from_environment(env("cached")).mode, Mode::cached);
+  EXPECT_EQ(TunerOptions::from_environment(env(nullptr)).mode, Mode::tune);
+  EXPECT_THROW(TunerOptions::from_environment(env("fast")), UsageError);
+  FakeDevice dev;
+  TunerOptions bad;
+  bad.tie_band = -1;
+  EXPECT_THROW(Tuner(dev, bad), UsageError);
+}
+
+}  // namespace
+}  // namespace tunekit

@@ -43,7 +43,8 @@ class Value {
   // Reals always carry a '.' or an exponent so the type survives a round trip.
   std::string text() const;
 
-  friend bool operator==(const Value& a, const Value& b) { return a.v_ == b.v_; }
+  // Equal when the canonical encodings are: reals compare by bits (0.0 != -0.0), NaN == NaN.
+  friend bool operator==(const Value& a, const Value& b);
   friend bool operator!=(const Value& a, const Value& b) { return !(a == b); }
 
  private:

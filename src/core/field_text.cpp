@@ -61,7 +61,11 @@ bool needs_quotes(const std::string& s) {
   if (s.empty()) return true;
   for (char c : s)
     if (!is_bare_char(c)) return true;
-  return typed_token(s, 0).has_value();
+  // Anything that could read back as a number or a keyword is quoted (even "1e999", which
+  // would not parse as a real at all).
+  const char c = s[0];
+  if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.') return true;
+  return s == "true" || s == "false" || s == "nan" || s == "inf";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tunekit/value.hpp"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 
@@ -45,6 +46,16 @@ const std::string& Value::as_string() const {
 bool Value::as_bool() const {
   if (!is_boolean()) wrong_type(Type::boolean, *this);
   return std::get<bool>(v_);
+}
+
+bool operator==(const Value& a, const Value& b) {
+  if (a.is_real() && b.is_real()) {
+    double x = std::get<double>(a.v_);
+    double y = std::get<double>(b.v_);
+    return (std::isnan(x) && std::isnan(y)) ||
+           std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+  }
+  return a.v_ == b.v_;
 }
 
 std::string Value::text() const {

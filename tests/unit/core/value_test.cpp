@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tunekit/errors.hpp"
+#include "tunekit/key.hpp"
 
 namespace tunekit {
 namespace {
@@ -28,5 +31,15 @@ TEST(Config, KeepsInsertionOrderAndReplaces) {
   EXPECT_THROW((Config{{"a", 1}, {"a", 2}}), UsageError);
 }
 
+}  // namespace
+}  // namespace tunekit
+
+namespace tunekit {
+namespace {
+TEST(Value, EqualityFollowsTheEncoding) {
+  EXPECT_EQ(Value(std::nan("")), Value(std::nan("")));  // found by the key_text fuzzer
+  EXPECT_NE(Value(0.0), Value(-0.0));
+  EXPECT_EQ(Key::parse("s=nan"), Key::parse("s=nan"));
+}
 }  // namespace
 }  // namespace tunekit

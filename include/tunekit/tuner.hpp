@@ -9,9 +9,11 @@
 
 #include "tunekit/candidate.hpp"
 #include "tunekit/device.hpp"
+#include "tunekit/identity.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/store.hpp"
 #include "tunekit/timing.hpp"
 
 namespace tunekit {
@@ -43,7 +45,20 @@ struct TunerOptions {
   bool evict = false;  // flush the last-level cache before each sample
   std::function<void(const ProgressEvent&)> on_progress;
 
-  // Reads TUNEKIT_MODE once through getenv (a parameter, so tests pass their own).
+  // Persistent store: "none" keeps choices in memory only (the default of a plain
+  // TunerOptions{}); "sqlite:PATH" opens that file. from_environment() picks the SQLite file
+  // under $TUNEKIT_CACHE_DIR (else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit).
+  std::string store = "none";
+  // Deployable artifacts are looked up here after the store ("" = none).
+  std::string artifact_dir;
+  // Application tags that are part of every stored choice's identity.
+  EnvironmentTags environment;
+  // Warnings (an unusable store file, a skipped artifact). Empty: dropped.
+  // from_environment() sends them to stderr.
+  WarningSink on_warning;
+
+  // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR once through getenv (a
+  // parameter, so tests pass their own).
   static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
   static TunerOptions from_environment();
 };
@@ -73,6 +88,14 @@ class Tuner {
 
   // Searches now, whatever the mode and the table say, and publishes the winner.
   TuneReport tune(const OpBase& op, const Key& key);
+
+  // Sets the environment tags; only before the first select/tune (UsageError afterwards,
+  // since choices already served were judged under the old tags).
+  void set_environment_tags(EnvironmentTags tags);
+  // The identity a choice for (op, key) is stored under.
+  Identity identity(const OpBase& op, const Key& key) const;
+  // The persistent store in use, or nullptr when memory-only.
+  Store* store();
 
   const TunerOptions& options() const;
   Device& device();

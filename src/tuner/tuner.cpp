@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "store/stored_choice.hpp"
 #include "tunekit/errors.hpp"
 #include "tuner/choice_table.hpp"
 #include "tuner/search.hpp"
@@ -54,7 +55,34 @@ class Tuner::Impl {
   Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
     if (!(options_.tie_band >= 0 && options_.tie_band < 1))
       throw UsageError("TunerOptions: tie_band must be in [0, 1), e.g. 0.02 for 2 %");
+    store_ = open_store(options_.store, options_.on_warning);
+    environment_ = options_.environment;
   }
+
+  void set_environment_tags(EnvironmentTags tags) {
+    std::lock_guard lock(pending_mutex_);
+    if (used_) {
+      throw UsageError(
+          "environment tags must be set before the tuner's first select or tune: choices "
+          "already served were judged under the old tags; create a new Tuner instead");
+    }
+    environment_ = std::move(tags);
+  }
+
+  Identity identity(const OpBase& op, const Key& key) const {
+    Identity id;
+    id.device = device_.identity();
+    id.toolchain = this_toolchain();
+    if (!id.device.driver.empty()) id.toolchain.runtimes.push_back(id.device.driver);
+    id.environment = environment_;
+    id.numerics_policy = options_.numerics_policy;
+    id.op = op.name();
+    id.candidates = op.checksum();
+    id.key = key;
+    return id;
+  }
+
+  Store* store() { return store_.get(); }
 
   Choice select(const OpBase& op, const Key& key, TuneReport* report) {
     const Digest& op_digest = op.checksum();
@@ -84,17 +112,15 @@ class Tuner::Impl {
       if (report) *report = brief(op, key, fallback, source, std::move(reason));
       return Choice{fallback, source};
     };
-    if (!force) {
-      if (options_.mode == Mode::off) return serve_default(Source::use_default, "mode is off");
-      if (options_.mode == Mode::cached)
-        return serve_default(Source::search_disabled, "mode is cached and no choice is known");
-    }
+    if (!force && options_.mode == Mode::off)
+      return serve_default(Source::use_default, "mode is off");
     if (searches_on_this_thread > 0)
       return serve_default(Source::use_default, "nested request from inside a search");
 
     PendingKey pending{op.checksum(), key.digest()};
     {
       std::lock_guard lock(pending_mutex_);
+      used_ = true;
       if (!force) {
         if (auto hit = table_.find(pending.op, pending.key)) {
           if (report) *report = brief(op, key, *hit, Source::memory_hit, {});
@@ -117,9 +143,35 @@ class Tuner::Impl {
     ++searches_on_this_thread;
     Unmark unmark{*this, pending};
 
+    const bool persistent = store_ && device_.identity().known;
+    const Identity id = identity(op, key);
+    if (!force && options_.mode != Mode::force && persistent) {
+      if (auto stored = store_->find(id.digest().hex())) {
+        if (auto index = op.find(stored->winner)) {
+          table_.publish(pending.op, pending.key, *index);
+          if (report)
+            *report = brief(op, key, *index, Source::cache_replay, "from " + store_->describe());
+          return {*index, Source::cache_replay};
+        }
+      }
+    }
+    if (!force && options_.mode == Mode::cached)
+      return serve_default(Source::search_disabled, "mode is cached and no choice is known");
+
     TuneReport r = detail::exhaustive_search(device_, op, key, options_);
     fill_identity(r, op, key);
     table_.publish(pending.op, pending.key, r.winner);
+    const bool measured = r.source == Source::searched && r.candidates[r.winner].outcome.ok();
+    if (!measured) {
+      r.reason += std::string(r.reason.empty() ? "" : "; ") +
+                  "no clean measurement: kept in memory for this session only";
+    } else if (!device_.identity().known) {
+      r.reason += std::string(r.reason.empty() ? "" : "; ") +
+                  "device identity unknown: kept in memory for this session only";
+    } else if (store_) {
+      store_->put(detail::make_stored_choice(id, r, op.candidates()[r.winner].config.text(),
+                                             /*budget_cut=*/false));
+    }
     Choice choice{r.winner, r.source};
     if (report) *report = std::move(r);
     return choice;
@@ -154,6 +206,9 @@ class Tuner::Impl {
   detail::ChoiceTable table_;
   std::mutex pending_mutex_;
   std::set<PendingKey> pending_;
+  bool used_ = false;  // guarded by pending_mutex_
+  EnvironmentTags environment_;
+  std::unique_ptr<Store> store_;
 };
 
 Tuner::Tuner(Device& device, TunerOptions options)
@@ -171,6 +226,16 @@ const TunerOptions& Tuner::options() const {
 }
 Device& Tuner::device() {
   return impl_->device();
+}
+
+void Tuner::set_environment_tags(EnvironmentTags tags) {
+  impl_->set_environment_tags(std::move(tags));
+}
+Identity Tuner::identity(const OpBase& op, const Key& key) const {
+  return impl_->identity(op, key);
+}
+Store* Tuner::store() {
+  return impl_->store();
 }
 
 }  // namespace tunekit

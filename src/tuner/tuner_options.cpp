@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <iostream>
 
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
@@ -34,6 +35,9 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
       throw UsageError(std::string("TUNEKIT_MODE: ") + e.what());
     }
   }
+  o.store = "sqlite:" + default_store_path(getenv);
+  if (const char* dir = getenv("TUNEKIT_ARTIFACT_DIR"); dir && *dir) o.artifact_dir = dir;
+  o.on_warning = [](std::string_view message) { std::cerr << message << '\n'; };
   return o;
 }
 

@@ -1,0 +1,66 @@
+#include "store/stored_choice.hpp"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "report/json_reporter.hpp"
+
+namespace tunekit::detail {
+
+using Json = nlohmann::ordered_json;
+
+std::string device_json(const DeviceIdentity& d) {
+  Json j;
+  j["backend"] = d.backend;
+  j["vendor"] = d.vendor;
+  j["product"] = d.product;
+  j["architecture"] = d.architecture;
+  j["features"] = d.features;
+  j["compute_units"] = d.compute_units;
+  j["memory_bytes"] = d.memory_bytes;
+  j["l1d_bytes"] = d.l1d_bytes;
+  j["l2_bytes"] = d.l2_bytes;
+  j["l3_bytes"] = d.l3_bytes;
+  j["driver"] = d.driver;
+  return j.dump();
+}
+
+std::string toolchain_json(const Toolchain& t) {
+  Json j;
+  j["tunekit_version"] = t.tunekit_version;
+  j["compiler"] = t.compiler;
+  j["runtimes"] = t.runtimes;
+  return j.dump();
+}
+
+std::string environment_json(const EnvironmentTags& tags) {
+  Json j = Json::object();
+  for (const auto& [name, value] : tags) j[name] = value;
+  return j.dump();
+}
+
+StoredChoice make_stored_choice(const Identity& identity, const TuneReport& report,
+                                const std::string& winner_config, bool budget_cut) {
+  StoredChoice c;
+  c.identity_digest = identity.digest().hex();
+  c.op = identity.op;
+  c.key = identity.key.text();
+  c.key_digest = identity.key.digest().hex();
+  c.device = device_json(identity.device);
+  c.toolchain = toolchain_json(identity.toolchain);
+  c.environment = environment_json(identity.environment);
+  c.numerics_policy = std::string(to_string(identity.numerics_policy));
+  c.candidates = identity.candidates.hex();
+  c.winner = report.winner_name;
+  c.winner_config = winner_config;
+  c.evidence = report_json(report)["candidates"].dump();
+  c.measured = true;
+  c.budget_cut = budget_cut;
+  c.created_at = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+  c.tunekit_version = identity.toolchain.tunekit_version;
+  return c;
+}
+
+}  // namespace tunekit::detail

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "store/stored_choice.hpp"
+#include "tunekit/artifact.hpp"
 #include "tunekit/errors.hpp"
 #include "tuner/choice_table.hpp"
 #include "tuner/search.hpp"
@@ -155,6 +156,17 @@ class Tuner::Impl {
         }
       }
     }
+    if (!force && options_.mode != Mode::force && !options_.artifact_dir.empty()) {
+      if (auto index = find_artifact_choice(options_.artifact_dir, op, key, device_.identity(),
+                                            options_.on_warning)) {
+        table_.publish(pending.op, pending.key, *index);
+        if (report) {
+          *report =
+              brief(op, key, *index, Source::artifact_replay, "from " + options_.artifact_dir);
+        }
+        return {*index, Source::artifact_replay};
+      }
+    }
     if (!force && options_.mode == Mode::cached)
       return serve_default(Source::search_disabled, "mode is cached and no choice is known");
 
@@ -171,6 +183,13 @@ class Tuner::Impl {
     } else if (store_) {
       store_->put(detail::make_stored_choice(id, r, op.candidates()[r.winner].config.text(),
                                              /*budget_cut=*/false));
+    }
+    if (measured && device_.identity().known && options_.mode == Mode::force &&
+        !options_.artifact_dir.empty()) {
+      // Mode force refreshes the deployable artifact too.
+      write_artifact(options_.artifact_dir,
+                     make_artifact(op, key, device_.identity(), r.winner_name,
+                                   detail::make_stored_choice(id, r, "", false).evidence));
     }
     Choice choice{r.winner, r.source};
     if (report) *report = std::move(r);

@@ -1,0 +1,57 @@
+// Artifacts (DESIGN §8): reviewed, deployable offline choices. One self-describing JSON file
+// per (artifact name, key, device), named <name>-<identity digest>.json, written atomically.
+//
+//   {"format": "tunekit-artifact", "version": 1,
+//    "identity": {"name": "sgemm", "key": "m=256,n=256,k=256",
+//                 "device": {"product": "...", "arch": "x86_64", "compute_units": 2}},
+//    "candidate": "blocked_4x16_...", "config": {"mc": 64, ...}, "evidence": [...]}
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tunekit/device.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/op.hpp"
+#include "tunekit/store.hpp"
+#include "tunekit/value.hpp"
+
+namespace tunekit {
+
+struct Artifact {
+  std::string name;  // the artifact name: the op's name
+  Key key;
+  std::string product;
+  std::string architecture;
+  int compute_units = 0;
+  std::string candidate;        // the chosen candidate's name
+  Config config;                // its parameters, JSON types preserved
+  std::string evidence = "[]";  // JSON array (as stored)
+
+  // Digest of (name, key, product, architecture, compute units): the file's name.
+  Digest identity_digest() const;
+  std::string file_name() const;  // "<name>-<digest hex>.json"
+  std::string to_json() const;
+  // A structurally invalid text is a ParseError saying what is wrong.
+  static Artifact parse(std::string_view json);
+};
+
+// The artifact describing (op, key) on a device. UsageError when the device identity is
+// unknown (an artifact must say which device it is for).
+Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& device,
+                       std::string_view candidate, std::string evidence = "[]");
+
+// Writes dir/<file_name()> atomically (temp file + fsync + rename); returns the path.
+// UsageError for an unknown device, a name with a path separator or "..", or an unwritable dir.
+std::string write_artifact(const std::string& dir, const Artifact& artifact);
+
+// The candidate an artifact in `dir` picks for (op, key) on `device`, or nullopt. A missing
+// file is silent; an unreadable, malformed, mismatched (device, key, name) artifact, or one
+// naming a candidate the op lacks or whose parameters disagree with it, is skipped with a
+// warning naming the file. Parameters named like a key field are ignored: the key wins.
+std::optional<std::size_t> find_artifact_choice(const std::string& dir, const OpBase& op,
+                                                const Key& key, const DeviceIdentity& device,
+                                                const WarningSink& warn);
+
+}  // namespace tunekit

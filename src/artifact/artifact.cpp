@@ -1,0 +1,251 @@
+#include "tunekit/artifact.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tunekit/errors.hpp"
+
+namespace tunekit {
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr const char* kFormat = "tunekit-artifact";
+constexpr int kVersion = 1;
+
+void check_name(std::string_view name) {
+  if (name.empty() || name.find('/') != name.npos || name.find('\\') != name.npos ||
+      name.find("..") != name.npos || name.find('\0') != name.npos) {
+    throw UsageError("artifact name '" + std::string(name) +
+                     "' must be non-empty and hold no path separator or '..'");
+  }
+}
+
+Json value_json(const Value& v) {
+  switch (v.type()) {
+    case Value::Type::integer:
+      return v.as_int();
+    case Value::Type::real:
+      return v.as_real();
+    case Value::Type::boolean:
+      return v.as_bool();
+    case Value::Type::string:
+      return v.as_string();
+  }
+  return nullptr;
+}
+
+Value json_value(const Json& j, const std::string& where) {
+  if (j.is_boolean()) return Value(j.get<bool>());
+  if (j.is_number_integer()) return Value(static_cast<long long>(j.get<std::int64_t>()));
+  if (j.is_number_float()) return Value(j.get<double>());
+  if (j.is_string()) return Value(j.get<std::string>());
+  throw ParseError(where + " must be a number, a string or a boolean", 0);
+}
+
+const Json& member(const Json& obj, const char* name, const std::string& where) {
+  if (!obj.is_object() || !obj.contains(name))
+    throw ParseError(where + " lacks \"" + name + "\"", 0);
+  return obj.at(name);
+}
+
+std::string string_member(const Json& obj, const char* name, const std::string& where) {
+  const Json& j = member(obj, name, where);
+  if (!j.is_string()) throw ParseError(where + "." + name + " must be a string", 0);
+  return j.get<std::string>();
+}
+
+}  // namespace
+
+Digest Artifact::identity_digest() const {
+  std::string enc = "tunekit-artifact-1;";
+  const std::string key_encoding = key.encode();  // outlives the list below
+  for (std::string_view part : {std::string_view(name), std::string_view(key_encoding),
+                                std::string_view(product), std::string_view(architecture)}) {
+    enc += std::to_string(part.size()) + ":" + std::string(part);
+  }
+  enc += std::to_string(compute_units);
+  return Digest::of(enc);
+}
+
+std::string Artifact::file_name() const {
+  check_name(name);
+  return name + "-" + identity_digest().hex() + ".json";
+}
+
+std::string Artifact::to_json() const {
+  Json j;
+  j["format"] = kFormat;
+  j["version"] = kVersion;
+  j["identity"]["name"] = name;
+  j["identity"]["key"] = key.text();
+  j["identity"]["device"]["product"] = product;
+  j["identity"]["device"]["arch"] = architecture;
+  j["identity"]["device"]["compute_units"] = compute_units;
+  j["candidate"] = candidate;
+  j["config"] = Json::object();
+  for (const Field& f : config.fields()) j["config"][f.name] = value_json(f.value);
+  j["evidence"] = Json::parse(evidence.empty() ? "[]" : evidence, nullptr, false);
+  if (j["evidence"].is_discarded()) j["evidence"] = Json::array();
+  return j.dump(2) + "\n";
+}
+
+Artifact Artifact::parse(std::string_view text) {
+  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw ParseError("artifact is not valid JSON", 0);
+  if (!j.is_object()) throw ParseError("artifact must be a JSON object", 0);
+  if (string_member(j, "format", "artifact") != kFormat)
+    throw ParseError("artifact format is not \"tunekit-artifact\"", 0);
+  const Json& version = member(j, "version", "artifact");
+  if (!version.is_number_integer() || version.get<std::int64_t>() != kVersion)
+    throw ParseError("artifact version must be " + std::to_string(kVersion), 0);
+  Artifact a;
+  const Json& id = member(j, "identity", "artifact");
+  a.name = string_member(id, "name", "identity");
+  check_name(a.name);
+  try {
+    a.key = Key::parse(string_member(id, "key", "identity"));
+  } catch (const ParseError& e) {
+    throw ParseError(std::string("identity.key: ") + e.what(), 0);
+  }
+  const Json& device = member(id, "device", "identity");
+  a.product = string_member(device, "product", "identity.device");
+  a.architecture = string_member(device, "arch", "identity.device");
+  const Json& cu = member(device, "compute_units", "identity.device");
+  if (!cu.is_number_integer() || cu.get<std::int64_t>() < 0 || cu.get<std::int64_t>() > 1 << 24)
+    throw ParseError("identity.device.compute_units must be a non-negative integer", 0);
+  a.compute_units = static_cast<int>(cu.get<std::int64_t>());
+  a.candidate = string_member(j, "candidate", "artifact");
+  const Json& config = member(j, "config", "artifact");
+  if (!config.is_object()) throw ParseError("artifact.config must be an object", 0);
+  for (const auto& [name, value] : config.items())
+    a.config.set(name, json_value(value, "config." + name));
+  if (j.contains("evidence")) {
+    if (!j["evidence"].is_array()) throw ParseError("artifact.evidence must be an array", 0);
+    a.evidence = j["evidence"].dump();
+  }
+  return a;
+}
+
+Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& device,
+                       std::string_view candidate, std::string evidence) {
+  if (!device.known) {
+    throw UsageError(
+        "cannot make an artifact: the device identity is unknown, so no one could tell which "
+        "device the choice is for");
+  }
+  auto index = op.find(candidate);
+  if (!index) {
+    throw UsageError("op '" + op.name() + "' has no candidate '" + std::string(candidate) + "'");
+  }
+  Artifact a;
+  a.name = op.name();
+  check_name(a.name);
+  a.key = key;
+  a.product = device.product;
+  a.architecture = device.architecture;
+  a.compute_units = device.compute_units;
+  a.candidate = std::string(candidate);
+  a.config = op.candidates()[*index].config;
+  a.evidence = std::move(evidence);
+  return a;
+}
+
+std::string write_artifact(const std::string& dir, const Artifact& artifact) {
+  namespace fs = std::filesystem;
+  if (artifact.product.empty()) {
+    throw UsageError("cannot write an artifact without a device identity (product is empty)");
+  }
+  const std::string file = artifact.file_name();  // checks the name
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path final_path = fs::path(dir) / file;
+  const fs::path temp_path = fs::path(dir) / ("." + file + ".tmp-" + std::to_string(::getpid()));
+  const std::string text = artifact.to_json();
+  int fd = ::open(temp_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw UsageError("cannot write an artifact in '" + dir + "': " + std::strerror(errno));
+  std::size_t written = 0;
+  while (written < text.size()) {
+    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n <= 0) {
+      ::close(fd);
+      fs::remove(temp_path, ec);
+      throw UsageError("writing artifact " + temp_path.string() + " failed");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    fs::remove(temp_path, ec);
+    throw UsageError("could not publish artifact " + final_path.string());
+  }
+  // Make the rename itself durable.
+  if (int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return final_path.string();
+}
+
+std::optional<std::size_t> find_artifact_choice(const std::string& dir, const OpBase& op,
+                                                const Key& key, const DeviceIdentity& device,
+                                                const WarningSink& warn) {
+  if (dir.empty() || !device.known) return std::nullopt;
+  Artifact wanted;
+  wanted.name = op.name();
+  wanted.key = key;
+  wanted.product = device.product;
+  wanted.architecture = device.architecture;
+  wanted.compute_units = device.compute_units;
+  std::string path;
+  try {
+    path = (std::filesystem::path(dir) / wanted.file_name()).string();
+  } catch (const UsageError&) {
+    return std::nullopt;  // an op name that cannot name a file has no artifacts
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  auto skip = [&](const std::string& why) -> std::optional<std::size_t> {
+    if (warn) warn("tunekit: skipping artifact " + path + ": " + why);
+    return std::nullopt;
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return skip("unreadable");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Artifact found;
+  try {
+    found = Artifact::parse(ss.str());
+  } catch (const UsageError& e) {
+    return skip(e.what());
+  }
+  if (found.name != wanted.name) return skip("it is for op '" + found.name + "'");
+  if (!(found.key == key)) return skip("it is for key " + found.key.text());
+  if (found.product != wanted.product || found.architecture != wanted.architecture ||
+      found.compute_units != wanted.compute_units) {
+    return skip("it is for device '" + found.product + "' (" + found.architecture + ", " +
+                std::to_string(found.compute_units) + " compute units)");
+  }
+  auto index = op.find(found.candidate);
+  if (!index) return skip("op '" + op.name() + "' has no candidate '" + found.candidate + "'");
+  const Config& declared = op.candidates()[*index].config;
+  for (const Field& f : found.config.fields()) {
+    if (key.find(f.name)) continue;  // a key axis: the key wins
+    const Value* mine = declared.find(f.name);
+    if (!mine || !(*mine == f.value)) {
+      return skip("parameter " + f.name + "=" + f.value.text() + " disagrees with candidate '" +
+                  found.candidate + "' (" + declared.text() + ")");
+    }
+  }
+  return index;
+}
+
+}  // namespace tunekit

@@ -42,6 +42,10 @@ struct Artifact {
 Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& device,
                        std::string_view candidate, std::string evidence = "[]");
 
+// The artifact for a stored choice (the CLI's `cache export`). ParseError when the entry's
+// key, device or config text cannot be read.
+Artifact artifact_from_stored(const StoredChoice& choice);
+
 // Writes dir/<file_name()> atomically (temp file + fsync + rename); returns the path.
 // UsageError for an unknown device, a name with a path separator or "..", or an unwritable dir.
 std::string write_artifact(const std::string& dir, const Artifact& artifact);

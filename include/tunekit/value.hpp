@@ -21,6 +21,9 @@ class Value {
   Value(long v) : v_(std::int64_t{v}) {}
   Value(long long v) : v_(std::int64_t{v}) {}
   Value(unsigned v) : v_(std::int64_t{v}) {}
+  // Sizes: a value above INT64_MAX is a UsageError.
+  Value(unsigned long v);
+  Value(unsigned long long v);
   Value(double v) : v_(v) {}
   Value(bool v) : v_(v) {}
   Value(std::string v) : v_(std::move(v)) {}

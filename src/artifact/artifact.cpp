@@ -157,6 +157,24 @@ Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& d
   return a;
 }
 
+Artifact artifact_from_stored(const StoredChoice& choice) {
+  Artifact a;
+  a.name = choice.op;
+  check_name(a.name);
+  a.key = Key::parse(choice.key);
+  Json device = Json::parse(choice.device, nullptr, false);
+  if (device.is_discarded() || !device.is_object())
+    throw ParseError("stored device identity is not a JSON object", 0);
+  a.product = device.value("product", "");
+  a.architecture = device.value("architecture", "");
+  a.compute_units = device.value("compute_units", 0);
+  if (a.product.empty()) throw ParseError("stored device identity has no product", 0);
+  a.candidate = choice.winner;
+  a.config = Config::parse(choice.winner_config);
+  a.evidence = choice.evidence;
+  return a;
+}
+
 std::string write_artifact(const std::string& dir, const Artifact& artifact) {
   namespace fs = std::filesystem;
   if (artifact.product.empty()) {

@@ -3,6 +3,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "core/field_text.hpp"
 #include "tunekit/errors.hpp"
@@ -29,6 +30,17 @@ namespace {
                    std::string(to_string(got.type())) + " " + got.text());
 }
 }  // namespace
+
+namespace {
+std::int64_t checked(unsigned long long v) {
+  if (v > static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max()))
+    throw UsageError("value " + std::to_string(v) + " does not fit in a 64-bit signed integer");
+  return static_cast<std::int64_t>(v);
+}
+}  // namespace
+
+Value::Value(unsigned long v) : v_(checked(v)) {}
+Value::Value(unsigned long long v) : v_(checked(v)) {}
 
 std::int64_t Value::as_int() const {
   if (!is_integer()) wrong_type(Type::integer, *this);

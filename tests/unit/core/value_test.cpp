@@ -43,3 +43,14 @@ TEST(Value, EqualityFollowsTheEncoding) {
 }
 }  // namespace
 }  // namespace tunekit
+
+namespace tunekit {
+namespace {
+TEST(Value, SizesConvertOrRefuse) {
+  std::size_t rows = 4096;
+  Key k{{"rows", rows}};
+  EXPECT_EQ(k["rows"].as_int(), 4096);
+  EXPECT_THROW(Value(static_cast<unsigned long long>(-1)), UsageError);
+}
+}  // namespace
+}  // namespace tunekit

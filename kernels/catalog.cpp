@@ -1,0 +1,36 @@
+// The catalog of built-in ops: one line per op, found by name (the CLI lists and tunes these).
+#include "tunekit/catalog.hpp"
+
+#include "rmsnorm/rmsnorm.hpp"
+#include "sgemm/sgemm.hpp"
+#include "softmax/softmax.hpp"
+#include "sum/sum.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit {
+
+const std::vector<CatalogEntry>& builtin_ops() {
+  static const std::vector<CatalogEntry> entries{
+      {"sgemm", "f32 matrix multiply C = A·B (row-major), naive to packed multithreaded",
+       "m=256,n=256,k=256", kernels::make_sgemm_op},
+      {"softmax", "row-wise f32 softmax, two-pass or online, 1-16 lanes, threads",
+       "rows=4096,cols=1024", kernels::make_softmax_op},
+      {"rmsnorm", "row-wise f32 RMS normalisation with a weight vector, 1-16 lanes, threads",
+       "rows=4096,cols=1024", kernels::make_rmsnorm_op},
+      {"sum", "sum of n f32 values: serial, pairwise, 4-16 accumulators, threads", "n=16777216",
+       kernels::make_sum_op},
+  };
+  return entries;
+}
+
+const CatalogEntry& find_builtin_op(std::string_view name) {
+  const auto& entries = builtin_ops();
+  std::string known;
+  for (const CatalogEntry& entry : entries) {
+    if (entry.name == name) return entry;
+    known += (known.empty() ? "" : ", ") + entry.name;
+  }
+  throw UsageError("unknown op '" + std::string(name) + "'; the built-in ops are: " + known);
+}
+
+}  // namespace tunekit

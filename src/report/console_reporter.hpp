@@ -1,0 +1,32 @@
+// The "console" reporter: a header and one table row per candidate (private to src/report).
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include "tunekit/reporter.hpp"
+
+namespace tunekit::detail {
+
+// Seconds with an adaptive unit and three significant digits: "812 ns", "4.56 µs", "1.23 ms",
+// "2.50 s". "-" for a negative or non-finite value.
+std::string format_seconds(double seconds);
+
+// Terminal columns taken by UTF-8 text (one per code point; ASCII and µ/× are all we print).
+std::size_t display_width(std::string_view utf8);
+
+// The first line of `text`, control characters removed, cut to at most `width` columns with
+// "…" as the last column when something was cut. Never splits a UTF-8 sequence.
+std::string clip(std::string_view text, std::size_t width);
+
+class ConsoleReporter final : public Reporter {
+ public:
+  // Non-ok rows carry their outcome message, clipped to this many columns.
+  static constexpr std::size_t kMessageWidth = 72;
+
+  void write(const TuneReport& report, std::ostream& out) override;
+};
+
+}  // namespace tunekit::detail

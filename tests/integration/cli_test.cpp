@@ -1,0 +1,234 @@
+// End-to-end tests of the tunekit tool (tools/tunekit): runs the built binary.
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#ifndef TUNEKIT_CLI_PATH
+#error "TUNEKIT_CLI_PATH must name the built tunekit binary"
+#endif
+
+namespace {
+
+using nlohmann::json;
+
+struct Result {
+  int status = -1;  // exit status; 128 + signal when killed
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `tunekit <args>` with TUNEKIT_MODE unset unless `env` sets it ("TUNEKIT_MODE=off"),
+// and a fresh, private cache directory, so no stored choice of the user or of another run
+// leaks into a test.
+Result tunekit(const std::string& args, const std::string& env = "") {
+  Result run;
+  char dir_template[] = "/tmp/tunekit_cli_test_XXXXXX";
+  if (mkdtemp(dir_template) == nullptr) {
+    run.err = "mkdtemp failed";
+    return run;
+  }
+  const std::filesystem::path dir = dir_template;
+  const std::string err_path = (dir / "stderr").string();
+  const std::string command = "env -u TUNEKIT_MODE TUNEKIT_CACHE_DIR='" + (dir / "cache").string() +
+                              "' " + env + " '" TUNEKIT_CLI_PATH "' " + args + " 2>'" + err_path +
+                              "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    run.err = "popen failed";
+    return run;
+  }
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, got);
+  const int status = pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.err = read_file(err_path);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  return run;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+json parse(const Result& run) {
+  try {
+    return json::parse(run.out);
+  } catch (const json::exception& e) {
+    ADD_FAILURE() << "not JSON (" << e.what() << "):\n" << run.out << "\nstderr:\n" << run.err;
+    return json::object();
+  }
+}
+
+const json* candidate_named(const json& report, const std::string& name) {
+  for (const json& c : report.at("candidates"))
+    if (c.at("name") == name) return &c;
+  return nullptr;
+}
+
+// The end-to-end run: a search over every sgemm candidate picks a validated winner that is
+// no slower than the default (the advisory promise).
+TEST(Cli, TuneSgemmPicksAValidatedWinnerNoSlowerThanTheDefault) {
+  const Result run = tunekit("tune sgemm --shape m=256,n=256,k=256 --json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const json report = parse(run);
+  ASSERT_TRUE(report.contains("winner")) << run.out;
+  EXPECT_EQ(report.at("op"), "sgemm");
+  EXPECT_EQ(report.at("key").get<std::string>().rfind("m=256,n=256,k=256", 0), 0u);
+  EXPECT_EQ(report.at("source"), "searched");
+  ASSERT_FALSE(report.at("candidates").empty());
+
+  const json* winner = candidate_named(report, report.at("winner").get<std::string>());
+  ASSERT_NE(winner, nullptr) << "the winner is not among the candidates";
+  EXPECT_EQ(winner->at("status"), "ok") << winner->dump(2);
+  EXPECT_TRUE(winner->at("winner").get<bool>());
+  EXPECT_TRUE(winner->at("timing").is_object());
+
+  const json* fallback = candidate_named(report, report.at("default").get<std::string>());
+  ASSERT_NE(fallback, nullptr) << "the default is not among the candidates";
+  EXPECT_TRUE(fallback->at("is_default").get<bool>());
+  ASSERT_EQ(fallback->at("status"), "ok") << "the default must always be measured";
+  const double tie_band = report.at("tie_band").get<double>();
+  EXPECT_LE(winner->at("score").get<double>(),
+            fallback->at("score").get<double>() * (1.0 + tie_band))
+      << "the winner is slower than the default";
+  // Progress goes to stderr, one line per finished candidate when stderr is not a terminal.
+  EXPECT_TRUE(contains(run.err, "[1/")) << run.err;
+}
+
+TEST(Cli, ConsoleReportShowsTheTable) {
+  const Result run = tunekit("tune sgemm --shape m=16,n=16,k=16 --quiet");
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const char* part : {"sgemm", "m=16,n=16,k=16", "winner", "candidate", "status", "median"})
+    EXPECT_TRUE(contains(run.out, part)) << part << " missing from\n" << run.out;
+  EXPECT_TRUE(run.err.empty()) << "--quiet still wrote:\n" << run.err;
+}
+
+TEST(Cli, OpsListsTheBuiltinOps) {
+  const Result run = tunekit("ops");
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const char* op : {"sgemm", "softmax", "rmsnorm", "sum"})
+    EXPECT_TRUE(contains(run.out, op)) << op << " missing from\n" << run.out;
+}
+
+TEST(Cli, OpsJsonDescribesKeyFieldsAndCandidates) {
+  const Result run = tunekit("ops --json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const json ops = parse(run);
+  ASSERT_TRUE(ops.is_array());
+  std::set<std::string> names;
+  for (const json& op : ops) {
+    names.insert(op.at("name").get<std::string>());
+    EXPECT_GT(op.at("candidates").get<int>(), 0) << op.dump(2);
+    EXPECT_FALSE(op.at("key").empty()) << op.dump(2);
+    EXPECT_FALSE(op.at("example_shape").get<std::string>().empty()) << op.dump(2);
+    for (const json& field : op.at("key")) {
+      EXPECT_TRUE(field.contains("name") && field.contains("type") && field.contains("default"))
+          << field.dump();
+    }
+  }
+  for (const char* op : {"sgemm", "softmax", "rmsnorm", "sum"}) EXPECT_TRUE(names.count(op)) << op;
+}
+
+TEST(Cli, ModeOffServesTheDefaultWithoutMeasuring) {
+  const Result run = tunekit("tune sgemm --shape m=8,n=8,k=8 --mode off --json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const json report = parse(run);
+  EXPECT_EQ(report.at("source"), "default");
+  EXPECT_TRUE(report.at("candidates").empty());
+  EXPECT_EQ(report.at("winner"), report.at("default"));
+}
+
+TEST(Cli, FlagsWinOverTunekitMode) {
+  const Result off = tunekit("tune sgemm --shape m=8,n=8,k=8 --json --quiet", "TUNEKIT_MODE=off");
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(parse(off).at("source"), "default");
+
+  const Result tuned =
+      tunekit("tune sgemm --shape m=8,n=8,k=8 --json --quiet --mode tune", "TUNEKIT_MODE=off");
+  ASSERT_EQ(tuned.status, 0) << tuned.err;
+  EXPECT_EQ(parse(tuned).at("source"), "searched");
+
+  // A bad TUNEKIT_MODE is an error only when --mode does not override it.
+  const Result bad = tunekit("tune sgemm --shape m=8,n=8,k=8 --json", "TUNEKIT_MODE=sometimes");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_TRUE(contains(bad.err, "TUNEKIT_MODE")) << bad.err;
+  const Result overridden =
+      tunekit("tune sgemm --shape m=8,n=8,k=8 --json --mode off", "TUNEKIT_MODE=sometimes");
+  EXPECT_EQ(overridden.status, 0) << overridden.err;
+}
+
+TEST(Cli, MissingShapeUsesTheExampleShapeAndSaysSo) {
+  const Result run = tunekit("tune sgemm --mode off --json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(contains(run.err, "example shape")) << run.err;
+  EXPECT_FALSE(parse(run).at("key").get<std::string>().empty());
+}
+
+TEST(Cli, UnknownOpFailsAndListsTheKnownOnes) {
+  const Result run = tunekit("tune nosuchop --shape m=8");
+  EXPECT_NE(run.status, 0);
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_TRUE(contains(run.err, "nosuchop")) << run.err;
+  EXPECT_TRUE(contains(run.err, "sgemm")) << run.err;
+}
+
+TEST(Cli, BadShapesFailWithAMessage) {
+  for (const char* shape : {"m=abc,n=8,k=8", "m=0,n=8,k=8", "m=1000000000000,n=8,k=8",
+                            "m=8,n=8,k=8,bogus=3", "m=8,,k", "m"}) {
+    const Result run = tunekit(std::string("tune sgemm --mode tune --shape '") + shape + "'");
+    EXPECT_NE(run.status, 0) << shape;
+    EXPECT_NE(run.status, 128 + 6) << shape << ": aborted";
+    EXPECT_TRUE(run.out.empty()) << shape << ": " << run.out;
+    EXPECT_TRUE(contains(run.err, "error")) << shape << ": " << run.err;
+    EXPECT_TRUE(contains(run.err, "--shape")) << shape << ": " << run.err;
+  }
+  EXPECT_TRUE(contains(tunekit("tune sgemm --shape m=8,n=8,k=8,bogus=3").err, "bogus"));
+}
+
+TEST(Cli, BadOptionsFailWithAMessage) {
+  for (const char* args : {"tune sgemm --shape m=8,n=8,k=8 --mode sometimes",
+                           "tune sgemm --shape m=8,n=8,k=8 --statistic mean",
+                           "tune sgemm --shape m=8,n=8,k=8 --tie-band 2",
+                           "tune sgemm --shape m=8,n=8,k=8 --threads -1",
+                           "tune sgemm --shape m=8,n=8,k=8 --threads many",
+                           "tune sgemm --shape m=8,n=8,k=8 --reporter xml",
+                           "tune sgemm --no-such-flag", "tune", "", "frobnicate"}) {
+    const Result run = tunekit(args);
+    EXPECT_NE(run.status, 0) << args;
+    EXPECT_FALSE(run.err.empty()) << args;
+  }
+  const Result mode = tunekit("tune sgemm --shape m=8,n=8,k=8 --mode sometimes");
+  EXPECT_TRUE(contains(mode.err, "sometimes") && contains(mode.err, "cached")) << mode.err;
+  EXPECT_TRUE(contains(tunekit("tune sgemm --reporter xml").err, "console"));
+}
+
+TEST(Cli, HelpEverywhere) {
+  const Result top = tunekit("--help");
+  EXPECT_EQ(top.status, 0);
+  EXPECT_TRUE(contains(top.out, "tune") && contains(top.out, "ops")) << top.out;
+  const Result tune = tunekit("tune --help");
+  EXPECT_EQ(tune.status, 0);
+  EXPECT_TRUE(contains(tune.out, "--shape") && contains(tune.out, "--mode")) << tune.out;
+  EXPECT_EQ(tunekit("ops --help").status, 0);
+}
+
+}  // namespace

@@ -1,0 +1,152 @@
+// tunekit tune <op> --shape k=v,... [--threads N] [--mode M] [--json] [--statistic S]
+//                   [--tie-band X] [--evict] [--quiet]
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "commands/commands.hpp"
+#include "progress_bar.hpp"
+#include "tunekit/catalog.hpp"
+#include "tunekit/cpu.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/reporter.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit::cli {
+namespace {
+
+struct TuneCommand {
+  std::string op;
+  std::string shape;
+  int threads = 0;
+  std::string mode;
+  std::string statistic;
+  double tie_band = 0.02;
+  bool json = false;
+  std::string reporter = "console";
+  bool evict = false;
+  bool quiet = false;
+  // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
+  CLI::Option* tie_band_option = nullptr;
+};
+
+const CatalogEntry& find_op(const std::string& name) {
+  try {
+    return find_builtin_op(name);
+  } catch (const UsageError& e) {
+    throw UsageError(
+        fmt::format("{}\n  'tunekit ops' describes each op and its key fields", e.what()));
+  }
+}
+
+Statistic statistic_from_string(const std::string& text) {
+  for (Statistic s : {Statistic::median, Statistic::min})
+    if (to_string(s) == text) return s;
+  throw UsageError(fmt::format("unknown --statistic '{}': use {} or {}", text,
+                               to_string(Statistic::median), to_string(Statistic::min)));
+}
+
+// "m (integer, 1..65536), dtype (string, default f32)"
+std::string key_fields_text(const OpBase& op) {
+  std::string text;
+  for (const KeyField& f : op.key_schema()) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{} ({}", f.name, to_string(f.type));
+    if (f.type == Value::Type::integer) text += fmt::format(", {}..{}", f.min, f.max);
+    if (f.default_value) text += fmt::format(", default {}", f.default_value->text());
+    text += ")";
+  }
+  return text;
+}
+
+Key parse_shape(const OpBase& op, const CatalogEntry& entry, const std::string& shape) {
+  try {
+    return op.parse_shape(shape);
+  } catch (const UsageError& e) {
+    std::string help = fmt::format("bad --shape '{}' for {}: {}", shape, entry.name, e.what());
+    if (!op.key_schema().empty()) help += fmt::format("\n  key fields: {}", key_fields_text(op));
+    help += fmt::format("\n  example: tunekit tune {} --shape {}", entry.name, entry.example_shape);
+    throw UsageError(help);
+  }
+}
+
+void run_tune(const TuneCommand& command) {
+  // Everything the user typed is checked before any thread, buffer or measurement exists.
+  const CatalogEntry& entry = find_op(command.op);
+  TunerOptions options;
+  if (command.mode.empty()) {
+    options = TunerOptions::from_environment();
+  } else {
+    // --mode wins: TUNEKIT_MODE is not even read (a bad value there must not stop us).
+    options = TunerOptions::from_environment([](const char* name) -> const char* {
+      return std::string_view(name) == "TUNEKIT_MODE" ? nullptr : std::getenv(name);
+    });
+    try {
+      options.mode = mode_from_string(command.mode);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--mode: {}", e.what()));
+    }
+  }
+  if (!command.statistic.empty()) options.statistic = statistic_from_string(command.statistic);
+  if (command.tie_band_option->count() > 0) options.tie_band = command.tie_band;
+  if (command.evict) options.evict = true;
+  const std::unique_ptr<Reporter> reporter =
+      make_reporter(command.json ? "json" : command.reporter);
+
+  cpu::ThreadPool pool(command.threads);
+  const std::unique_ptr<OpBase> op = entry.make(pool);
+  std::string shape = command.shape;
+  if (shape.empty()) {
+    shape = entry.example_shape;
+    std::cerr << fmt::format("tunekit: no --shape given; using {}'s example shape {}\n", entry.name,
+                             shape);
+  }
+  const Key key = parse_shape(*op, entry, shape);
+
+  ProgressBar progress(std::cerr, ProgressBar::stderr_is_terminal(), ProgressBar::stderr_columns());
+  if (!command.quiet) {
+    options.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
+  }
+  cpu::CpuDevice device;
+  Tuner tuner(device, options);
+  TuneReport report;
+  tuner.select(*op, key, &report);
+  progress.finish();
+  reporter->write(report, std::cout);
+  std::cout.flush();
+}
+
+}  // namespace
+
+void register_tune(CLI::App& app) {
+  auto command = std::make_shared<TuneCommand>();
+  CLI::App* tune = app.add_subcommand(
+      "tune", "Validate and time every candidate of a built-in op for one key; report the winner");
+  tune->add_option("op", command->op, "The op to tune (see 'tunekit ops')")->required();
+  tune->add_option("--shape,-s", command->shape,
+                   "The key, e.g. m=256,n=256,k=256 (default: the op's example shape)");
+  tune->add_option("--threads,-t", command->threads, "Worker threads (0: one per core)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  tune->add_option("--mode", command->mode,
+                   "off | cached | tune | force (default: $TUNEKIT_MODE, else tune)");
+  tune->add_option("--statistic", command->statistic,
+                   "Ranking statistic: median | min (default: median)");
+  command->tie_band_option =
+      tune->add_option("--tie-band", command->tie_band,
+                       "Candidates within this fraction of the best are tied (default 0.02)")
+          ->check(CLI::Range(0.0, 1.0));
+  tune->add_flag("--json", command->json, "Write the report as JSON (same as --reporter json)");
+  tune->add_option("--reporter", command->reporter, "Report format: console | json")
+      ->capture_default_str();
+  tune->add_flag("--evict", command->evict, "Flush the last-level cache before each sample");
+  tune->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
+  tune->callback([command] { run_tune(*command); });
+}
+
+}  // namespace tunekit::cli

@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "report/evidence_reader.hpp"
 #include "store/stored_choice.hpp"
 #include "tunekit/artifact.hpp"
 #include "tunekit/errors.hpp"
@@ -150,8 +151,10 @@ class Tuner::Impl {
       if (auto stored = store_->find(id.digest().hex())) {
         if (auto index = op.find(stored->winner)) {
           table_.publish(pending.op, pending.key, *index);
-          if (report)
+          if (report) {
             *report = brief(op, key, *index, Source::cache_replay, "from " + store_->describe());
+            detail::fill_from_evidence(*report, stored->evidence);
+          }
           return {*index, Source::cache_replay};
         }
       }

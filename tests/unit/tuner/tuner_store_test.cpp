@@ -57,6 +57,12 @@ TEST_F(TunerStore, SecondTunerReplaysFromTheStore) {
   Choice c = second.select(*op, key, &r);
   EXPECT_EQ(c.source, Source::cache_replay);
   EXPECT_EQ(r.winner_name, "fast");
+  // The replay shows the evidence it was decided on.
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.speedup, 2.0);
+  EXPECT_TRUE(r.candidates[1].winner);
+  ASSERT_TRUE(r.candidates[1].timing.has_value());
+  EXPECT_EQ(r.candidates[1].timing->samples.size(), 25u);
   EXPECT_EQ(second.select(*op, key).source, Source::memory_hit);
   EXPECT_EQ(searches.load(), 1);
 

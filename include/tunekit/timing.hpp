@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@ namespace tunekit {
 enum class TimingMode { isolated, queued };
 std::string_view to_string(TimingMode mode);
 
+// One calibration probe: a batch of `depth` launches took `seconds`.
+struct DepthProbe {
+  int depth = 1;
+  double seconds = 0;
+};
+
 struct TimingResult;
 
 struct TimingOptions {
@@ -24,32 +31,53 @@ struct TimingOptions {
   int max_runs = 64;                // cap (unless the floor is larger)
   double stall_ratio = 2.0;         // a sample over ratio x the window's minimum is stalled
   double contended_fraction = 0.5;  // more than this fraction stalled: contended
-  Evictor* evictor = nullptr;       // flush caches before each sample when set
-  std::function<bool()> stop;       // asked before the warmup and before every sample
+  Evictor* evictor = nullptr;       // flush caches before each sample (batch) when set
+  // Queued mode: each sample is a batch of `depth` launches and one sync; the depth is
+  // calibrated per candidate so a batch takes about batch_target.
+  double batch_target = 0.010;
+  int depth_cap = 200;  // host backends; device backends use 2048
+  // Cut the window (status hopeless) as soon as its median can no longer come within
+  // hopeless_ratio of this incumbent reading (seconds per launch). 0: never.
+  double hopeless_against = 0;
+  double hopeless_ratio = 1.5;
+  std::function<bool()> stop;  // asked before the warmup and before every sample (batch)
   std::function<void(const TimingResult&)> on_call;  // every completed timing
 };
 
 struct TimingResult {
-  // ok, stopped, not_measured (zero-length reading), launch_failed (the routine threw).
+  // ok, stopped, hopeless, not_measured (zero-length reading), launch_failed (it threw).
   Outcome outcome;
   TimingMode mode = TimingMode::isolated;
   std::string clock;
   std::vector<double> samples;  // seconds per launch, in order taken
   double min = 0, median = 0, mean = 0, mad = 0, p10 = 0, p90 = 0;
-  int depth = 1;             // launches per sample
-  long long dispatches = 0;  // launches, warmup included
+  int depth = 1;                   // launches per sample
+  long long dispatches = 0;        // launches, warmup and depth calibration included
+  std::vector<DepthProbe> probes;  // queued mode: the calibration batches
   double stalled_fraction = 0;
   bool contended = false;
   double wall_seconds = 0;  // host time the call took
   bool ok() const { return outcome.ok(); }
 };
 
+// Queued-mode depth policy, a pure function of the probes so far: fit seconds = fixed +
+// marginal x depth (least squares) and take the depth whose fit reaches `target`, clamped to
+// [1, cap]. A single launch already over the target stays at 1. When the fit cannot be
+// resolved (fewer than two depths, or a non-positive marginal), never deeper than the
+// deepest probe measured within the target.
+int choose_depth(std::span<const DepthProbe> probes, double target, int cap);
+
+// The largest number of samples the window could still end with: the cap while the budget
+// is not spent, else what is taken (or the floor).
+int max_final_samples(const TimingOptions& options, int taken, double accumulated_seconds);
+
 // Sampling policy, a pure function: how many more samples to take given the options, the
 // count so far and the per-launch seconds accumulated so far (0 means done).
 int more_samples_wanted(const TimingOptions& options, int taken, double accumulated_seconds);
 
-// Measures trial.launch() (already prepared) with clock. Never throws for a classified
-// failure: a TrialError or std::exception from the routine becomes the outcome.
+// Measures trial.launch() (already prepared) with clock. In queued mode the budget counts
+// batch time (so a calibrated candidate takes about repeats_floor batches). Never throws for a
+// classified failure: a TrialError or std::exception from the routine becomes the outcome.
 TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& options);
 
 }  // namespace tunekit

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -11,6 +12,12 @@ namespace tunekit {
 
 std::string_view to_string(TimingMode mode) {
   return mode == TimingMode::isolated ? "isolated" : "queued";
+}
+
+int max_final_samples(const TimingOptions& options, int taken, double accumulated_seconds) {
+  const int cap = std::max(options.max_runs, options.repeats_floor);
+  if (accumulated_seconds >= options.sample_budget) return std::max(options.repeats_floor, taken);
+  return std::max(cap, taken);
 }
 
 int more_samples_wanted(const TimingOptions& options, int taken, double accumulated_seconds) {
@@ -27,8 +34,10 @@ int more_samples_wanted(const TimingOptions& options, int taken, double accumula
 namespace {
 
 void check_options(const TimingOptions& o) {
-  if (o.mode != TimingMode::isolated)
-    throw UsageError("time_routine: queued timing is not available yet; use TimingMode::isolated");
+  if (o.mode == TimingMode::queued && (!(o.batch_target > 0) || o.depth_cap < 1))
+    throw UsageError("time_routine: queued mode needs batch_target > 0 and depth_cap >= 1");
+  if (o.hopeless_against < 0 || !(o.hopeless_ratio >= 1))
+    throw UsageError("time_routine: hopeless_against >= 0 (0: off) and hopeless_ratio >= 1");
   if (o.repeats_floor < 1 || o.max_runs < 1 || o.warmup < 0)
     throw UsageError("time_routine: repeats_floor and max_runs must be >= 1, warmup >= 0");
   if (!(o.sample_budget >= 0) || !(o.stall_ratio > 1) || !(o.contended_fraction >= 0))
@@ -49,6 +58,33 @@ void summarise(TimingResult& r, const TimingOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// One timed batch: begin, `depth` launches, one sync, end.
+double timed_batch(Trial& trial, Clock& clock, int depth) {
+  clock.begin();
+  for (int d = 0; d < depth; ++d) trial.launch();
+  trial.sync();
+  return clock.end();
+}
+
+bool valid_reading(double t) {
+  return t > 0 && std::isfinite(t);
+}
+
+// True once the window's median can no longer come within the ratio of the incumbent: more
+// than half of the largest possible final window is already above the threshold.
+bool hopeless(const TimingOptions& o, const std::vector<double>& samples, double accumulated) {
+  if (o.hopeless_against <= 0) return false;
+  const double threshold = o.hopeless_against * o.hopeless_ratio;
+  const auto above =
+      std::count_if(samples.begin(), samples.end(), [&](double x) { return x > threshold; });
+  const int n_max = max_final_samples(o, static_cast<int>(samples.size()), accumulated);
+  return above > n_max / 2;
+}
+
+}  // namespace
+
 TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& options) {
   check_options(options);
   using Wall = std::chrono::steady_clock;
@@ -64,6 +100,10 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
     if (options.on_call) options.on_call(r);
     return r;
   };
+  auto zero_reading = [&](double t) {
+    return finish({Status::not_measured, "the clock returned a zero-length or invalid reading (" +
+                                             std::to_string(t) + " s); the window is refused"});
+  };
 
   try {
     if (stopped()) return finish({Status::stopped, "stopped before the warmup"});
@@ -71,6 +111,32 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
       trial.launch();
       trial.sync();
       ++r.dispatches;
+    }
+    if (options.mode == TimingMode::queued) {
+      // Calibrate: probe growing depths until a batch nears the target, fit, confirm once.
+      int depth = 1;
+      for (int probe = 0; probe < 12; ++probe) {
+        if (stopped()) return finish({Status::stopped, "stopped during depth calibration"});
+        double t = timed_batch(trial, clock, depth);
+        r.dispatches += depth;
+        if (!valid_reading(t)) return zero_reading(t);
+        r.probes.push_back({depth, t});
+        if (t >= options.batch_target / 2 || depth >= options.depth_cap) break;
+        const double grow = options.batch_target / 2 / t;  // aim at half the target
+        depth = static_cast<int>(std::clamp(std::ceil(depth * std::min(grow, 64.0)),
+                                            static_cast<double>(depth) * 2,
+                                            static_cast<double>(options.depth_cap)));
+      }
+      r.depth = choose_depth(r.probes, options.batch_target, options.depth_cap);
+      if (r.depth > 1) {
+        if (stopped()) return finish({Status::stopped, "stopped during depth calibration"});
+        double t = timed_batch(trial, clock, r.depth);
+        r.dispatches += r.depth;
+        if (!valid_reading(t)) return zero_reading(t);
+        r.probes.push_back({r.depth, t});
+        if (t > 2 * options.batch_target || t < options.batch_target / 2)
+          r.depth = choose_depth(r.probes, options.batch_target, options.depth_cap);
+      }
     }
     double accumulated = 0;
     while (int want =
@@ -81,18 +147,17 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
               {Status::stopped, "stopped after " + std::to_string(r.samples.size()) + " samples"});
         }
         if (options.evictor) options.evictor->evict();
-        clock.begin();
-        trial.launch();
-        trial.sync();
-        double t = clock.end();
-        ++r.dispatches;
-        if (!(t > 0) || !std::isfinite(t)) {
-          return finish(
-              {Status::not_measured, "the clock returned a zero-length or invalid reading (" +
-                                         std::to_string(t) + " s); the window is refused"});
-        }
-        r.samples.push_back(t);
+        double t = timed_batch(trial, clock, r.depth);
+        r.dispatches += r.depth;
+        if (!valid_reading(t)) return zero_reading(t);
+        r.samples.push_back(t / r.depth);
         accumulated += t;
+        if (hopeless(options, r.samples, accumulated)) {
+          return finish({Status::hopeless, "cut after " + std::to_string(r.samples.size()) +
+                                               " samples: its median can no longer come within " +
+                                               std::to_string(options.hopeless_ratio) +
+                                               "x of the incumbent"});
+        }
       }
     }
   } catch (...) {

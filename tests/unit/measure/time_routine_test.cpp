@@ -1,6 +1,8 @@
 // Tests for src/measure/time_routine.cpp, driven by the scripted clock.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "fakes/scripted_clock.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/timing.hpp"
@@ -155,10 +157,143 @@ TEST(TimeRoutine, EvictsBeforeEverySampleAndReportsEveryCall) {
 TEST(TimeRoutine, BadOptionsAreUsageErrors) {
   TimingOptions o;
   o.mode = TimingMode::queued;
+  o.depth_cap = 0;
   EXPECT_THROW(time_constant(1e-3, o), UsageError);
   TimingOptions z;
   z.repeats_floor = 0;
   EXPECT_THROW(time_constant(1e-3, z), UsageError);
+}
+
+// A device whose batch of d launches takes fixed + marginal * d (times a seeded jitter).
+struct LinearDevice {
+  CountingTrial trial;
+  ScriptedClock clock;
+  int at_begin = 0;
+  double fixed = 0;
+  double marginal = 0;
+  double jitter = 0;
+  std::mt19937_64 rng{7};
+  LinearDevice(double fixed_s, double marginal_s, double jitter_rel = 0)
+      : fixed(fixed_s), marginal(marginal_s), jitter(jitter_rel) {
+    clock.then = [this] {
+      std::uniform_real_distribution<double> u(-jitter, jitter);
+      double launches = trial.launches - at_begin;
+      at_begin = trial.launches;
+      return (fixed + marginal * launches) * (1 + (jitter > 0 ? u(rng) : 0.0));
+    };
+  }
+  TimingResult time(TimingOptions o) {
+    o.mode = TimingMode::queued;
+    o.on_call = nullptr;
+    // begin() is not observable through ScriptedClock; count launches from the last end().
+    at_begin = trial.launches;
+    return time_routine(trial, clock, o);
+  }
+};
+
+TEST(DepthPolicy, PureFunction) {
+  // Exact line: 50 us fixed + 10 us per launch -> 995 launches reach 10 ms, capped at 200.
+  std::vector<DepthProbe> probes{{1, 60e-6}, {16, 210e-6}};
+  EXPECT_EQ(choose_depth(probes, 0.010, 2048), 995);
+  EXPECT_EQ(choose_depth(probes, 0.010, 200), 200);
+  // One launch already over the target: depth 1.
+  EXPECT_EQ(choose_depth(std::vector<DepthProbe>{{1, 0.02}}, 0.010, 200), 1);
+  // Unresolvable (noise makes the marginal negative): the deepest batch within the target.
+  std::vector<DepthProbe> noisy{{1, 9e-3}, {2, 8e-3}, {4, 2e-3}};
+  EXPECT_EQ(choose_depth(noisy, 0.010, 200), 4);
+  std::vector<DepthProbe> single{{32, 4e-3}};
+  EXPECT_EQ(choose_depth(single, 0.010, 200), 32);
+}
+
+TEST(QueuedTiming, FastRoutineReachesTheTarget) {
+  LinearDevice dev(20e-6, 5e-6);  // 5 us kernels, 20 us launch/sync overhead
+  TimingOptions o;
+  o.depth_cap = 2048;
+  TimingResult r = dev.time(o);
+  ASSERT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(r.mode, TimingMode::queued);
+  EXPECT_NEAR(r.depth, 1996, 2);                        // (10 ms - 20 us) / 5 us
+  EXPECT_NEAR(r.median, 5e-6 + 20e-6 / r.depth, 1e-9);  // per-launch: overhead amortised
+  EXPECT_GE(r.samples.size(), 2u);
+  EXPECT_EQ(r.dispatches, dev.trial.launches);
+  EXPECT_GE(r.probes.size(), 2u);
+}
+
+TEST(QueuedTiming, SlowRoutineStaysAtDepthOne) {
+  LinearDevice dev(0, 0.015);
+  TimingResult r = dev.time({});
+  EXPECT_EQ(r.depth, 1);
+  EXPECT_EQ(r.samples.size(), 16u);
+}
+
+TEST(QueuedTiming, RespectsTheCap) {
+  LinearDevice dev(0, 1e-7);
+  TimingResult r = dev.time({});  // host cap 200
+  EXPECT_EQ(r.depth, 200);
+  for (const auto& p : r.probes) EXPECT_LE(p.depth, 200);
+}
+
+TEST(QueuedTiming, NoisyFitsNeverGoDeeperThanMeasuredWithinTarget) {
+  for (int seed = 0; seed < 50; ++seed) {
+    LinearDevice dev(1e-3, 2e-6, 0.9);  // noise far above the marginal
+    dev.rng.seed(static_cast<unsigned>(seed));
+    TimingOptions o;
+    o.depth_cap = 2048;
+    TimingResult r = dev.time(o);
+    ASSERT_TRUE(r.ok());
+    int deepest_within = 1;
+    for (const auto& p : r.probes)
+      if (p.seconds <= o.batch_target) deepest_within = std::max(deepest_within, p.depth);
+    // Either the fit resolved (then the depth is its answer) or the bound holds.
+    int fitted = choose_depth(std::span(r.probes).first(r.probes.size()), o.batch_target, 2048);
+    EXPECT_TRUE(r.depth <= deepest_within || r.depth == fitted) << seed;
+    EXPECT_LE(r.depth, 2048);
+  }
+}
+
+TEST(QueuedTiming, StopHonouredWithinOneBatch) {
+  LinearDevice dev(0, 1e-5);
+  int asked = 0;
+  TimingOptions o;
+  o.stop = [&] { return ++asked > 8; };
+  TimingResult r = dev.time(o);
+  EXPECT_EQ(r.outcome.status, Status::stopped);
+  EXPECT_EQ(dev.trial.launches, r.dispatches);  // nothing launched after stop said true
+  EXPECT_EQ(dev.trial.syncs,
+            1 + static_cast<int>(r.probes.size()) + static_cast<int>(r.samples.size()));
+}
+
+TEST(HopelessCut, FiresExactlyWhenTheIncumbentCanNoLongerBeReached) {
+  // Samples of 10 ms against an incumbent of 1 ms (ratio 1.5): the 25 ms budget is spent at
+  // the third sample, so the window can end with at most 16 samples; the median is out of
+  // reach once 9 of them are slow.
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 0.010; };
+  TimingOptions o;
+  o.hopeless_against = 1e-3;
+  TimingResult r = time_routine(trial, clock, o);
+  EXPECT_EQ(r.outcome.status, Status::hopeless);
+  EXPECT_EQ(r.samples.size(), 9u);
+
+  // Fast samples mixed in: 8 fast then slow ones. With 16 final samples, 8 fast keep the
+  // median reachable until a 9th slow one... which cannot happen before 17 samples: the
+  // window ends ok at 16 and is ranked normally.
+  ScriptedClock mixed;
+  for (int i = 0; i < 8; ++i) mixed.script.push_back(1e-3);
+  mixed.then = [] { return 0.010; };
+  TimingResult m = time_routine(trial, mixed, o);
+  EXPECT_TRUE(m.ok()) << m.outcome.message;
+  EXPECT_EQ(m.samples.size(), 16u);
+
+  // While the budget is not spent the window could still grow to 64: no cut before 33 slow.
+  ScriptedClock small;
+  small.then = [] { return 1e-4; };
+  TimingOptions tiny = o;
+  tiny.hopeless_against = 1e-5;
+  TimingResult t = time_routine(trial, small, tiny);
+  EXPECT_EQ(t.outcome.status, Status::hopeless);
+  EXPECT_EQ(t.samples.size(), 33u);
 }
 
 }  // namespace

@@ -63,6 +63,11 @@ struct TuneReport {
   double tie_band = 0.02;
   Numerics numerics_policy = Numerics::reassociates;
   std::vector<CandidateReport> candidates;  // empty unless searched
+  std::string search;                       // the search that decided ("exhaustive", "racing")
+  // Paired confirmation of a non-default winner against the default (when it ran).
+  bool confirmed = false;
+  double paired_ratio = 0;  // winner / default, median of the pairs
+  int paired_pairs = 0;
   double seconds_validating = 0;
   double seconds_measuring = 0;
   double seconds_total = 0;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 namespace tunekit::stats {
 
@@ -14,5 +15,29 @@ double mad(std::span<const double> xs);
 double quantile(std::span<const double> xs, double q);
 // Fraction of xs strictly above ratio * min(xs).
 double stalled_fraction(std::span<const double> xs, double ratio);
+
+// A distribution-free confidence interval for the median from order statistics: the ranks
+// n/2 -+ z*sqrt(n)/2 (z = 1.96: about 95 %). With too few samples it spans [min, max].
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+Interval median_interval(std::span<const double> xs, double z = 1.96);
+
+// Paired score (DESIGN §5): reference[i] and candidate[i] were measured as a pair, in
+// A B B A order; the score is the median of candidate[i] / reference[i] with its relative MAD.
+struct PairedPolicy {
+  int min_pairs = 8;
+  double max_relative_mad = 0.10;
+};
+struct PairedScore {
+  bool scored = false;  // false: keep the reference
+  double ratio = 0;     // median candidate / reference (< 1: the candidate is faster)
+  double relative_mad = 0;
+  int pairs = 0;
+  std::string why;  // when not scored
+};
+PairedScore paired_score(std::span<const double> reference, std::span<const double> candidate,
+                         const PairedPolicy& policy = {});
 
 }  // namespace tunekit::stats

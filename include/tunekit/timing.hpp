@@ -36,6 +36,7 @@ struct TimingOptions {
   // calibrated per candidate so a batch takes about batch_target.
   double batch_target = 0.010;
   int depth_cap = 200;  // host backends; device backends use 2048
+  int fixed_depth = 0;  // queued mode: use this depth instead of calibrating (0: calibrate)
   // Cut the window (status hopeless) as soon as its median can no longer come within
   // hopeless_ratio of this incumbent reading (seconds per launch). 0: never.
   double hopeless_against = 0;

@@ -13,6 +13,7 @@
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/stats.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/timing.hpp"
 
@@ -44,6 +45,21 @@ struct TunerOptions {
   TimingOptions timing;                               // stop/on_call/evictor honoured
   bool evict = false;  // flush the last-level cache before each sample
   std::function<void(const ProgressEvent&)> on_progress;
+  // Called with every contended window before it is retried.
+  std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
+
+  // How a search measures: "exhaustive" (every admitted candidate, one full window each; a
+  // candidate whose median can no longer come within timing.hopeless_ratio of the best so
+  // far is cut) or "racing" (round-robin windows, confidence intervals, losers dropped
+  // early). Options after a colon: "racing:round=4,z=1.96,min_samples=8".
+  std::string search = "exhaustive";
+  // Short-circuit for racing: stop as soon as the leader's upper bound is at or under this
+  // many seconds per launch (0: off).
+  double limit = 0;
+  // Paired confirmation: a non-default winner must beat the default in `confirm_pairs`
+  // A B B A pairs by more than the tie band, else the default stands. 0 pairs: off.
+  int confirm_pairs = 16;
+  stats::PairedPolicy paired;
 
   // Persistent store: "none" keeps choices in memory only (the default of a plain
   // TunerOptions{}); "sqlite:PATH" opens that file. from_environment() picks the SQLite file

@@ -56,4 +56,40 @@ double stalled_fraction(std::span<const double> xs, double ratio) {
   return static_cast<double>(stalled) / static_cast<double>(xs.size());
 }
 
+Interval median_interval(std::span<const double> xs, double z) {
+  if (xs.empty()) return {kNaN, kNaN};
+  std::vector<double> v = sorted(xs);
+  const double n = static_cast<double>(v.size());
+  const double half_width = z * std::sqrt(n) / 2;
+  // 1-based ranks, clamped to the sample.
+  auto at = [&](double rank) {
+    rank = std::clamp(rank, 1.0, n);
+    return v[static_cast<std::size_t>(rank) - 1];
+  };
+  return {at(std::floor(n / 2 - half_width)), at(std::ceil(n / 2 + half_width + 1))};
+}
+
+PairedScore paired_score(std::span<const double> reference, std::span<const double> candidate,
+                         const PairedPolicy& policy) {
+  PairedScore s;
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < std::min(reference.size(), candidate.size()); ++i)
+    if (reference[i] > 0 && candidate[i] > 0) ratios.push_back(candidate[i] / reference[i]);
+  s.pairs = static_cast<int>(ratios.size());
+  if (s.pairs < policy.min_pairs) {
+    s.why = std::to_string(s.pairs) + " valid pairs, fewer than the " +
+            std::to_string(policy.min_pairs) + " required";
+    return s;
+  }
+  s.ratio = median(ratios);
+  s.relative_mad = mad(ratios) / s.ratio;
+  if (!(s.relative_mad <= policy.max_relative_mad)) {
+    s.why = "pairs too noisy: relative MAD " + std::to_string(s.relative_mad) + " over the limit " +
+            std::to_string(policy.max_relative_mad);
+    return s;
+  }
+  s.scored = true;
+  return s;
+}
+
 }  // namespace tunekit::stats

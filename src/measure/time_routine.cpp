@@ -112,7 +112,9 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
       trial.sync();
       ++r.dispatches;
     }
-    if (options.mode == TimingMode::queued) {
+    if (options.mode == TimingMode::queued && options.fixed_depth > 0) {
+      r.depth = std::min(options.fixed_depth, options.depth_cap);
+    } else if (options.mode == TimingMode::queued) {
       // Calibrate: probe growing depths until a batch nears the target, fit, confirm once.
       int depth = 1;
       for (int probe = 0; probe < 12; ++probe) {

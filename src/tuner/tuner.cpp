@@ -57,6 +57,7 @@ class Tuner::Impl {
   Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
     if (!(options_.tie_band >= 0 && options_.tie_band < 1))
       throw UsageError("TunerOptions: tie_band must be in [0, 1), e.g. 0.02 for 2 %");
+    detail::parse_search_spec(options_.search);  // an unknown search fails here, not mid-call
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;
   }
@@ -173,7 +174,7 @@ class Tuner::Impl {
     if (!force && options_.mode == Mode::cached)
       return serve_default(Source::search_disabled, "mode is cached and no choice is known");
 
-    TuneReport r = detail::exhaustive_search(device_, op, key, options_);
+    TuneReport r = detail::run_search(device_, op, key, options_);
     fill_identity(r, op, key);
     table_.publish(pending.op, pending.key, r.winner);
     const bool measured = r.source == Source::searched && r.candidates[r.winner].outcome.ok();

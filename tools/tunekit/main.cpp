@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   app.failure_message(failure_message);
   tunekit::cli::register_ops(app);
   tunekit::cli::register_tune(app);
+  tunekit::cli::register_cache(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -82,6 +82,15 @@ TEST(Sgemm, PackedEdgesMatchTheReference) {
   }
 }
 
+TEST(Sgemm, NaiveDeclinesHugeProblems) {
+  cpu::ThreadPool pool(1);
+  const auto op = make_sgemm_op_typed(pool);
+  const Candidate& naive = op->candidates()[*op->find("naive")];
+  ASSERT_TRUE(naive.eligible);
+  EXPECT_FALSE(naive.eligible(op->parse_shape("m=1024,n=1024,k=1024")));
+  EXPECT_TRUE(naive.eligible(op->parse_shape("m=8192,n=8192,k=8192")));
+}
+
 TEST(Sgemm, UnsupportedPlansAreRefused) {
   cpu::ThreadPool pool(1);
   SgemmArgs args = make_sgemm_args(4, 4, 4);

@@ -34,7 +34,11 @@ TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
   EXPECT_EQ(r.winner_name, "fast");
   EXPECT_EQ(r.default_name, "def");
   EXPECT_DOUBLE_EQ(r.speedup, 2.0);
-  EXPECT_DOUBLE_EQ(find(r, "slow").vs_default, 0.4);
+  // 5x slower than the incumbent: cut early, never ranked.
+  EXPECT_EQ(find(r, "slow").outcome.status, Status::hopeless);
+  EXPECT_LT(find(r, "slow").timing->samples.size(), 16u);
+  EXPECT_TRUE(r.confirmed);  // the paired confirmation against the default agreed
+  EXPECT_NEAR(r.paired_ratio, 0.5, 1e-9);
   EXPECT_TRUE(find(r, "fast").winner);
   EXPECT_EQ(r.key, "n=8");
   EXPECT_EQ(r.candidates.size(), 3u);
@@ -94,13 +98,46 @@ TEST(Tuner, TiesGoToTheDefault) {
   EXPECT_EQ(r.winner_name, "def");
 }
 
-TEST(Tuner, NoisyButSeparatedCandidatesRankCorrectly) {
+TEST(Tuner, SlightlyNoisyButSeparatedCandidatesRankCorrectly) {
   FakeDevice dev;
-  dev.behaviour["def"] = {.seconds = 2e-3, .jitter = 0.3};
-  dev.behaviour["fast"] = {.seconds = 1e-3, .jitter = 0.3};
+  dev.behaviour["def"] = {.seconds = 2e-3, .jitter = 0.03};
+  dev.behaviour["fast"] = {.seconds = 1e-3, .jitter = 0.03};
   auto op = make_fake_op(dev, {"def", "fast"}, "def");
   Tuner tuner(dev);
   EXPECT_EQ(op->candidates()[tuner.select(*op, Key{{"n", 2}}).index].name, "fast");
+}
+
+TEST(Tuner, PairedConfirmation) {
+  // A clean 10 % improvement is accepted.
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 1.0e-3;
+  dev.behaviour["fast"].seconds = 0.9e-3;
+  auto op = make_fake_op(dev, {"def", "fast"}, "def");
+  TuneReport r;
+  Tuner(dev).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(r.winner_name, "fast");
+  EXPECT_TRUE(r.confirmed);
+  EXPECT_EQ(r.paired_pairs, 16);
+
+  // Noisy pairs give no score: the default stands, and the report says why.
+  FakeDevice noisy;
+  noisy.behaviour["def"] = {.seconds = 1.0e-3, .jitter = 0.6};
+  noisy.behaviour["fast"] = {.seconds = 0.5e-3, .jitter = 0.6};
+  auto op2 = make_fake_op(noisy, {"def", "fast"}, "def");
+  TuneReport n;
+  TunerOptions o;
+  o.timing.contended_fraction = 1.0;  // let the noisy windows through to the decision
+  Tuner(noisy, o).select(*op2, Key{{"n", 2}}, &n);
+  EXPECT_FALSE(n.confirmed);
+  EXPECT_EQ(n.winner_name, "def");
+  EXPECT_NE(n.reason.find("paired confirmation kept the default"), std::string::npos) << n.reason;
+
+  // Confirmation off: the measured winner is taken as it is.
+  TunerOptions off = o;
+  off.confirm_pairs = 0;
+  TuneReport f;
+  Tuner(noisy, off).select(*op2, Key{{"n", 2}}, &f);
+  EXPECT_EQ(f.winner_name, "fast");
 }
 
 TEST(Tuner, ContendedTwiceIsRefusedAndNeverRanked) {

@@ -2,6 +2,8 @@
 // the library and throws tunekit::UsageError for anything the user must fix.
 #pragma once
 
+#include <string>
+
 namespace CLI {
 class App;
 }
@@ -12,5 +14,11 @@ namespace tunekit::cli {
 void register_ops(CLI::App& app);
 // tunekit tune <op> --shape k=v,...: searches one key and reports every candidate.
 void register_tune(CLI::App& app);
+// tunekit cache ls|show|rm|export|import: the stored choices.
+void register_cache(CLI::App& app);
+
+// A --store value as open_store takes it: empty or "sqlite" is the environment's SQLite file
+// ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit); others as given.
+std::string resolve_store_spec(const std::string& given);
 
 }  // namespace tunekit::cli

@@ -1,16 +1,22 @@
 // tunekit tune <op> --shape k=v,... [--threads N] [--mode M] [--json] [--statistic S]
-//                   [--tie-band X] [--evict] [--quiet]
+//                   [--tie-band X] [--evict] [--quiet] [--store SPEC]
+//                   [--save-artifact] [--artifact-dir D]
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "commands/commands.hpp"
 #include "progress_bar.hpp"
+#include "tunekit/artifact.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
@@ -31,6 +37,9 @@ struct TuneCommand {
   std::string reporter = "console";
   bool evict = false;
   bool quiet = false;
+  std::string store;         // empty: the environment's SQLite file
+  std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
+  bool save_artifact = false;
   // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
   CLI::Option* tie_band_option = nullptr;
 };
@@ -75,6 +84,61 @@ Key parse_shape(const OpBase& op, const CatalogEntry& entry, const std::string& 
   }
 }
 
+// The evidence behind a winner that was measured (now, or when it was stored / made into an
+// artifact): a JSON array of every candidate's reading. nullopt when the winner was not
+// measured (mode off, nothing known in mode cached, a failed search...).
+std::optional<std::string> measured_evidence(const TuneReport& report, Tuner& tuner,
+                                             const OpBase& op, const Key& key,
+                                             const DeviceIdentity& device) {
+  switch (report.source) {
+    case Source::searched: {
+      if (report.winner >= report.candidates.size() ||
+          !report.candidates[report.winner].outcome.ok()) {
+        return std::nullopt;
+      }
+      const nlohmann::ordered_json j = nlohmann::ordered_json::parse(to_json(report));
+      return j.at("candidates").dump();
+    }
+    case Source::cache_replay:
+      if (Store* store = tuner.store()) {
+        if (auto stored = store->find(tuner.identity(op, key).digest().hex()))
+          return stored->evidence;
+      }
+      return std::string("[]");
+    case Source::artifact_replay: {
+      // The artifact that answered: keep its evidence.
+      try {
+        const Artifact wanted = make_artifact(op, key, device, report.winner_name);
+        const std::filesystem::path path =
+            std::filesystem::path(tuner.options().artifact_dir) / wanted.file_name();
+        std::ifstream in(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+        return Artifact::parse(text).evidence;
+      } catch (const UsageError&) {
+        return std::string("[]");
+      }
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+void save_artifact(const std::string& dir, const TuneReport& report, Tuner& tuner, const OpBase& op,
+                   const Key& key, const DeviceIdentity& device) {
+  const std::optional<std::string> evidence = measured_evidence(report, tuner, op, key, device);
+  if (!evidence) {
+    std::cerr << fmt::format(
+        "tunekit: warning: no artifact written: the winner {} was not measured (source {}{})\n",
+        report.winner_name, to_string(report.source),
+        report.reason.empty() ? "" : ": " + report.reason);
+    return;
+  }
+  const std::string path =
+      write_artifact(dir, make_artifact(op, key, device, report.winner_name, *evidence));
+  std::cerr << fmt::format("tunekit: wrote artifact {}\n", path);
+}
+
 void run_tune(const TuneCommand& command) {
   // Everything the user typed is checked before any thread, buffer or measurement exists.
   const CatalogEntry& entry = find_op(command.op);
@@ -95,6 +159,12 @@ void run_tune(const TuneCommand& command) {
   if (!command.statistic.empty()) options.statistic = statistic_from_string(command.statistic);
   if (command.tie_band_option->count() > 0) options.tie_band = command.tie_band;
   if (command.evict) options.evict = true;
+  if (!command.store.empty()) options.store = resolve_store_spec(command.store);
+  if (!command.artifact_dir.empty()) options.artifact_dir = command.artifact_dir;
+  if (command.save_artifact && options.artifact_dir.empty()) {
+    throw UsageError(
+        "--save-artifact needs a directory: pass --artifact-dir D or set TUNEKIT_ARTIFACT_DIR");
+  }
   const std::unique_ptr<Reporter> reporter =
       make_reporter(command.json ? "json" : command.reporter);
 
@@ -119,6 +189,8 @@ void run_tune(const TuneCommand& command) {
   progress.finish();
   reporter->write(report, std::cout);
   std::cout.flush();
+  if (command.save_artifact)
+    save_artifact(options.artifact_dir, report, tuner, *op, key, device.identity());
 }
 
 }  // namespace
@@ -146,6 +218,16 @@ void register_tune(CLI::App& app) {
       ->capture_default_str();
   tune->add_flag("--evict", command->evict, "Flush the last-level cache before each sample");
   tune->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
+  tune->add_option("--store", command->store,
+                   "Where choices are kept: sqlite:PATH, or none for memory only (default: "
+                   "choices.db under $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else "
+                   "~/.cache/tunekit)");
+  tune->add_option("--artifact-dir", command->artifact_dir,
+                   "Artifacts are looked up (and --save-artifact writes them) here (default: "
+                   "$TUNEKIT_ARTIFACT_DIR)");
+  tune->add_flag("--save-artifact", command->save_artifact,
+                 "Write the measured winner as a deployable artifact and print its path on "
+                 "stderr");
   tune->callback([command] { run_tune(*command); });
 }
 

@@ -1,0 +1,98 @@
+// The replay backend (DESIGN §11): a simulated device that replays recorded measurements of a
+// whole space (Kernel Tuner cache files, .json or .json.gz, and T4 results files). Measuring a
+// configuration returns one of its recorded samples, charges the recorded compile + benchmark +
+// verification time to a simulated clock, and fails where the recording failed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunekit/outcome.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/value.hpp"
+
+namespace tunekit {
+
+struct RecordedResult {
+  // ok; compile_failed (CompilationFailedConfig), launch_failed (RuntimeFailedConfig),
+  // rejected (InvalidConfig), validation_failed (T4 "correctness").
+  Status status = Status::ok;
+  std::string failure;           // the recorded failure marker; empty when ok
+  double time_ms = 0;            // the recorded objective (mean of times); 0 when failed
+  std::vector<double> times_ms;  // the individual samples (may be empty for a failure)
+  double compile_ms = 0;
+  double benchmark_ms = 0;
+  double verification_ms = 0;
+  // What one evaluation of this config costs on the simulated clock.
+  double charge_ms() const { return compile_ms + benchmark_ms + verification_ms; }
+};
+
+class Recording {
+ public:
+  enum class Format { kernel_tuner_cache, t4 };
+
+  // Reads a Kernel Tuner cache file (.json or gzip-compressed, detected by content) or a T4
+  // results file. A file that cannot be read or parsed is a UsageError naming the file.
+  static Recording load(const std::filesystem::path& file);
+
+  const std::string& source() const { return source_; }
+  Format format() const { return format_; }
+  const std::string& device_name() const { return device_name_; }
+  const std::string& kernel_name() const { return kernel_name_; }
+  // Exactly the recorded configurations (parameters in the file's order, values in the
+  // file's tune_params order).
+  const Enumeration& space() const { return space_; }
+  // The recording of configuration `index` of space().
+  const RecordedResult& result(std::size_t index) const { return results_.at(index); }
+  std::size_t size() const { return results_.size(); }
+  std::size_t valid_count() const;
+  // The fastest recorded configuration (by recorded time); nullopt when none succeeded.
+  std::optional<std::size_t> best() const;
+  double optimum_ms() const;  // its time; a UsageError when none succeeded
+
+  // Builds a recording from parts (tests, exporters). results[i] belongs to space.config(i).
+  static Recording from_results(Enumeration space, std::vector<RecordedResult> results,
+                                std::string device_name = {}, std::string kernel_name = {});
+
+ private:
+  std::string source_;
+  Format format_ = Format::kernel_tuner_cache;
+  std::string device_name_;
+  std::string kernel_name_;
+  Enumeration space_;
+  std::vector<RecordedResult> results_;
+};
+
+struct ReplayMeasurement {
+  Status status = Status::ok;
+  std::string message;
+  double time_ms = 0;      // a recorded sample when ok (drawn, seeded, from `times`)
+  double recorded_ms = 0;  // the config's recorded `time` (the mean the file ranks by)
+  double charged_ms = 0;   // added to the simulated clock
+  bool ok() const { return status == Status::ok; }
+};
+
+// Replays one recording. Deterministic for a seed.
+class ReplayBackend {
+ public:
+  ReplayBackend(const Recording& recording, std::uint64_t seed);
+
+  const Recording& recording() const { return *recording_; }
+  // One evaluation: a sample drawn (seeded) from the config's recorded `times` (the recorded
+  // `time` when it has none), or the recorded failure.
+  ReplayMeasurement measure(std::size_t index);
+  // A config that was not recorded is `rejected` and charges nothing.
+  ReplayMeasurement measure(const Config& config);
+  double clock_ms() const { return clock_ms_; }
+
+ private:
+  const Recording* recording_;
+  Rng rng_;
+  double clock_ms_ = 0;
+};
+
+}  // namespace tunekit

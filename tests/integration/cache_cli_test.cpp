@@ -1,0 +1,365 @@
+// End-to-end tests of `tunekit cache ...` and `tunekit tune --save-artifact / --store`: runs
+// the built binary, each test with its own temporary cache and artifact directories.
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#ifndef TUNEKIT_CLI_PATH
+#error "TUNEKIT_CLI_PATH must name the built tunekit binary"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A tiny key: a search takes a fraction of a second.
+constexpr const char* kTune = "tune sum --shape n=1000 -q --json";
+
+struct Result {
+  int status = -1;  // exit status; 128 + signal when killed
+  std::string out;
+  std::string err;
+};
+
+struct Env {
+  std::string cache = "cache";          // TUNEKIT_CACHE_DIR, under the test's directory
+  std::string artifacts = "artifacts";  // TUNEKIT_ARTIFACT_DIR; empty: unset
+  std::string extra;                    // more NAME=value words
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+json parse(const Result& run) {
+  try {
+    return json::parse(run.out);
+  } catch (const json::exception& e) {
+    ADD_FAILURE() << "not JSON (" << e.what() << "):\n" << run.out << "\nstderr:\n" << run.err;
+    return json::object();
+  }
+}
+
+std::vector<fs::path> json_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  return files;
+}
+
+class CacheCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir_template[] = "/tmp/tunekit_cache_cli_test_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    root_ = dir_template;
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+
+  fs::path path(const std::string& name) const { return root_ / name; }
+
+  // Runs `tunekit <args>` with TUNEKIT_MODE unset and the test's own cache and artifact
+  // directories, so nothing of the user's or of another test leaks in.
+  Result tunekit(const std::string& args, const Env& env = {}) {
+    Result run;
+    const std::string err_path = (root_ / "stderr").string();
+    std::string command = "env -u TUNEKIT_MODE -u TUNEKIT_ARTIFACT_DIR -u XDG_CACHE_HOME ";
+    command += "TUNEKIT_CACHE_DIR='" + path(env.cache).string() + "' ";
+    if (!env.artifacts.empty())
+      command += "TUNEKIT_ARTIFACT_DIR='" + path(env.artifacts).string() + "' ";
+    command += env.extra + " '" TUNEKIT_CLI_PATH "' " + args + " 2>'" + err_path + "'";
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) {
+      run.err = "popen failed";
+      return run;
+    }
+    char buffer[4096];
+    std::size_t got = 0;
+    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, got);
+    const int status = pclose(pipe);
+    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.err = read_file(err_path);
+    return run;
+  }
+
+  // Tunes the small sum key into `cache` and returns the report.
+  json tune_sum(const Env& env = {}, const std::string& more = "") {
+    const Result run = tunekit(std::string(kTune) + " " + more, env);
+    EXPECT_EQ(run.status, 0) << run.err;
+    return parse(run);
+  }
+
+  fs::path root_;
+};
+
+TEST_F(CacheCli, SecondTuneReplaysAndTheEntryCanBeListedShownAndRemoved) {
+  const json first = tune_sum();
+  EXPECT_EQ(first.at("source"), "searched");
+  const json second = tune_sum();
+  EXPECT_EQ(second.at("source"), "cache_replay");
+  EXPECT_EQ(second.at("winner"), first.at("winner"));
+  const std::string key = first.at("key").get<std::string>();
+  const std::string winner = first.at("winner").get<std::string>();
+
+  const Result ls = tunekit("cache ls --json");
+  ASSERT_EQ(ls.status, 0) << ls.err;
+  const json entries = parse(ls);
+  ASSERT_TRUE(entries.is_array());
+  ASSERT_EQ(entries.size(), 1u) << ls.out;
+  const json& entry = entries[0];
+  EXPECT_EQ(entry.at("op"), "sum");
+  EXPECT_EQ(entry.at("key"), key);
+  EXPECT_EQ(entry.at("winner"), winner);
+  EXPECT_EQ(entry.at("key_digest"), first.at("key_digest"));
+  // The JSON columns are embedded as JSON, not as strings.
+  EXPECT_TRUE(entry.at("device").is_object()) << entry.dump(2);
+  EXPECT_FALSE(entry.at("device").at("product").get<std::string>().empty());
+  EXPECT_TRUE(entry.at("toolchain").is_object());
+  EXPECT_TRUE(entry.at("environment").is_object());
+  EXPECT_TRUE(entry.at("evidence").is_array());
+  EXPECT_EQ(entry.at("evidence").size(), first.at("candidates").size());
+  for (const char* field : {"numerics_policy", "candidates", "winner_config", "measured",
+                            "budget_cut", "created_at", "tunekit_version"}) {
+    EXPECT_TRUE(entry.contains(field)) << field;
+  }
+  const std::string digest = entry.at("identity_digest").get<std::string>();
+  ASSERT_EQ(digest.size(), 32u);
+
+  const Result text = tunekit("cache ls");
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (const std::string& part : {std::string("sum"), key, winner, digest.substr(0, 12)})
+    EXPECT_TRUE(contains(text.out, part)) << part << " missing from\n" << text.out;
+
+  const Result show = tunekit("cache show " + digest.substr(0, 8));
+  ASSERT_EQ(show.status, 0) << show.err;
+  for (const std::string& part :
+       {winner, digest, key, entry.at("device").at("product").get<std::string>(),
+        std::string("median"), std::string("samples")}) {
+    EXPECT_TRUE(contains(show.out, part)) << part << " missing from\n" << show.out;
+  }
+  // Every candidate of the evidence is in the table.
+  for (const json& c : first.at("candidates"))
+    EXPECT_TRUE(contains(show.out, c.at("name").get<std::string>())) << show.out;
+
+  const Result show_json = tunekit("cache show --json " + digest);
+  ASSERT_EQ(show_json.status, 0) << show_json.err;
+  const json shown = parse(show_json);
+  ASSERT_EQ(shown.size(), 1u);
+  EXPECT_EQ(shown[0].at("identity_digest"), digest);
+
+  // A key without its defaults finds the entry as the op parses it.
+  EXPECT_EQ(tunekit("cache show n=1000").status, 0);
+
+  const Result rm = tunekit("cache rm '" + key + "'");
+  ASSERT_EQ(rm.status, 0) << rm.err;
+  EXPECT_TRUE(contains(rm.out, "removed 1")) << rm.out;
+  const Result after = tunekit("cache ls");
+  ASSERT_EQ(after.status, 0) << after.err;
+  EXPECT_TRUE(contains(after.out, "empty")) << after.out;
+  EXPECT_EQ(parse(tunekit("cache ls --json")), json::array());
+  EXPECT_EQ(tune_sum().at("source"), "searched");
+}
+
+TEST_F(CacheCli, RemovesByOpAndAll) {
+  tune_sum();
+  ASSERT_EQ(tunekit("tune sum --shape n=2000 -q").status, 0);
+  ASSERT_EQ(parse(tunekit("cache ls --json")).size(), 2u);
+  EXPECT_EQ(parse(tunekit("cache ls --json --op sgemm")).size(), 0u);
+  const Result by_op = tunekit("cache rm sum");
+  ASSERT_EQ(by_op.status, 0) << by_op.err;
+  EXPECT_TRUE(contains(by_op.out, "removed 2")) << by_op.out;
+
+  tune_sum();
+  const Result all = tunekit("cache rm --all");
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_TRUE(contains(all.out, "removed 1")) << all.out;
+  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 0u);
+  EXPECT_NE(tunekit("cache rm").status, 0);
+  EXPECT_NE(tunekit("cache rm sum --all").status, 0);
+}
+
+TEST_F(CacheCli, NoMatchIsAnError) {
+  tune_sum();
+  const Result show = tunekit("cache show deadbeef");
+  EXPECT_NE(show.status, 0);
+  EXPECT_TRUE(show.out.empty()) << show.out;
+  EXPECT_TRUE(contains(show.err, "deadbeef")) << show.err;
+  const Result rm = tunekit("cache rm nothing");
+  EXPECT_NE(rm.status, 0);
+  EXPECT_TRUE(contains(rm.err, "nothing")) << rm.err;
+  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 1u) << "rm of no match removed something";
+  // Against a store that does not exist yet, too.
+  EXPECT_NE(tunekit("cache show deadbeef", {.cache = "none_yet"}).status, 0);
+  EXPECT_NE(tunekit("cache rm nothing", {.cache = "none_yet"}).status, 0);
+}
+
+TEST_F(CacheCli, SaveArtifactWritesOneFileThatAFreshCacheReplays) {
+  const Result saved = tunekit(std::string(kTune) + " --save-artifact --artifact-dir '" +
+                               path("saved").string() + "'");
+  ASSERT_EQ(saved.status, 0) << saved.err;
+  EXPECT_EQ(parse(saved).at("source"), "searched");
+  const std::vector<fs::path> files = json_files(path("saved"));
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(std::regex_match(files[0].filename().string(), std::regex("sum-[0-9a-f]{32}\\.json")))
+      << files[0];
+  EXPECT_TRUE(contains(saved.err, files[0].string())) << "the path is not printed:\n" << saved.err;
+  const json artifact = json::parse(read_file(files[0]));
+  EXPECT_EQ(artifact.at("format"), "tunekit-artifact");
+  EXPECT_EQ(artifact.at("candidate"), parse(saved).at("winner"));
+  EXPECT_FALSE(artifact.at("evidence").empty());
+
+  const Result replay = tunekit(kTune, {.cache = "fresh", .artifacts = "saved"});
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  EXPECT_EQ(parse(replay).at("source"), "artifact_replay") << replay.out;
+
+  // A cache replay is a measured winner too: its artifact carries the stored evidence.
+  const Result again = tunekit(std::string(kTune) + " --save-artifact", {.artifacts = "again"});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(parse(again).at("source"), "cache_replay");
+  const std::vector<fs::path> again_files = json_files(path("again"));
+  ASSERT_EQ(again_files.size(), 1u);
+  EXPECT_EQ(again_files[0].filename(), files[0].filename());
+  EXPECT_FALSE(json::parse(read_file(again_files[0])).at("evidence").empty());
+}
+
+TEST_F(CacheCli, SaveArtifactNeedsADirectory) {
+  const Result run = tunekit(std::string(kTune) + " --save-artifact", {.artifacts = ""});
+  EXPECT_NE(run.status, 0);
+  EXPECT_TRUE(run.out.empty()) << "it measured before refusing:\n" << run.out;
+  EXPECT_TRUE(contains(run.err, "--artifact-dir") && contains(run.err, "TUNEKIT_ARTIFACT_DIR"))
+      << run.err;
+}
+
+TEST_F(CacheCli, SaveArtifactWritesNothingForAnUnmeasuredWinner) {
+  const Result run = tunekit(std::string(kTune) + " --mode off --save-artifact");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(json_files(path("artifacts")).empty());
+  EXPECT_TRUE(contains(run.err, "no artifact")) << run.err;
+}
+
+TEST_F(CacheCli, ExportThenImportIntoAFreshCacheReplays) {
+  const json tuned = tune_sum();
+  const Result exported = tunekit("cache export --dir '" + path("exported").string() + "'");
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  const std::vector<fs::path> files = json_files(path("exported"));
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(contains(exported.out, files[0].string())) << exported.out;
+
+  const Result imported =
+      tunekit("cache import '" + path("exported").string() + "'", {.cache = "imported"});
+  ASSERT_EQ(imported.status, 0) << imported.err;
+  EXPECT_TRUE(contains(imported.out, "imported 1")) << imported.out;
+
+  const Result cached = tunekit(std::string(kTune) + " --mode cached", {.cache = "imported"});
+  ASSERT_EQ(cached.status, 0) << cached.err;
+  EXPECT_EQ(parse(cached).at("source"), "cache_replay") << cached.out;
+  EXPECT_EQ(parse(cached).at("winner"), tuned.at("winner"));
+  // The imported entry has the identity `tune` stored, and keeps the evidence.
+  const json original = parse(tunekit("cache ls --json"));
+  const json copy = parse(tunekit("cache ls --json", {.cache = "imported"}));
+  ASSERT_EQ(original.size(), 1u);
+  ASSERT_EQ(copy.size(), 1u);
+  EXPECT_EQ(copy[0].at("identity_digest"), original[0].at("identity_digest"));
+  EXPECT_EQ(copy[0].at("evidence"), original[0].at("evidence"));
+}
+
+TEST_F(CacheCli, ImportSkipsMalformedAndForeignFilesWithAWarning) {
+  ASSERT_EQ(tunekit(std::string(kTune) + " --save-artifact").status, 0);
+  const std::vector<fs::path> saved = json_files(path("artifacts"));
+  ASSERT_EQ(saved.size(), 1u);
+  fs::create_directories(path("mixed"));
+  fs::copy_file(saved[0], path("mixed") / saved[0].filename());
+  write_file(path("mixed") / "broken.json", "{\"format\": \"tunekit-artifact\", ");
+  json foreign = json::parse(read_file(saved[0]));
+  foreign["identity"]["device"]["product"] = "Some Other CPU 9000";
+  write_file(path("mixed") / "other-device.json", foreign.dump(2));
+
+  const Result run = tunekit("cache import '" + path("mixed").string() + "'", {.cache = "fresh"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "imported 1")) << run.out;
+  EXPECT_TRUE(contains(run.out, "skipped 2")) << run.out;
+  EXPECT_TRUE(contains(run.err, "broken.json")) << run.err;
+  EXPECT_TRUE(contains(run.err, "other-device.json")) << run.err;
+  EXPECT_TRUE(contains(run.err, "Some Other CPU 9000")) << run.err;
+  EXPECT_EQ(parse(tunekit("cache ls --json", {.cache = "fresh"})).size(), 1u);
+
+  // Only bad files: nothing imported is a failure, still no crash.
+  fs::remove(path("mixed") / saved[0].filename());
+  const Result bad = tunekit("cache import '" + path("mixed").string() + "'", {.cache = "bad"});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_LT(bad.status, 128) << "killed by a signal";
+  EXPECT_TRUE(contains(bad.err, "broken.json")) << bad.err;
+}
+
+TEST_F(CacheCli, MissingAndUnusableStores) {
+  // A store that does not exist yet is listed as empty and is not created by looking.
+  const Result missing = tunekit("cache ls");
+  ASSERT_EQ(missing.status, 0) << missing.err;
+  EXPECT_TRUE(contains(missing.out, path("cache").string())) << missing.out;
+  EXPECT_FALSE(fs::exists(path("cache") / "choices.db"));
+  EXPECT_NE(tunekit("cache export --dir '" + path("out").string() + "'").status, 0);
+
+  fs::create_directories(path("garbage"));
+  write_file(path("garbage") / "choices.db", "this is not a database\n");
+  for (const char* args :
+       {"cache ls", "cache show abcdef", "cache rm sum", "cache export --dir x"}) {
+    const Result run = tunekit(args, {.cache = "garbage"});
+    EXPECT_NE(run.status, 0) << args;
+    EXPECT_LT(run.status, 128) << args << ": killed by a signal";
+    EXPECT_TRUE(contains(run.err, (path("garbage") / "choices.db").string())) << run.err;
+  }
+  EXPECT_EQ(read_file(path("garbage") / "choices.db"), "this is not a database\n");
+  EXPECT_NE(tunekit("cache ls --store none").status, 0);
+  EXPECT_NE(tunekit("cache ls --store bogus:thing").status, 0);
+}
+
+TEST_F(CacheCli, TuneStoreOption) {
+  EXPECT_EQ(tune_sum({}, "--store none").at("source"), "searched");
+  EXPECT_EQ(tune_sum({}, "--store none").at("source"), "searched");
+  EXPECT_FALSE(fs::exists(path("cache") / "choices.db")) << "--store none wrote the default file";
+
+  const std::string other = "--store 'sqlite:" + path("elsewhere/other.db").string() + "'";
+  EXPECT_EQ(tune_sum({}, other).at("source"), "searched");
+  EXPECT_EQ(tune_sum({}, other).at("source"), "cache_replay");
+  EXPECT_EQ(parse(tunekit("cache ls --json " + other)).size(), 1u);
+  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 0u);
+}
+
+TEST_F(CacheCli, Help) {
+  const Result cache = tunekit("cache --help");
+  EXPECT_EQ(cache.status, 0);
+  for (const char* sub : {"ls", "show", "rm", "export", "import"})
+    EXPECT_TRUE(contains(cache.out, sub)) << sub << " missing from\n" << cache.out;
+  const Result tune = tunekit("tune --help");
+  EXPECT_TRUE(contains(tune.out, "--save-artifact") && contains(tune.out, "--store")) << tune.out;
+}
+
+}  // namespace

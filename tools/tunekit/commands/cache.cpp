@@ -1,0 +1,831 @@
+// tunekit cache ls|show|rm|export|import: look at, prune, and move the stored choices.
+//
+//   tunekit cache ls [--op OP] [--json]
+//   tunekit cache show <digest|key>... [--json]
+//   tunekit cache rm <digest|key|op>... | --all
+//   tunekit cache export --dir D [--op OP]
+//   tunekit cache import D [--threads N]
+//
+// Every command takes --store SPEC (default: the environment's SQLite file, as `tune` uses).
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands/commands.hpp"
+#include "tunekit/artifact.hpp"
+#include "tunekit/catalog.hpp"
+#include "tunekit/cpu.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/identity.hpp"
+#include "tunekit/store.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit::cli {
+
+std::string resolve_store_spec(const std::string& given) {
+  if (given.empty() || given == "sqlite")
+    return "sqlite:" + default_store_path([](const char* name) { return std::getenv(name); });
+  return given;
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMinPrefix = 6;     // hex digits of a usable identity-digest prefix
+constexpr std::size_t kDigestHex = 32;    // XXH3-128
+constexpr std::size_t kShortDigest = 12;  // what `ls` shows
+
+struct CacheCommand {
+  std::string store;  // --store; empty: the environment's SQLite file
+  bool json = false;
+  std::string op;                 // --op filter (ls, export)
+  std::vector<std::string> what;  // show / rm arguments
+  bool all = false;               // rm --all
+  std::string dir;                // export --dir, import D
+  int threads = 0;                // import: the pool the ops are built with (as tune)
+};
+
+void warn_to_stderr(std::string_view message) {
+  std::cerr << message << '\n';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening the store
+
+struct OpenedStore {
+  std::unique_ptr<Store> store;  // nullptr when the file does not exist (and was not created)
+  std::string spec;
+  std::string path;  // the SQLite file, when the spec names one
+};
+
+// Opens the store the command names. With `create` false a missing SQLite file is not
+// created: `store` stays null and the caller says so. An unusable file is a UsageError (the
+// library has already warned, naming the file and why).
+OpenedStore open_cache_store(const CacheCommand& command, bool create) {
+  OpenedStore opened;
+  opened.spec = resolve_store_spec(command.store);
+  if (opened.spec == "none" || opened.spec == "memory") {
+    throw UsageError(fmt::format(
+        "--store {}: the cache commands work on a persistent store; use sqlite:PATH or leave "
+        "--store out for the default file",
+        opened.spec));
+  }
+  if (opened.spec.rfind("sqlite:", 0) == 0) opened.path = opened.spec.substr(7);
+  std::error_code ec;
+  if (!create && !opened.path.empty() && !fs::exists(opened.path, ec)) return opened;
+  try {
+    opened.store = open_store(opened.spec, warn_to_stderr);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--store: {}", e.what()));
+  }
+  if (!opened.store) {
+    throw UsageError(
+        fmt::format("cannot use the store {} (see the warning above); pass --store sqlite:PATH "
+                    "to use another file",
+                    opened.spec));
+  }
+  return opened;
+}
+
+// For commands that have nothing to work on without an existing store.
+Store& require_existing(const OpenedStore& opened) {
+  if (!opened.store) {
+    throw UsageError(fmt::format(
+        "there is no store at {}: nothing has been tuned with it yet (set TUNEKIT_CACHE_DIR or "
+        "pass --store sqlite:PATH to use another one)",
+        opened.path));
+  }
+  return *opened.store;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering stored choices
+
+std::string short_digest(const std::string& digest) {
+  return digest.substr(0, std::min(digest.size(), kShortDigest));
+}
+
+std::string iso_time(std::int64_t unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  if (gmtime_r(&t, &utc) == nullptr) return std::to_string(unix_seconds);
+  char text[32];
+  if (std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) == 0)
+    return std::to_string(unix_seconds);
+  return text;
+}
+
+// A JSON column kept as text in the store, embedded as JSON (kept as a string when it does
+// not parse, so a damaged entry is still shown).
+Json embedded(const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Json(text);
+  return j;
+}
+
+Json choice_json(const StoredChoice& c) {
+  Json j;
+  j["identity_digest"] = c.identity_digest;
+  j["op"] = c.op;
+  j["key"] = c.key;
+  j["key_digest"] = c.key_digest;
+  j["device"] = embedded(c.device);
+  j["toolchain"] = embedded(c.toolchain);
+  j["environment"] = embedded(c.environment);
+  j["numerics_policy"] = c.numerics_policy;
+  j["candidates"] = c.candidates;
+  j["winner"] = c.winner;
+  j["winner_config"] = c.winner_config;
+  j["evidence"] = embedded(c.evidence);
+  j["measured"] = c.measured;
+  j["budget_cut"] = c.budget_cut;
+  j["created_at"] = c.created_at;
+  j["created"] = iso_time(c.created_at);
+  j["tunekit_version"] = c.tunekit_version;
+  return j;
+}
+
+// A plain table: the columns are as wide as their widest cell, two spaces apart.
+void print_table(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::cout << line << '\n';
+  }
+}
+
+std::string seconds_text(double seconds) {
+  if (!(seconds > 0)) return "-";
+  if (seconds < 1e-6) return fmt::format("{:.1f} ns", seconds * 1e9);
+  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.2f} ms", seconds * 1e3);
+  return fmt::format("{:.3f} s", seconds);
+}
+
+std::string string_field(const Json& j, const char* name) {
+  if (!j.is_object() || !j.contains(name)) return "";
+  const Json& v = j.at(name);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::replace(text.begin(), text.end(), '\r', ' ');
+  return text;
+}
+
+// "AMD EPYC 7B13 (cpu, AuthenticAMD, x86_64, 2 compute units, 8 GiB, ...)"
+std::string device_text_of(const Json& d) {
+  if (!d.is_object()) return d.is_string() ? d.get<std::string>() : d.dump();
+  std::vector<std::string> parts;
+  for (const char* name : {"backend", "vendor", "architecture"})
+    if (auto v = string_field(d, name); !v.empty()) parts.push_back(v);
+  if (d.contains("compute_units") && d["compute_units"].is_number_integer())
+    parts.push_back(fmt::format("{} compute units", d["compute_units"].get<std::int64_t>()));
+  auto bytes = [&](const char* name, const char* label) {
+    if (d.contains(name) && d[name].is_number_unsigned() && d[name].get<std::uint64_t>() > 0) {
+      const auto b = d[name].get<std::uint64_t>();
+      parts.push_back(b >= (std::uint64_t{1} << 30)   ? fmt::format("{} {} GiB", label, b >> 30)
+                      : b >= (std::uint64_t{1} << 20) ? fmt::format("{} {} MiB", label, b >> 20)
+                                                      : fmt::format("{} {} KiB", label, b >> 10));
+    }
+  };
+  bytes("memory_bytes", "memory");
+  bytes("l1d_bytes", "L1d");
+  bytes("l2_bytes", "L2");
+  bytes("l3_bytes", "L3");
+  if (auto v = string_field(d, "driver"); !v.empty()) parts.push_back("driver " + v);
+  std::string text = string_field(d, "product");
+  if (text.empty()) text = "(unknown product)";
+  if (!parts.empty()) text += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
+  return text;
+}
+
+std::string toolchain_text_of(const Json& t) {
+  if (!t.is_object()) return t.is_string() ? t.get<std::string>() : t.dump();
+  std::string text = "tunekit " + string_field(t, "tunekit_version");
+  if (auto c = string_field(t, "compiler"); !c.empty()) text += ", " + c;
+  if (t.contains("runtimes") && t["runtimes"].is_array()) {
+    for (const Json& r : t["runtimes"])
+      text += ", " + (r.is_string() ? r.get<std::string>() : r.dump());
+  }
+  return text;
+}
+
+std::string environment_text_of(const Json& e) {
+  if (!e.is_object()) return e.is_string() ? e.get<std::string>() : e.dump();
+  if (e.empty()) return "(no tags)";
+  std::vector<std::string> tags;
+  for (const auto& [name, value] : e.items())
+    tags.push_back(name + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+  return fmt::format("{}", fmt::join(tags, ", "));
+}
+
+// The median and the minimum of a candidate's timing: the stored statistics when present,
+// else computed from the samples.
+std::pair<double, double> median_and_min(const Json& timing, std::size_t& samples) {
+  samples = 0;
+  if (!timing.is_object()) return {0, 0};
+  std::vector<double> values;
+  if (timing.contains("samples") && timing["samples"].is_array()) {
+    for (const Json& s : timing["samples"])
+      if (s.is_number()) values.push_back(s.get<double>());
+  }
+  samples = values.size();
+  auto number = [&](const char* name) -> std::optional<double> {
+    if (timing.contains(name) && timing[name].is_number()) return timing[name].get<double>();
+    return std::nullopt;
+  };
+  double median = 0;
+  double minimum = 0;
+  if (!values.empty()) {
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    median = values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+    minimum = values.front();
+  }
+  return {number("median").value_or(median), number("min").value_or(minimum)};
+}
+
+void print_evidence(const StoredChoice& c) {
+  const Json evidence = embedded(c.evidence);
+  if (!evidence.is_array()) {
+    std::cout << "  evidence     (unreadable: " << one_line(c.evidence) << ")\n";
+    return;
+  }
+  if (evidence.empty()) {
+    std::cout << "  evidence     (none stored)\n";
+    return;
+  }
+  std::cout << "  evidence:\n";
+  std::vector<std::vector<std::string>> rows{
+      {"candidate", "status", "median", "min", "samples", "message"}};
+  for (const Json& e : evidence) {
+    std::string name = string_field(e, "name");
+    if (name == c.winner) name += " *";
+    std::size_t samples = 0;
+    const auto [median, minimum] =
+        median_and_min(e.is_object() && e.contains("timing") ? e["timing"] : Json(), samples);
+    rows.push_back({name, string_field(e, "status"), seconds_text(median), seconds_text(minimum),
+                    samples ? std::to_string(samples) : "-", one_line(string_field(e, "message"))});
+  }
+  print_table(rows, "    ");
+  std::cout << "    (* the winner)\n";
+}
+
+void print_choice(const StoredChoice& c) {
+  std::cout << fmt::format("{}  {}\n", c.op, c.key);
+  std::vector<std::vector<std::string>> rows{
+      {"identity", c.identity_digest},
+      {"key digest", c.key_digest},
+      {"winner", fmt::format("{}  ({})", c.winner, c.winner_config)},
+      {"created", fmt::format("{}  by tunekit {}", iso_time(c.created_at), c.tunekit_version)},
+      {"budget cut", c.budget_cut ? "yes (a later search without a budget replaces it)" : "no"},
+      {"measured", c.measured ? "yes" : "no"},
+      {"device", device_text_of(embedded(c.device))},
+      {"toolchain", toolchain_text_of(embedded(c.toolchain))},
+      {"environment", environment_text_of(embedded(c.environment))},
+      {"numerics", c.numerics_policy},
+      {"candidates", fmt::format("{} (candidate-set checksum)", c.candidates)},
+  };
+  print_table(rows, "  ");
+  print_evidence(c);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding entries by what the user typed
+
+bool is_hex(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+    return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
+  });
+}
+
+std::string lower(std::string text) {
+  for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
+}
+
+// Compares a typed key with stored key texts: exactly, or after the entry's built-in op has
+// parsed it (so `n=1000` finds `n=1000,dtype=f32`: defaults filled, fields ordered).
+class KeyMatcher {
+ public:
+  bool matches(const StoredChoice& entry, const std::string& typed) {
+    if (entry.key == typed) return true;
+    if (typed.find('=') == std::string::npos) return false;
+    const auto [it, inserted] = normalised_.try_emplace({entry.op, typed});
+    if (inserted) it->second = normalise(entry.op, typed);
+    return it->second && *it->second == entry.key;
+  }
+
+ private:
+  std::optional<std::string> normalise(const std::string& op_name, const std::string& typed) {
+    try {
+      for (const CatalogEntry& e : builtin_ops()) {
+        if (e.name != op_name) continue;
+        if (!pool_) pool_ = std::make_unique<cpu::ThreadPool>(1);
+        return e.make(*pool_)->parse_shape(typed).text();
+      }
+      return Key::parse(typed).text();
+    } catch (const UsageError&) {
+      return std::nullopt;
+    }
+  }
+
+  std::unique_ptr<cpu::ThreadPool> pool_;
+  std::map<std::pair<std::string, std::string>, std::optional<std::string>> normalised_;
+};
+
+// The entries one argument names: an identity digest (full, or a unique prefix of at least
+// kMinPrefix hex digits), a key digest, a key text, or (with `ops`) an op name. An ambiguous
+// prefix is a UsageError listing the entries it could mean.
+std::vector<const StoredChoice*> resolve(const std::vector<StoredChoice>& entries,
+                                         const std::string& what, bool ops, KeyMatcher& keys) {
+  std::vector<const StoredChoice*> found;
+  const bool hex = is_hex(what);
+  const std::string digest = hex ? lower(what) : std::string();
+  if (hex && digest.size() >= kMinPrefix && digest.size() < kDigestHex) {
+    std::vector<const StoredChoice*> prefixed;
+    for (const StoredChoice& e : entries)
+      if (e.identity_digest.rfind(digest, 0) == 0) prefixed.push_back(&e);
+    if (prefixed.size() > 1) {
+      std::string list;
+      for (const StoredChoice* e : prefixed)
+        list += fmt::format("\n  {}  {}  {}", e->identity_digest, e->op, e->key);
+      throw UsageError(fmt::format(
+          "'{}' is ambiguous: {} stored choices have identity digests starting with it; give "
+          "more digits:{}",
+          what, prefixed.size(), list));
+    }
+  }
+  for (const StoredChoice& e : entries) {
+    const bool hit =
+        (hex && digest.size() >= kMinPrefix && e.identity_digest.rfind(digest, 0) == 0) ||
+        (hex && digest == e.key_digest) || (ops && e.op == what) || keys.matches(e, what);
+    if (hit) found.push_back(&e);
+  }
+  return found;
+}
+
+std::string no_match_help(bool ops) {
+  return fmt::format(
+      "give an identity digest (or a prefix of at least {} hex digits), a key digest, {}a key "
+      "such as n=1000,dtype=f32; 'tunekit cache ls' lists what is stored",
+      kMinPrefix, ops ? "an op name, or " : "or ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// ls
+
+void run_ls(const CacheCommand& command) {
+  const OpenedStore opened = open_cache_store(command, /*create=*/false);
+  if (!opened.store) {
+    if (command.json) {
+      std::cout << "[]\n";
+    } else {
+      std::cout << fmt::format(
+          "no choices stored: the store {} does not exist yet (tunekit "
+          "tune creates it)\n",
+          opened.path);
+    }
+    return;
+  }
+  const std::vector<StoredChoice> entries = opened.store->list(command.op);
+  if (command.json) {
+    Json all = Json::array();
+    for (const StoredChoice& c : entries) all.push_back(choice_json(c));
+    std::cout << all.dump(2) << '\n';
+    return;
+  }
+  if (entries.empty()) {
+    std::cout << fmt::format("the store {} is empty{}\n", opened.spec,
+                             command.op.empty() ? "" : fmt::format(" for op {}", command.op));
+    return;
+  }
+  std::vector<std::vector<std::string>> rows{
+      {"op", "key", "winner", "created", "budget_cut", "identity"}};
+  for (const StoredChoice& c : entries) {
+    rows.push_back({c.op, c.key, c.winner, iso_time(c.created_at), c.budget_cut ? "yes" : "no",
+                    short_digest(c.identity_digest)});
+  }
+  print_table(rows, "");
+  std::cout << fmt::format("{} stored choice{} in {}\n", entries.size(),
+                           entries.size() == 1 ? "" : "s", opened.spec);
+}
+
+// ---------------------------------------------------------------------------------------------
+// show
+
+void run_show(const CacheCommand& command) {
+  const OpenedStore opened = open_cache_store(command, /*create=*/false);
+  Store& store = require_existing(opened);
+  const std::vector<StoredChoice> entries = store.list();
+  KeyMatcher keys;
+  std::vector<const StoredChoice*> shown;
+  std::set<std::string> seen;
+  for (const std::string& what : command.what) {
+    const auto found = resolve(entries, what, /*ops=*/false, keys);
+    if (found.empty()) {
+      throw UsageError(fmt::format("no stored choice matches '{}' in {}: {}", what, opened.spec,
+                                   no_match_help(false)));
+    }
+    for (const StoredChoice* c : found)
+      if (seen.insert(c->identity_digest).second) shown.push_back(c);
+  }
+  if (command.json) {
+    Json all = Json::array();
+    for (const StoredChoice* c : shown) all.push_back(choice_json(*c));
+    std::cout << all.dump(2) << '\n';
+    return;
+  }
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    if (i > 0) std::cout << '\n';
+    print_choice(*shown[i]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// rm
+
+void run_rm(const CacheCommand& command) {
+  if (command.all == !command.what.empty()) {
+    throw UsageError(command.all ? "give either what to remove or --all, not both"
+                                 : "say what to remove (an identity digest or prefix, a key "
+                                   "digest, a key or an op name), or --all");
+  }
+  const OpenedStore opened = open_cache_store(command, /*create=*/false);
+  Store& store = require_existing(opened);
+  const std::vector<StoredChoice> entries = store.list();
+  std::vector<std::string> digests;  // full identity digests, each once
+  std::set<std::string> seen;
+  if (command.all) {
+    for (const StoredChoice& c : entries)
+      if (seen.insert(c.identity_digest).second) digests.push_back(c.identity_digest);
+    if (digests.empty()) {
+      std::cout << fmt::format("nothing to remove: the store {} is empty\n", opened.spec);
+      return;
+    }
+  } else {
+    KeyMatcher keys;
+    std::vector<std::string> unmatched;
+    for (const std::string& what : command.what) {
+      const auto found = resolve(entries, what, /*ops=*/true, keys);
+      if (found.empty()) unmatched.push_back(what);
+      for (const StoredChoice* c : found)
+        if (seen.insert(c->identity_digest).second) digests.push_back(c->identity_digest);
+    }
+    if (digests.empty()) {
+      std::string typed;
+      for (const std::string& what : unmatched)
+        typed += fmt::format("{}'{}'", typed.empty() ? "" : ", ", what);
+      throw UsageError(
+          fmt::format("nothing in {} matches {}: {}", opened.spec, typed, no_match_help(true)));
+    }
+    for (const std::string& what : unmatched)
+      std::cerr << fmt::format("tunekit: warning: '{}' matches no stored choice\n", what);
+  }
+  std::size_t removed = 0;
+  for (const std::string& digest : digests) removed += store.remove(digest);
+  std::cout << fmt::format("removed {} stored choice{} from {}\n", removed, removed == 1 ? "" : "s",
+                           opened.spec);
+  if (removed == 0) throw UsageError("nothing was removed (see the warning above)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// export
+
+void run_export(const CacheCommand& command) {
+  const OpenedStore opened = open_cache_store(command, /*create=*/false);
+  Store& store = require_existing(opened);
+  const std::vector<StoredChoice> entries = store.list(command.op);
+  if (entries.empty()) {
+    std::cerr << fmt::format("tunekit: nothing to export: the store {} is empty{}\n", opened.spec,
+                             command.op.empty() ? "" : fmt::format(" for op {}", command.op));
+    return;
+  }
+  // Entries that differ only in what an artifact does not record (toolchain, environment
+  // tags) map to one file: the newest wins.
+  struct Planned {
+    const StoredChoice* entry;
+    Artifact artifact;
+  };
+  std::vector<Planned> planned;
+  std::map<std::string, std::size_t> by_file;
+  std::size_t failed = 0;
+  for (const StoredChoice& c : entries) {
+    try {
+      Artifact artifact = artifact_from_stored(c);
+      const std::string file = artifact.file_name();
+      const auto [it, inserted] = by_file.try_emplace(file, planned.size());
+      if (inserted) {
+        planned.push_back({&c, std::move(artifact)});
+        continue;
+      }
+      Planned& kept = planned[it->second];
+      const StoredChoice* older = &c;
+      if (c.created_at > kept.entry->created_at) {
+        older = kept.entry;
+        kept = {&c, std::move(artifact)};
+      }
+      std::cerr << fmt::format(
+          "tunekit: not exporting {} ({} {}): a newer stored choice for the same op, key and "
+          "device is exported as {}\n",
+          short_digest(older->identity_digest), older->op, older->key, file);
+    } catch (const UsageError& e) {
+      ++failed;
+      std::cerr << fmt::format("tunekit: cannot export {} ({} {}): {}\n",
+                               short_digest(c.identity_digest), c.op, c.key, e.what());
+    }
+  }
+  std::size_t exported = 0;
+  for (const Planned& p : planned) {
+    try {
+      std::cout << write_artifact(command.dir, p.artifact) << '\n';
+      ++exported;
+    } catch (const UsageError& e) {
+      ++failed;
+      std::cerr << fmt::format("tunekit: cannot export {} ({} {}): {}\n",
+                               short_digest(p.entry->identity_digest), p.entry->op, p.entry->key,
+                               e.what());
+    }
+  }
+  std::cout.flush();
+  std::cerr << fmt::format("tunekit: exported {} artifact{} to {}{}\n", exported,
+                           exported == 1 ? "" : "s", command.dir,
+                           failed ? fmt::format("; {} could not be exported", failed) : "");
+  if (exported == 0 && failed > 0)
+    throw UsageError(fmt::format("nothing was exported from {}", opened.spec));
+}
+
+// ---------------------------------------------------------------------------------------------
+// import
+
+// The identity columns in the form the library writes them (docs/formats.md).
+std::string device_json(const DeviceIdentity& d) {
+  Json j;
+  j["backend"] = d.backend;
+  j["vendor"] = d.vendor;
+  j["product"] = d.product;
+  j["architecture"] = d.architecture;
+  j["features"] = d.features;
+  j["compute_units"] = d.compute_units;
+  j["memory_bytes"] = d.memory_bytes;
+  j["l1d_bytes"] = d.l1d_bytes;
+  j["l2_bytes"] = d.l2_bytes;
+  j["l3_bytes"] = d.l3_bytes;
+  j["driver"] = d.driver;
+  return j.dump();
+}
+
+std::string toolchain_json(const Toolchain& t) {
+  Json j;
+  j["tunekit_version"] = t.tunekit_version;
+  j["compiler"] = t.compiler;
+  j["runtimes"] = t.runtimes;
+  return j.dump();
+}
+
+std::string environment_json(const EnvironmentTags& tags) {
+  Json j = Json::object();
+  for (const auto& [name, value] : tags) j[name] = value;
+  return j.dump();
+}
+
+// Why an artifact cannot be imported for this machine, or nullopt when it can; sets *index
+// to the candidate it names and *key to the key as `tune` would parse it.
+std::optional<std::string> check_artifact(const Artifact& artifact, const OpBase& op,
+                                          const DeviceIdentity& device, std::size_t& index,
+                                          Key& key) {
+  if (artifact.product != device.product || artifact.architecture != device.architecture ||
+      artifact.compute_units != device.compute_units) {
+    return fmt::format(
+        "it is for device '{}' ({}, {} compute units); this machine is '{}' ({}, {} compute "
+        "units)",
+        artifact.product, artifact.architecture, artifact.compute_units, device.product,
+        device.architecture, device.compute_units);
+  }
+  try {
+    key = op.parse_shape(artifact.key.text());  // defaults filled, fields ordered, checked
+  } catch (const UsageError& e) {
+    return fmt::format("its key {} does not fit op '{}': {}", artifact.key.text(), op.name(),
+                       e.what());
+  }
+  const auto found = op.find(artifact.candidate);
+  if (!found) return fmt::format("op '{}' has no candidate '{}'", op.name(), artifact.candidate);
+  index = *found;
+  const Config& declared = op.candidates()[index].config;
+  for (const Field& f : artifact.config.fields()) {
+    if (key.find(f.name)) continue;  // a key axis: the key wins
+    const Value* mine = declared.find(f.name);
+    if (!mine || !(*mine == f.value)) {
+      return fmt::format("parameter {}={} disagrees with candidate '{}' ({})", f.name,
+                         f.value.text(), artifact.candidate, declared.text());
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return text;
+}
+
+void run_import(const CacheCommand& command) {
+  std::error_code ec;
+  if (!fs::is_directory(command.dir, ec)) {
+    throw UsageError(fmt::format("cannot import from '{}': not a directory", command.dir));
+  }
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(command.dir, ec)) {
+    const fs::path& p = entry.path();
+    std::error_code file_ec;
+    if (p.extension() == ".json" && p.filename().string().front() != '.' &&
+        entry.is_regular_file(file_ec)) {
+      files.push_back(p);
+    }
+  }
+  if (ec) throw UsageError(fmt::format("cannot list '{}': {}", command.dir, ec.message()));
+  std::sort(files.begin(), files.end());
+
+  cpu::CpuDevice device;
+  const DeviceIdentity& here = device.identity();
+  if (!here.known) {
+    throw UsageError(
+        "cannot import: this machine's device identity could not be read, so tunekit neither "
+        "stores nor serves choices here");
+  }
+  const OpenedStore opened = open_cache_store(command, /*create=*/true);
+  Store& store = *opened.store;
+  if (files.empty()) {
+    std::cout << fmt::format("no *.json files in {}: nothing imported\n", command.dir);
+    return;
+  }
+  // Identities are computed as `tune` computes them: a plain tuner (no tags, the default
+  // numerics policy) on this device, ops built with the same thread pool.
+  Tuner tuner(device, TunerOptions{});
+  cpu::ThreadPool pool(command.threads);
+  std::map<std::string, std::unique_ptr<OpBase>> ops;
+
+  std::size_t imported = 0;
+  std::size_t skipped = 0;
+  auto skip = [&](const fs::path& path, const std::string& why) {
+    ++skipped;
+    std::cerr << fmt::format("tunekit: skipping artifact {}: {}\n", path.string(), why);
+  };
+  for (const fs::path& path : files) {
+    const std::optional<std::string> text = read_text(path);
+    if (!text) {
+      skip(path, "unreadable");
+      continue;
+    }
+    Artifact artifact;
+    try {
+      artifact = Artifact::parse(*text);
+    } catch (const std::exception& e) {
+      skip(path, e.what());
+      continue;
+    }
+    auto& op = ops[artifact.name];
+    if (!op) {
+      try {
+        op = find_builtin_op(artifact.name).make(pool);
+      } catch (const UsageError& e) {
+        ops.erase(artifact.name);
+        skip(path, e.what());
+        continue;
+      }
+    }
+    std::size_t index = 0;
+    Key key;
+    if (auto why = check_artifact(artifact, *op, here, index, key)) {
+      skip(path, *why);
+      continue;
+    }
+    const Identity id = tuner.identity(*op, key);
+    StoredChoice c;
+    c.identity_digest = id.digest().hex();
+    c.op = op->name();
+    c.key = key.text();
+    c.key_digest = key.digest().hex();
+    c.device = device_json(id.device);
+    c.toolchain = toolchain_json(id.toolchain);
+    c.environment = environment_json(id.environment);
+    c.numerics_policy = std::string(to_string(id.numerics_policy));
+    c.candidates = id.candidates.hex();
+    c.winner = op->candidates()[index].name;
+    c.winner_config = op->candidates()[index].config.text();
+    c.evidence = artifact.evidence.empty() ? "[]" : artifact.evidence;
+    c.measured = true;
+    c.budget_cut = false;
+    c.created_at = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+    c.tunekit_version = id.toolchain.tunekit_version;
+    const bool replaced = store.find(c.identity_digest).has_value();
+    store.put(c);
+    const auto kept = store.find(c.identity_digest);
+    if (!kept || kept->winner != c.winner) {
+      skip(path, "the store did not keep it (see the warning above)");
+      continue;
+    }
+    ++imported;
+    std::cout << fmt::format("imported {}: {} {} -> {}{}\n", path.filename().string(), c.op, c.key,
+                             c.winner, replaced ? " (replaced the stored choice)" : "");
+  }
+  std::cout << fmt::format("imported {}, skipped {} from {} into {}\n", imported, skipped,
+                           command.dir, opened.spec);
+  std::cout.flush();
+  if (imported == 0 && skipped > 0)
+    throw UsageError(fmt::format("nothing was imported from {}", command.dir));
+}
+
+}  // namespace
+
+void register_cache(CLI::App& app) {
+  auto command = std::make_shared<CacheCommand>();
+  CLI::App* cache = app.add_subcommand(
+      "cache", "Look at, remove, export and import the stored choices (the tuning cache)");
+  cache->require_subcommand(1);
+  const std::string store_help =
+      "The store: sqlite:PATH (default: choices.db under $TUNEKIT_CACHE_DIR, else "
+      "$XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit)";
+
+  CLI::App* ls = cache->add_subcommand("ls", "List the stored choices, one line each");
+  ls->add_option("--op", command->op, "Only this op's choices");
+  ls->add_flag("--json", command->json, "Every field of every entry as JSON");
+  ls->add_option("--store", command->store, store_help);
+  ls->callback([command] { run_ls(*command); });
+
+  CLI::App* show = cache->add_subcommand(
+      "show", "Show stored choices in full: identity in clear and every candidate's reading");
+  show->add_option("what", command->what,
+                   "An identity digest (or a prefix of at least 6 hex digits), a key digest, or "
+                   "a key")
+      ->required();
+  show->add_flag("--json", command->json, "Write the entries as JSON");
+  show->add_option("--store", command->store, store_help);
+  show->callback([command] { run_show(*command); });
+
+  CLI::App* rm = cache->add_subcommand("rm", "Remove stored choices");
+  rm->add_option("what", command->what,
+                 "Identity digests (or prefixes of at least 6 hex digits), key digests, keys or "
+                 "op names");
+  rm->add_flag("--all", command->all, "Remove every stored choice");
+  rm->add_option("--store", command->store, store_help);
+  rm->callback([command] { run_rm(*command); });
+
+  CLI::App* exp = cache->add_subcommand(
+      "export", "Write one deployable artifact per stored choice (see TUNEKIT_ARTIFACT_DIR)");
+  exp->add_option("--dir", command->dir, "The directory to write the artifacts in")->required();
+  exp->add_option("--op", command->op, "Only this op's choices");
+  exp->add_option("--store", command->store, store_help);
+  exp->callback([command] { run_export(*command); });
+
+  CLI::App* imp = cache->add_subcommand(
+      "import", "Store the choices of the artifacts (*.json) in a directory that fit this machine");
+  imp->add_option("dir", command->dir, "The directory holding the artifacts")->required();
+  imp->add_option("--threads,-t", command->threads,
+                  "Worker threads the ops are built for, as given to 'tune' (0: one per core)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  imp->add_option("--store", command->store, store_help);
+  imp->callback([command] { run_import(*command); });
+}
+
+}  // namespace tunekit::cli

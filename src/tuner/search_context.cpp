@@ -216,8 +216,8 @@ void SearchContext::confirm() {
   auto window_for = [&](std::size_t i) {
     TimingOptions t = timing_options();
     t.warmup = 0;
-    t.repeats_floor = 3;  // each side of a pair: the median of three launches (batches)
-    t.max_runs = 3;
+    t.repeats_floor = 5;  // each side of a pair: the median of five launches (batches)
+    t.max_runs = 5;
     t.sample_budget = 0;
     t.hopeless_against = 0;
     t.on_call = nullptr;

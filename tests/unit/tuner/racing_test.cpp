@@ -1,0 +1,106 @@
+// Racing (src/tuner/racing_search.cpp) against a fake device with known time distributions.
+#include <gtest/gtest.h>
+
+#include "fakes/fake_device.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+const CandidateReport& find(const TuneReport& r, const std::string& name) {
+  for (const auto& c : r.candidates)
+    if (c.name == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+void set_up(fakes::FakeDevice& dev, double jitter) {
+  dev.behaviour["def"] = {.seconds = 1.00e-3, .jitter = jitter};
+  dev.behaviour["best"] = {.seconds = 0.80e-3, .jitter = jitter};
+  dev.behaviour["close"] = {.seconds = 0.86e-3, .jitter = jitter};
+  dev.behaviour["slow"] = {.seconds = 2.0e-3, .jitter = jitter};
+  dev.behaviour["slower"] = {.seconds = 4.0e-3, .jitter = jitter};
+}
+
+TEST(Racing, DropsClearlySlowerCandidatesEarly) {
+  fakes::FakeDevice dev;
+  set_up(dev, 0.05);
+  auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
+  TunerOptions o;
+  o.search = "racing";
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(r.winner_name, "best");
+  EXPECT_EQ(r.search, "racing");
+  // The slow ones were dropped at the first check (8 samples); the leaders ran longer.
+  EXPECT_EQ(find(r, "slow").timing->samples.size(), 8u);
+  EXPECT_EQ(find(r, "slower").timing->samples.size(), 8u);
+  EXPECT_GT(find(r, "best").timing->samples.size(), 8u);
+  EXPECT_TRUE(find(r, "slow").outcome.ok());  // dropped, not failed: its reading is kept
+}
+
+TEST(Racing, PicksTheTrueBestIn99PercentOf1000SeededRuns) {
+  int right = 0;
+  long samples_on_slow = 0;
+  long samples_total = 0;
+  for (int seed = 0; seed < 1000; ++seed) {
+    fakes::FakeDevice dev;
+    dev.rng.seed(static_cast<std::uint64_t>(seed));
+    set_up(dev, 0.15);  // +-15 % uniform noise on every reading
+    auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
+    TunerOptions o;
+    o.search = "racing";
+    TuneReport r;
+    Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+    right += r.winner_name == "best";
+    for (const auto& c : r.candidates) {
+      if (!c.timing) continue;
+      samples_total += static_cast<long>(c.timing->samples.size());
+      if (c.name == "slow" || c.name == "slower")
+        samples_on_slow += static_cast<long>(c.timing->samples.size());
+    }
+  }
+  EXPECT_GE(right, 990) << "true best picked in " << right << " of 1000 runs";
+  // The two slow candidates took a small share of all samples.
+  EXPECT_LT(static_cast<double>(samples_on_slow) / static_cast<double>(samples_total), 0.25);
+}
+
+TEST(Racing, ShortCircuitLimitAndBadOptions) {
+  fakes::FakeDevice dev;
+  set_up(dev, 0.0);
+  auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
+  TunerOptions o;
+  o.search = "racing:min_samples=4,round=4";
+  o.limit = 0.9e-3;  // "best" is already good enough at the first check
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(r.winner_name, "best");
+  EXPECT_EQ(find(r, "best").timing->samples.size(), 4u);
+
+  TunerOptions bad;
+  bad.search = "racing:rounds=4";
+  EXPECT_THROW(Tuner(dev, bad), UsageError);
+  bad.search = "bogus";
+  EXPECT_THROW(Tuner(dev, bad), UsageError);
+  bad.search = "racing:z=abc";
+  EXPECT_THROW(Tuner(dev, bad), UsageError);
+}
+
+TEST(Racing, FailuresAndTiesBehaveAsInExhaustive) {
+  fakes::FakeDevice dev;
+  dev.behaviour["def"].seconds = 1.00e-3;
+  dev.behaviour["tie"].seconds = 0.99e-3;  // inside the 2 % band: the default wins
+  dev.behaviour["wrong"] = {.seconds = 1e-5, .wrong = true};
+  dev.behaviour["throws"] = {.seconds = 1e-5, .throw_at_launch = true};
+  auto op = fakes::make_fake_op(dev, {"def", "tie", "wrong", "throws"}, "def");
+  TunerOptions o;
+  o.search = "racing";
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(r.winner_name, "def");
+  EXPECT_EQ(find(r, "wrong").outcome.status, Status::validation_failed);
+  EXPECT_EQ(find(r, "throws").outcome.status, Status::launch_failed);
+}
+
+}  // namespace
+}  // namespace tunekit

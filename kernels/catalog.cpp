@@ -13,7 +13,9 @@ const std::vector<CatalogEntry>& builtin_ops() {
   static const std::vector<CatalogEntry> entries{
       {"sgemm", "f32 matrix multiply C = A·B (row-major), naive to packed multithreaded",
        "m=256,n=256,k=256", kernels::make_sgemm_op},
-      {"softmax", "row-wise f32 softmax, two-pass or online, 1-16 lanes, threads",
+      {"softmax",
+       "row-wise f32 softmax: two-pass or online, std::exp or a vectorised polynomial exp, "
+       "1-16 lanes, threads",
        "rows=4096,cols=1024", kernels::make_softmax_op},
       {"rmsnorm", "row-wise f32 RMS normalisation with a weight vector, 1-16 lanes, threads",
        "rows=4096,cols=1024", kernels::make_rmsnorm_op},

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -381,9 +382,18 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
                 [](SgemmArgs& x) { sgemm_ikj(x); });
   // Every other candidate sums each dot product in a different order (or contracts
   // differently into FMAs) than ikj: reassociates.
-  op->candidate(
-      make_candidate("naive", Config{{"algo", "naive"}}, Numerics::reassociates, preference++),
-      [](SgemmArgs& x) { sgemm_naive(x); });
+  Candidate naive =
+      make_candidate("naive", Config{{"algo", "naive"}}, Numerics::reassociates, preference++);
+  // It strides down B's columns at about 1 GFLOP/s: one call at 8192³ would take ten minutes
+  // or more. Past 1024³ it declines, so a search stays bounded.
+  naive.eligible = [](const Key& key) -> std::optional<std::string> {
+    const double work = static_cast<double>(key.integer("m")) *
+                        static_cast<double>(key.integer("n")) *
+                        static_cast<double>(key.integer("k"));
+    if (work > 0x1p30) return "the naive loop is kept to m·n·k <= 1024³ (too slow beyond)";
+    return std::nullopt;
+  };
+  op->candidate(std::move(naive), [](SgemmArgs& x) { sgemm_naive(x); });
 
   struct Micro {
     int mr, nr;

@@ -1,5 +1,7 @@
 // tunekit tune <op> --shape k=v,... [--threads N] [--mode M] [--json] [--statistic S]
 //                   [--tie-band X] [--evict] [--quiet] [--store SPEC]
+//                   [--strategy exhaustive|racing[:opts]] [--timing isolated|queued]
+//                   [--limit SECONDS] [--numerics CLASS] [--confirm-pairs N]
 //                   [--save-artifact] [--artifact-dir D]
 #include <cstdlib>
 #include <filesystem>
@@ -36,6 +38,11 @@ struct TuneCommand {
   bool json = false;
   std::string reporter = "console";
   bool evict = false;
+  std::string strategy;
+  std::string timing;
+  double limit = 0;
+  std::string numerics;
+  int confirm_pairs = -1;
   bool quiet = false;
   std::string store;         // empty: the environment's SQLite file
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
@@ -159,6 +166,22 @@ void run_tune(const TuneCommand& command) {
   if (!command.statistic.empty()) options.statistic = statistic_from_string(command.statistic);
   if (command.tie_band_option->count() > 0) options.tie_band = command.tie_band;
   if (command.evict) options.evict = true;
+  if (!command.strategy.empty()) options.search = command.strategy;
+  if (!command.timing.empty()) {
+    if (command.timing != "isolated" && command.timing != "queued")
+      throw UsageError(
+          fmt::format("unknown --timing '{}': use isolated or queued", command.timing));
+    options.timing.mode = command.timing == "queued" ? TimingMode::queued : TimingMode::isolated;
+  }
+  options.limit = command.limit;
+  if (!command.numerics.empty()) {
+    auto policy = numerics_from_string(command.numerics);
+    if (!policy)
+      throw UsageError(fmt::format(
+          "unknown --numerics '{}': use bitwise, reassociates or approximate", command.numerics));
+    options.numerics_policy = *policy;
+  }
+  if (command.confirm_pairs >= 0) options.confirm_pairs = command.confirm_pairs;
   if (!command.store.empty()) options.store = resolve_store_spec(command.store);
   if (!command.artifact_dir.empty()) options.artifact_dir = command.artifact_dir;
   if (command.save_artifact && options.artifact_dir.empty()) {
@@ -217,6 +240,18 @@ void register_tune(CLI::App& app) {
   tune->add_option("--reporter", command->reporter, "Report format: console | json")
       ->capture_default_str();
   tune->add_flag("--evict", command->evict, "Flush the last-level cache before each sample");
+  tune->add_option("--strategy", command->strategy,
+                   "exhaustive | racing, with options after ':' (e.g. racing:round=4,z=1.96)");
+  tune->add_option("--timing", command->timing,
+                   "isolated (one launch per sample) | queued (calibrated batches)");
+  tune->add_option("--limit", command->limit,
+                   "Racing: stop once the leader is surely under this many seconds per call")
+      ->check(CLI::NonNegativeNumber);
+  tune->add_option("--numerics", command->numerics,
+                   "Most permissive numerics class admitted: bitwise | reassociates | approximate");
+  tune->add_option("--confirm-pairs", command->confirm_pairs,
+                   "A B B A pairs confirming a non-default winner (0: off; default 16)")
+      ->check(CLI::Range(0, 10000));
   tune->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
   tune->add_option("--store", command->store,
                    "Where choices are kept: sqlite:PATH, or none for memory only (default: "

@@ -43,12 +43,21 @@ Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& d
                        std::string_view candidate, std::string evidence = "[]");
 
 // The artifact for a stored choice (the CLI's `cache export`). ParseError when the entry's
-// key, device or config text cannot be read.
+// key text cannot be read; UsageError when its device identity (not a JSON object, no
+// product) or its winner's config text cannot be.
 Artifact artifact_from_stored(const StoredChoice& choice);
 
 // Writes dir/<file_name()> atomically (temp file + fsync + rename); returns the path.
 // UsageError for an unknown device, a name with a path separator or "..", or an unwritable dir.
 std::string write_artifact(const std::string& dir, const Artifact& artifact);
+
+// Why `artifact` must not be used for (op, key) on `device`, or nullopt when it may: it is
+// for another op name, another key, or another device (product, architecture or compute
+// units); it names a candidate the op lacks; or one of its config parameters disagrees with
+// that candidate's declared config. Parameters named like a key field are ignored: the key
+// wins. The reason reads as the end of "skipping artifact FILE: ...".
+std::optional<std::string> check_artifact(const Artifact& artifact, const OpBase& op,
+                                          const Key& key, const DeviceIdentity& device);
 
 // The candidate an artifact in `dir` picks for (op, key) on `device`, or nullopt. A missing
 // file is silent; an unreadable, malformed, mismatched (device, key, name) artifact, or one

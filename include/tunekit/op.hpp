@@ -97,6 +97,7 @@ class OpBase {
  protected:
   void add_candidate(Candidate candidate);
   void require_unsealed(std::string_view what) const;
+  void check_fields(const Key& key) const;
 
   std::string name_;
   int schema_version_;
@@ -107,6 +108,7 @@ class OpBase {
   std::function<std::string(const Key&)> default_of_key_;
   Tolerance tolerance_;
   std::function<Tolerance(const Key&)> tolerance_of_key_;
+  std::function<void(const Key&)> key_check_;
   bool has_reference_ = false;
   bool has_inputs_ = false;
 
@@ -120,6 +122,7 @@ template <class Args>
 class Op final : public OpBase {
  public:
   using Fn = std::function<void(Args&)>;
+  using OpBase::tolerance;  // the getter, beside the builder's setters
 
   Op(std::string name, int schema_version) : OpBase(std::move(name), schema_version) {}
 
@@ -130,6 +133,12 @@ class Op final : public OpBase {
   Op& key_field(KeyField field) {
     require_unsealed("key_field");
     key_schema_.push_back(std::move(field));
+    return *this;
+  }
+  // A check over the whole key beyond the per-field ranges (e.g. rows * cols bounded); it
+  // throws UsageError. check_key and parse_shape run it.
+  Op& key_check(std::function<void(const Key&)> fn) {
+    key_check_ = std::move(fn);
     return *this;
   }
   Op& key(std::function<Key(const Args&)> fn) {

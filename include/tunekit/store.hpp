@@ -1,6 +1,8 @@
 // Store: persistent choices per identity (DESIGN §8). An interface of a few methods; the
 // embedded SQLite store is the default. Stores are opened by a spec string:
-//   "sqlite:/path/to/file.db"  "sqlite" (the default location)  "none" (memory only)
+//   "sqlite:/path/to/file.db"   "none" or "memory" (memory only: no store)
+// A bare "sqlite" is not a spec open_store takes (it is a UsageError); the CLI resolves it,
+// and an empty --store, to "sqlite:" + default_store_path(...) before opening.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,13 @@ struct StoredChoice {
   std::int64_t created_at = 0;  // unix seconds
   std::string tunekit_version;
 };
+
+// The entry recording `winner` (its Config text `winner_config`) as the measured choice for
+// `identity`: every field filled, the identity columns in clear (device, toolchain and
+// environment as JSON objects, digests as hex), `evidence` (a JSON array) as given,
+// created_at now (unix seconds), tunekit_version from identity.toolchain, measured true.
+StoredChoice make_stored_choice(const Identity& identity, std::string winner,
+                                std::string winner_config, std::string evidence, bool budget_cut);
 
 using WarningSink = std::function<void(std::string_view)>;
 

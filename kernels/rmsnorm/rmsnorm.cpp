@@ -153,6 +153,18 @@ RmsnormArgs make_rmsnorm_args(std::size_t rows, std::size_t cols) {
   return args;
 }
 
+// dtype and the element budget: refused before anything is allocated.
+static void check_rmsnorm_key(const Key& key) {
+  if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
+    throw UsageError("rmsnorm: only dtype=f32 is implemented");
+  }
+  const std::size_t rows = dimension(key, "rows"), cols = dimension(key, "cols");
+  if (rows * cols > static_cast<std::size_t>(kRmsnormMaxElements)) {
+    throw UsageError("rmsnorm: rows*cols=" + std::to_string(rows * cols) +
+                     " exceeds the limit of " + std::to_string(kRmsnormMaxElements) + " elements");
+  }
+}
+
 std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
   auto op = std::make_unique<Op<RmsnormArgs>>("rmsnorm", 1);
   op->describe(
@@ -168,17 +180,10 @@ std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
                    {"cols", static_cast<std::int64_t>(a.cols)},
                    {"dtype", "f32"}};
       })
+      .key_check([](const Key& key) { check_rmsnorm_key(key); })
       .inputs([](const Key& key) {
-        if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
-          throw UsageError("rmsnorm: only dtype=f32 is implemented");
-        }
-        const std::size_t rows = dimension(key, "rows"), cols = dimension(key, "cols");
-        if (rows * cols > static_cast<std::size_t>(kRmsnormMaxElements)) {
-          throw UsageError("rmsnorm: rows*cols=" + std::to_string(rows * cols) +
-                           " exceeds the limit of " + std::to_string(kRmsnormMaxElements) +
-                           " elements");
-        }
-        return make_rmsnorm_args(rows, cols);
+        check_rmsnorm_key(key);
+        return make_rmsnorm_args(dimension(key, "rows"), dimension(key, "cols"));
       })
       .outputs(
           [](RmsnormArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.y))}; })

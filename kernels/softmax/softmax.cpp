@@ -254,6 +254,18 @@ SoftmaxArgs make_softmax_args(std::size_t rows, std::size_t cols) {
   return args;
 }
 
+// dtype and the element budget: refused before anything is allocated.
+static void check_softmax_key(const Key& key) {
+  if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
+    throw UsageError("softmax: only dtype=f32 is implemented");
+  }
+  const std::size_t rows = dimension(key, "rows"), cols = dimension(key, "cols");
+  if (rows * cols > static_cast<std::size_t>(kSoftmaxMaxElements)) {
+    throw UsageError("softmax: rows*cols=" + std::to_string(rows * cols) +
+                     " exceeds the limit of " + std::to_string(kSoftmaxMaxElements) + " elements");
+  }
+}
+
 std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
   auto op = std::make_unique<Op<SoftmaxArgs>>("softmax", 1);
   op->describe(
@@ -270,17 +282,10 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
                    {"cols", static_cast<std::int64_t>(a.cols)},
                    {"dtype", "f32"}};
       })
+      .key_check([](const Key& key) { check_softmax_key(key); })
       .inputs([](const Key& key) {
-        if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
-          throw UsageError("softmax: only dtype=f32 is implemented");
-        }
-        const std::size_t rows = dimension(key, "rows"), cols = dimension(key, "cols");
-        if (rows * cols > static_cast<std::size_t>(kSoftmaxMaxElements)) {
-          throw UsageError("softmax: rows*cols=" + std::to_string(rows * cols) +
-                           " exceeds the limit of " + std::to_string(kSoftmaxMaxElements) +
-                           " elements");
-        }
-        return make_softmax_args(rows, cols);
+        check_softmax_key(key);
+        return make_softmax_args(dimension(key, "rows"), dimension(key, "cols"));
       })
       .outputs(
           [](SoftmaxArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.y))}; })

@@ -161,16 +161,21 @@ Artifact artifact_from_stored(const StoredChoice& choice) {
   Artifact a;
   a.name = choice.op;
   check_name(a.name);
-  a.key = Key::parse(choice.key);
+  a.key = Key::parse(choice.key);  // ParseError: an unreadable key text
   Json device = Json::parse(choice.device, nullptr, false);
   if (device.is_discarded() || !device.is_object())
-    throw ParseError("stored device identity is not a JSON object", 0);
+    throw UsageError("stored device identity is not a JSON object");
   a.product = device.value("product", "");
   a.architecture = device.value("architecture", "");
   a.compute_units = device.value("compute_units", 0);
-  if (a.product.empty()) throw ParseError("stored device identity has no product", 0);
+  if (a.product.empty()) throw UsageError("stored device identity has no product");
   a.candidate = choice.winner;
-  a.config = Config::parse(choice.winner_config);
+  try {
+    a.config = Config::parse(choice.winner_config);
+  } catch (const UsageError& e) {
+    throw UsageError("stored winner config '" + choice.winner_config +
+                     "' cannot be read: " + e.what());
+  }
   a.evidence = choice.evidence;
   return a;
 }
@@ -213,6 +218,29 @@ std::string write_artifact(const std::string& dir, const Artifact& artifact) {
   return final_path.string();
 }
 
+std::optional<std::string> check_artifact(const Artifact& artifact, const OpBase& op,
+                                          const Key& key, const DeviceIdentity& device) {
+  if (artifact.name != op.name()) return "it is for op '" + artifact.name + "'";
+  if (!(artifact.key == key)) return "it is for key " + artifact.key.text();
+  if (artifact.product != device.product || artifact.architecture != device.architecture ||
+      artifact.compute_units != device.compute_units) {
+    return "it is for device '" + artifact.product + "' (" + artifact.architecture + ", " +
+           std::to_string(artifact.compute_units) + " compute units)";
+  }
+  const auto index = op.find(artifact.candidate);
+  if (!index) return "op '" + op.name() + "' has no candidate '" + artifact.candidate + "'";
+  const Config& declared = op.candidates()[*index].config;
+  for (const Field& f : artifact.config.fields()) {
+    if (key.find(f.name)) continue;  // a key axis: the key wins
+    const Value* mine = declared.find(f.name);
+    if (!mine || !(*mine == f.value)) {
+      return "parameter " + f.name + "=" + f.value.text() + " disagrees with candidate '" +
+             artifact.candidate + "' (" + declared.text() + ")";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::size_t> find_artifact_choice(const std::string& dir, const OpBase& op,
                                                 const Key& key, const DeviceIdentity& device,
                                                 const WarningSink& warn) {
@@ -245,25 +273,8 @@ std::optional<std::size_t> find_artifact_choice(const std::string& dir, const Op
   } catch (const UsageError& e) {
     return skip(e.what());
   }
-  if (found.name != wanted.name) return skip("it is for op '" + found.name + "'");
-  if (!(found.key == key)) return skip("it is for key " + found.key.text());
-  if (found.product != wanted.product || found.architecture != wanted.architecture ||
-      found.compute_units != wanted.compute_units) {
-    return skip("it is for device '" + found.product + "' (" + found.architecture + ", " +
-                std::to_string(found.compute_units) + " compute units)");
-  }
-  auto index = op.find(found.candidate);
-  if (!index) return skip("op '" + op.name() + "' has no candidate '" + found.candidate + "'");
-  const Config& declared = op.candidates()[*index].config;
-  for (const Field& f : found.config.fields()) {
-    if (key.find(f.name)) continue;  // a key axis: the key wins
-    const Value* mine = declared.find(f.name);
-    if (!mine || !(*mine == f.value)) {
-      return skip("parameter " + f.name + "=" + f.value.text() + " disagrees with candidate '" +
-                  found.candidate + "' (" + declared.text() + ")");
-    }
-  }
-  return index;
+  if (auto why = check_artifact(found, op, key, device)) return skip(*why);
+  return op.find(found.candidate);
 }
 
 }  // namespace tunekit

@@ -47,6 +47,11 @@ Tolerance OpBase::tolerance(const Key& key) const {
 }
 
 void OpBase::check_key(const Key& key) const {
+  check_fields(key);
+  if (key_check_) key_check_(key);
+}
+
+void OpBase::check_fields(const Key& key) const {
   if (key_schema_.empty()) return;
   for (const auto& f : key.fields()) {
     auto it = std::find_if(key_schema_.begin(), key_schema_.end(),

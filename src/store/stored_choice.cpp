@@ -2,13 +2,16 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "report/json_reporter.hpp"
 
-namespace tunekit::detail {
+namespace tunekit {
+namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The identity columns in the form the store keeps them (docs/formats.md).
 std::string device_json(const DeviceIdentity& d) {
   Json j;
   j["backend"] = d.backend;
@@ -39,8 +42,10 @@ std::string environment_json(const EnvironmentTags& tags) {
   return j.dump();
 }
 
-StoredChoice make_stored_choice(const Identity& identity, const TuneReport& report,
-                                const std::string& winner_config, bool budget_cut) {
+}  // namespace
+
+StoredChoice make_stored_choice(const Identity& identity, std::string winner,
+                                std::string winner_config, std::string evidence, bool budget_cut) {
   StoredChoice c;
   c.identity_digest = identity.digest().hex();
   c.op = identity.op;
@@ -51,9 +56,9 @@ StoredChoice make_stored_choice(const Identity& identity, const TuneReport& repo
   c.environment = environment_json(identity.environment);
   c.numerics_policy = std::string(to_string(identity.numerics_policy));
   c.candidates = identity.candidates.hex();
-  c.winner = report.winner_name;
-  c.winner_config = winner_config;
-  c.evidence = report_json(report)["candidates"].dump();
+  c.winner = std::move(winner);
+  c.winner_config = std::move(winner_config);
+  c.evidence = std::move(evidence);
   c.measured = true;
   c.budget_cut = budget_cut;
   c.created_at = std::chrono::duration_cast<std::chrono::seconds>(
@@ -63,4 +68,13 @@ StoredChoice make_stored_choice(const Identity& identity, const TuneReport& repo
   return c;
 }
 
-}  // namespace tunekit::detail
+namespace detail {
+
+StoredChoice make_stored_choice(const Identity& identity, const TuneReport& report,
+                                const std::string& winner_config, bool budget_cut) {
+  return tunekit::make_stored_choice(identity, report.winner_name, winner_config,
+                                     report_json(report)["candidates"].dump(), budget_cut);
+}
+
+}  // namespace detail
+}  // namespace tunekit

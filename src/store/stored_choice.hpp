@@ -1,4 +1,5 @@
-// Building a StoredChoice from a search: identity fields in clear, evidence as JSON.
+// Building a StoredChoice from a search report (the public make_stored_choice in
+// tunekit/store.hpp builds it from its parts).
 #pragma once
 
 #include <string>
@@ -9,11 +10,8 @@
 
 namespace tunekit::detail {
 
-std::string device_json(const DeviceIdentity& device);
-std::string toolchain_json(const Toolchain& toolchain);
-std::string environment_json(const EnvironmentTags& tags);
-
-// The entry for a measured search. `winner_config` is the winner's Config text.
+// The entry for a measured search: the report's winner, every candidate's reading as the
+// evidence. `winner_config` is the winner's Config text.
 StoredChoice make_stored_choice(const Identity& identity, const TuneReport& report,
                                 const std::string& winner_config, bool budget_cut);
 

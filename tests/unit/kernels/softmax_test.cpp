@@ -19,10 +19,12 @@ TEST(Softmax, RefusesHostileShapes) {
   EXPECT_THROW(op->parse_shape("rows=1000000000000,cols=1"), UsageError);
   EXPECT_THROW(op->parse_shape("rows=4,cols=0"), UsageError);
   EXPECT_THROW(op->parse_shape("rows=4,cols=16777217"), UsageError);
-  // Each field in range, the product (2^48 elements) not: refused before allocating.
-  const Key huge = op->parse_shape("rows=16777216,cols=16777216");
-  EXPECT_THROW(op->make_workload(huge), UsageError);
-  EXPECT_THROW(op->make_workload(op->parse_shape("rows=2,cols=2,dtype=bf16")), UsageError);
+  // Each field in range, the product (2^48 elements) not: refused by the key check, before
+  // anything is allocated, and by the input generator should a key bypass the check.
+  EXPECT_THROW(op->parse_shape("rows=16777216,cols=16777216"), UsageError);
+  EXPECT_THROW(op->parse_shape("rows=2,cols=2,dtype=bf16"), UsageError);
+  EXPECT_THROW(op->make_workload(Key{{"rows", 16777216}, {"cols", 16777216}, {"dtype", "f32"}}),
+               UsageError);
 }
 
 TEST(Softmax, KeyOfArgsMatchesTheParsedShape) {
@@ -88,3 +90,15 @@ TEST(Softmax, UnsupportedPlansAreRefused) {
 
 }  // namespace
 }  // namespace tunekit::kernels
+
+namespace tunekit {
+namespace {
+TEST(SoftmaxKeyCheck, ElementBudgetIsRefusedByParseShape) {
+  cpu::ThreadPool pool(1);
+  auto op = kernels::make_softmax_op(pool);
+  EXPECT_THROW(op->parse_shape("rows=100000,cols=100000"), UsageError);
+  EXPECT_THROW(op->parse_shape("rows=4,cols=4,dtype=f16"), UsageError);
+  EXPECT_NO_THROW(op->parse_shape("rows=4,cols=4"));
+}
+}  // namespace
+}  // namespace tunekit

@@ -7,16 +7,12 @@
 //   tunekit cache import D [--threads N]
 //
 // Every command takes --store SPEC (default: the environment's SQLite file, as `tune` uses).
+// export and import are in cache_transfer.cpp, what they share with these in cache_common.hpp.
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,101 +27,24 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "commands/cache_common.hpp"
 #include "commands/commands.hpp"
-#include "tunekit/artifact.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
-#include "tunekit/identity.hpp"
 #include "tunekit/store.hpp"
-#include "tunekit/tuner.hpp"
 
 namespace tunekit::cli {
-
-std::string resolve_store_spec(const std::string& given) {
-  if (given.empty() || given == "sqlite")
-    return "sqlite:" + default_store_path([](const char* name) { return std::getenv(name); });
-  return given;
-}
-
+namespace cache_cmd {
 namespace {
 
 using Json = nlohmann::ordered_json;
-namespace fs = std::filesystem;
 
-constexpr std::size_t kMinPrefix = 6;     // hex digits of a usable identity-digest prefix
-constexpr std::size_t kDigestHex = 32;    // XXH3-128
-constexpr std::size_t kShortDigest = 12;  // what `ls` shows
-
-struct CacheCommand {
-  std::string store;  // --store; empty: the environment's SQLite file
-  bool json = false;
-  std::string op;                 // --op filter (ls, export)
-  std::vector<std::string> what;  // show / rm arguments
-  bool all = false;               // rm --all
-  std::string dir;                // export --dir, import D
-  int threads = 0;                // import: the pool the ops are built with (as tune)
-};
-
-void warn_to_stderr(std::string_view message) {
-  std::cerr << message << '\n';
-}
-
-// ---------------------------------------------------------------------------------------------
-// Opening the store
-
-struct OpenedStore {
-  std::unique_ptr<Store> store;  // nullptr when the file does not exist (and was not created)
-  std::string spec;
-  std::string path;  // the SQLite file, when the spec names one
-};
-
-// Opens the store the command names. With `create` false a missing SQLite file is not
-// created: `store` stays null and the caller says so. An unusable file is a UsageError (the
-// library has already warned, naming the file and why).
-OpenedStore open_cache_store(const CacheCommand& command, bool create) {
-  OpenedStore opened;
-  opened.spec = resolve_store_spec(command.store);
-  if (opened.spec == "none" || opened.spec == "memory") {
-    throw UsageError(fmt::format(
-        "--store {}: the cache commands work on a persistent store; use sqlite:PATH or leave "
-        "--store out for the default file",
-        opened.spec));
-  }
-  if (opened.spec.rfind("sqlite:", 0) == 0) opened.path = opened.spec.substr(7);
-  std::error_code ec;
-  if (!create && !opened.path.empty() && !fs::exists(opened.path, ec)) return opened;
-  try {
-    opened.store = open_store(opened.spec, warn_to_stderr);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("--store: {}", e.what()));
-  }
-  if (!opened.store) {
-    throw UsageError(
-        fmt::format("cannot use the store {} (see the warning above); pass --store sqlite:PATH "
-                    "to use another file",
-                    opened.spec));
-  }
-  return opened;
-}
-
-// For commands that have nothing to work on without an existing store.
-Store& require_existing(const OpenedStore& opened) {
-  if (!opened.store) {
-    throw UsageError(fmt::format(
-        "there is no store at {}: nothing has been tuned with it yet (set TUNEKIT_CACHE_DIR or "
-        "pass --store sqlite:PATH to use another one)",
-        opened.path));
-  }
-  return *opened.store;
-}
+constexpr std::size_t kMinPrefix = 6;   // hex digits of a usable identity-digest prefix
+constexpr std::size_t kDigestHex = 32;  // XXH3-128
 
 // ---------------------------------------------------------------------------------------------
 // Rendering stored choices
-
-std::string short_digest(const std::string& digest) {
-  return digest.substr(0, std::min(digest.size(), kShortDigest));
-}
 
 std::string iso_time(std::int64_t unix_seconds) {
   const std::time_t t = static_cast<std::time_t>(unix_seconds);
@@ -524,260 +443,11 @@ void run_rm(const CacheCommand& command) {
   if (removed == 0) throw UsageError("nothing was removed (see the warning above)");
 }
 
-// ---------------------------------------------------------------------------------------------
-// export
-
-void run_export(const CacheCommand& command) {
-  const OpenedStore opened = open_cache_store(command, /*create=*/false);
-  Store& store = require_existing(opened);
-  const std::vector<StoredChoice> entries = store.list(command.op);
-  if (entries.empty()) {
-    std::cerr << fmt::format("tunekit: nothing to export: the store {} is empty{}\n", opened.spec,
-                             command.op.empty() ? "" : fmt::format(" for op {}", command.op));
-    return;
-  }
-  // Entries that differ only in what an artifact does not record (toolchain, environment
-  // tags) map to one file: the newest wins.
-  struct Planned {
-    const StoredChoice* entry;
-    Artifact artifact;
-  };
-  std::vector<Planned> planned;
-  std::map<std::string, std::size_t> by_file;
-  std::size_t failed = 0;
-  for (const StoredChoice& c : entries) {
-    try {
-      Artifact artifact = artifact_from_stored(c);
-      const std::string file = artifact.file_name();
-      const auto [it, inserted] = by_file.try_emplace(file, planned.size());
-      if (inserted) {
-        planned.push_back({&c, std::move(artifact)});
-        continue;
-      }
-      Planned& kept = planned[it->second];
-      const StoredChoice* older = &c;
-      if (c.created_at > kept.entry->created_at) {
-        older = kept.entry;
-        kept = {&c, std::move(artifact)};
-      }
-      std::cerr << fmt::format(
-          "tunekit: not exporting {} ({} {}): a newer stored choice for the same op, key and "
-          "device is exported as {}\n",
-          short_digest(older->identity_digest), older->op, older->key, file);
-    } catch (const UsageError& e) {
-      ++failed;
-      std::cerr << fmt::format("tunekit: cannot export {} ({} {}): {}\n",
-                               short_digest(c.identity_digest), c.op, c.key, e.what());
-    }
-  }
-  std::size_t exported = 0;
-  for (const Planned& p : planned) {
-    try {
-      std::cout << write_artifact(command.dir, p.artifact) << '\n';
-      ++exported;
-    } catch (const UsageError& e) {
-      ++failed;
-      std::cerr << fmt::format("tunekit: cannot export {} ({} {}): {}\n",
-                               short_digest(p.entry->identity_digest), p.entry->op, p.entry->key,
-                               e.what());
-    }
-  }
-  std::cout.flush();
-  std::cerr << fmt::format("tunekit: exported {} artifact{} to {}{}\n", exported,
-                           exported == 1 ? "" : "s", command.dir,
-                           failed ? fmt::format("; {} could not be exported", failed) : "");
-  if (exported == 0 && failed > 0)
-    throw UsageError(fmt::format("nothing was exported from {}", opened.spec));
-}
-
-// ---------------------------------------------------------------------------------------------
-// import
-
-// The identity columns in the form the library writes them (docs/formats.md).
-std::string device_json(const DeviceIdentity& d) {
-  Json j;
-  j["backend"] = d.backend;
-  j["vendor"] = d.vendor;
-  j["product"] = d.product;
-  j["architecture"] = d.architecture;
-  j["features"] = d.features;
-  j["compute_units"] = d.compute_units;
-  j["memory_bytes"] = d.memory_bytes;
-  j["l1d_bytes"] = d.l1d_bytes;
-  j["l2_bytes"] = d.l2_bytes;
-  j["l3_bytes"] = d.l3_bytes;
-  j["driver"] = d.driver;
-  return j.dump();
-}
-
-std::string toolchain_json(const Toolchain& t) {
-  Json j;
-  j["tunekit_version"] = t.tunekit_version;
-  j["compiler"] = t.compiler;
-  j["runtimes"] = t.runtimes;
-  return j.dump();
-}
-
-std::string environment_json(const EnvironmentTags& tags) {
-  Json j = Json::object();
-  for (const auto& [name, value] : tags) j[name] = value;
-  return j.dump();
-}
-
-// Why an artifact cannot be imported for this machine, or nullopt when it can; sets *index
-// to the candidate it names and *key to the key as `tune` would parse it.
-std::optional<std::string> check_artifact(const Artifact& artifact, const OpBase& op,
-                                          const DeviceIdentity& device, std::size_t& index,
-                                          Key& key) {
-  if (artifact.product != device.product || artifact.architecture != device.architecture ||
-      artifact.compute_units != device.compute_units) {
-    return fmt::format(
-        "it is for device '{}' ({}, {} compute units); this machine is '{}' ({}, {} compute "
-        "units)",
-        artifact.product, artifact.architecture, artifact.compute_units, device.product,
-        device.architecture, device.compute_units);
-  }
-  try {
-    key = op.parse_shape(artifact.key.text());  // defaults filled, fields ordered, checked
-  } catch (const UsageError& e) {
-    return fmt::format("its key {} does not fit op '{}': {}", artifact.key.text(), op.name(),
-                       e.what());
-  }
-  const auto found = op.find(artifact.candidate);
-  if (!found) return fmt::format("op '{}' has no candidate '{}'", op.name(), artifact.candidate);
-  index = *found;
-  const Config& declared = op.candidates()[index].config;
-  for (const Field& f : artifact.config.fields()) {
-    if (key.find(f.name)) continue;  // a key axis: the key wins
-    const Value* mine = declared.find(f.name);
-    if (!mine || !(*mine == f.value)) {
-      return fmt::format("parameter {}={} disagrees with candidate '{}' ({})", f.name,
-                         f.value.text(), artifact.candidate, declared.text());
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return text;
-}
-
-void run_import(const CacheCommand& command) {
-  std::error_code ec;
-  if (!fs::is_directory(command.dir, ec)) {
-    throw UsageError(fmt::format("cannot import from '{}': not a directory", command.dir));
-  }
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(command.dir, ec)) {
-    const fs::path& p = entry.path();
-    std::error_code file_ec;
-    if (p.extension() == ".json" && p.filename().string().front() != '.' &&
-        entry.is_regular_file(file_ec)) {
-      files.push_back(p);
-    }
-  }
-  if (ec) throw UsageError(fmt::format("cannot list '{}': {}", command.dir, ec.message()));
-  std::sort(files.begin(), files.end());
-
-  cpu::CpuDevice device;
-  const DeviceIdentity& here = device.identity();
-  if (!here.known) {
-    throw UsageError(
-        "cannot import: this machine's device identity could not be read, so tunekit neither "
-        "stores nor serves choices here");
-  }
-  const OpenedStore opened = open_cache_store(command, /*create=*/true);
-  Store& store = *opened.store;
-  if (files.empty()) {
-    std::cout << fmt::format("no *.json files in {}: nothing imported\n", command.dir);
-    return;
-  }
-  // Identities are computed as `tune` computes them: a plain tuner (no tags, the default
-  // numerics policy) on this device, ops built with the same thread pool.
-  Tuner tuner(device, TunerOptions{});
-  cpu::ThreadPool pool(command.threads);
-  std::map<std::string, std::unique_ptr<OpBase>> ops;
-
-  std::size_t imported = 0;
-  std::size_t skipped = 0;
-  auto skip = [&](const fs::path& path, const std::string& why) {
-    ++skipped;
-    std::cerr << fmt::format("tunekit: skipping artifact {}: {}\n", path.string(), why);
-  };
-  for (const fs::path& path : files) {
-    const std::optional<std::string> text = read_text(path);
-    if (!text) {
-      skip(path, "unreadable");
-      continue;
-    }
-    Artifact artifact;
-    try {
-      artifact = Artifact::parse(*text);
-    } catch (const std::exception& e) {
-      skip(path, e.what());
-      continue;
-    }
-    auto& op = ops[artifact.name];
-    if (!op) {
-      try {
-        op = find_builtin_op(artifact.name).make(pool);
-      } catch (const UsageError& e) {
-        ops.erase(artifact.name);
-        skip(path, e.what());
-        continue;
-      }
-    }
-    std::size_t index = 0;
-    Key key;
-    if (auto why = check_artifact(artifact, *op, here, index, key)) {
-      skip(path, *why);
-      continue;
-    }
-    const Identity id = tuner.identity(*op, key);
-    StoredChoice c;
-    c.identity_digest = id.digest().hex();
-    c.op = op->name();
-    c.key = key.text();
-    c.key_digest = key.digest().hex();
-    c.device = device_json(id.device);
-    c.toolchain = toolchain_json(id.toolchain);
-    c.environment = environment_json(id.environment);
-    c.numerics_policy = std::string(to_string(id.numerics_policy));
-    c.candidates = id.candidates.hex();
-    c.winner = op->candidates()[index].name;
-    c.winner_config = op->candidates()[index].config.text();
-    c.evidence = artifact.evidence.empty() ? "[]" : artifact.evidence;
-    c.measured = true;
-    c.budget_cut = false;
-    c.created_at = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-    c.tunekit_version = id.toolchain.tunekit_version;
-    const bool replaced = store.find(c.identity_digest).has_value();
-    store.put(c);
-    const auto kept = store.find(c.identity_digest);
-    if (!kept || kept->winner != c.winner) {
-      skip(path, "the store did not keep it (see the warning above)");
-      continue;
-    }
-    ++imported;
-    std::cout << fmt::format("imported {}: {} {} -> {}{}\n", path.filename().string(), c.op, c.key,
-                             c.winner, replaced ? " (replaced the stored choice)" : "");
-  }
-  std::cout << fmt::format("imported {}, skipped {} from {} into {}\n", imported, skipped,
-                           command.dir, opened.spec);
-  std::cout.flush();
-  if (imported == 0 && skipped > 0)
-    throw UsageError(fmt::format("nothing was imported from {}", command.dir));
-}
-
 }  // namespace
+}  // namespace cache_cmd
 
 void register_cache(CLI::App& app) {
+  using namespace cache_cmd;
   auto command = std::make_shared<CacheCommand>();
   CLI::App* cache = app.add_subcommand(
       "cache", "Look at, remove, export and import the stored choices (the tuning cache)");

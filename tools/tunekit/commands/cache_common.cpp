@@ -1,0 +1,72 @@
+#include "commands/cache_common.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands/commands.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit::cli {
+
+std::string resolve_store_spec(const std::string& given) {
+  if (given.empty() || given == "sqlite")
+    return "sqlite:" + default_store_path([](const char* name) { return std::getenv(name); });
+  return given;
+}
+
+namespace cache_cmd {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kShortDigest = 12;  // what `ls` shows
+
+void warn_to_stderr(std::string_view message) {
+  std::cerr << message << '\n';
+}
+
+OpenedStore open_cache_store(const CacheCommand& command, bool create) {
+  OpenedStore opened;
+  opened.spec = resolve_store_spec(command.store);
+  if (opened.spec == "none" || opened.spec == "memory") {
+    throw UsageError(fmt::format(
+        "--store {}: the cache commands work on a persistent store; use sqlite:PATH or leave "
+        "--store out for the default file",
+        opened.spec));
+  }
+  if (opened.spec.rfind("sqlite:", 0) == 0) opened.path = opened.spec.substr(7);
+  std::error_code ec;
+  if (!create && !opened.path.empty() && !fs::exists(opened.path, ec)) return opened;
+  try {
+    opened.store = open_store(opened.spec, warn_to_stderr);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--store: {}", e.what()));
+  }
+  if (!opened.store) {
+    throw UsageError(
+        fmt::format("cannot use the store {} (see the warning above); pass --store sqlite:PATH "
+                    "to use another file",
+                    opened.spec));
+  }
+  return opened;
+}
+
+Store& require_existing(const OpenedStore& opened) {
+  if (!opened.store) {
+    throw UsageError(fmt::format(
+        "there is no store at {}: nothing has been tuned with it yet (set TUNEKIT_CACHE_DIR or "
+        "pass --store sqlite:PATH to use another one)",
+        opened.path));
+  }
+  return *opened.store;
+}
+
+std::string short_digest(const std::string& digest) {
+  return digest.substr(0, std::min(digest.size(), kShortDigest));
+}
+
+}  // namespace cache_cmd
+}  // namespace tunekit::cli

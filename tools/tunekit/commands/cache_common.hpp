@@ -1,0 +1,46 @@
+// Shared by the cache subcommands: ls, show and rm (cache.cpp), export and import
+// (cache_transfer.cpp). Private to the tunekit tool.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/store.hpp"
+
+namespace tunekit::cli::cache_cmd {
+
+struct CacheCommand {
+  std::string store;  // --store; empty: the environment's SQLite file
+  bool json = false;
+  std::string op;                 // --op filter (ls, export)
+  std::vector<std::string> what;  // show / rm arguments
+  bool all = false;               // rm --all
+  std::string dir;                // export --dir, import D
+  int threads = 0;                // import: the pool the ops are built with (as tune)
+};
+
+void warn_to_stderr(std::string_view message);
+
+struct OpenedStore {
+  std::unique_ptr<Store> store;  // nullptr when the file does not exist (and was not created)
+  std::string spec;
+  std::string path;  // the SQLite file, when the spec names one
+};
+
+// Opens the store the command names. With `create` false a missing SQLite file is not
+// created: `store` stays null and the caller says so. An unusable file is a UsageError (the
+// library has already warned, naming the file and why).
+OpenedStore open_cache_store(const CacheCommand& command, bool create);
+
+// For commands that have nothing to work on without an existing store.
+Store& require_existing(const OpenedStore& opened);
+
+// The first hex digits of a digest, as `ls` shows them.
+std::string short_digest(const std::string& digest);
+
+void run_export(const CacheCommand& command);  // cache_transfer.cpp
+void run_import(const CacheCommand& command);  // cache_transfer.cpp
+
+}  // namespace tunekit::cli::cache_cmd

@@ -1,0 +1,169 @@
+// decision_bench: how right, how stable and how fast tunekit's racing decides, beside a
+// Triton-style fixed protocol (25 ms warmup + 100 ms of repeats per candidate, median), on
+// the built-in CPU ops, with and without a busy loop on another core.
+//
+//   decision_bench [--reps N] [--quick]
+//
+// For every shape: an exhaustive tunekit search gives the reference winner and the set of
+// candidates within the tie band of it ("agreeing"). Then each protocol runs N times; the
+// table gives, per protocol and load: how many winners agree, the count of the most frequent
+// winner (stability), and the mean wall time per decision.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tunekit/catalog.hpp"
+#include "tunekit/cpu.hpp"
+#include "tunekit/stats.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Shape {
+  std::string op;
+  std::string key;
+};
+
+// Triton's do_bench in spirit: warm up for 25 ms, repeat for 100 ms, take the median; the
+// lowest median wins. No validation, no tie band.
+std::string fixed_protocol(const tunekit::OpBase& op, const tunekit::Key& key) {
+  auto workload = op.make_workload(key);
+  std::string best;
+  double best_median = 1e300;
+  for (std::size_t i = 0; i < op.candidates().size(); ++i) {
+    if (op.candidates()[i].numerics > tunekit::Numerics::reassociates) continue;
+    if (op.candidates()[i].eligible && op.candidates()[i].eligible(key)) continue;
+    auto start = Clock::now();
+    while (seconds_since(start) < 0.025) workload->run_candidate(i);
+    std::vector<double> times;
+    start = Clock::now();
+    while (seconds_since(start) < 0.100) {
+      auto t0 = Clock::now();
+      workload->run_candidate(i);
+      times.push_back(seconds_since(t0));
+    }
+    double m = tunekit::stats::median(times);
+    if (m < best_median) {
+      best_median = m;
+      best = op.candidates()[i].name;
+    }
+  }
+  return best;
+}
+
+struct Tally {
+  int agree = 0;
+  std::map<std::string, int> winners;
+  double seconds = 0;
+  int runs = 0;
+  void add(const std::string& winner, bool agrees, double s) {
+    agree += agrees;
+    ++winners[winner];
+    seconds += s;
+    ++runs;
+  }
+  int stability() const {
+    int most = 0;
+    for (const auto& [w, n] : winners) most = std::max(most, n);
+    return most;
+  }
+};
+
+// Spins on one core while alive: "the other core loaded".
+class BusyLoop {
+ public:
+  BusyLoop()
+      : thread_([this] {
+          volatile double x = 1;
+          while (!stop_.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
+        }) {}
+  ~BusyLoop() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 20;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else {
+      std::fprintf(stderr, "usage: decision_bench [--reps N] [--quick]\n");
+      return 2;
+    }
+  }
+  std::vector<Shape> shapes{{"sgemm", "m=128,n=128,k=128"},
+                            {"sgemm", "m=256,n=256,k=256"},
+                            {"softmax", "rows=256,cols=1024"},
+                            {"softmax", "rows=1024,cols=4096"}};
+  if (quick) shapes.resize(2);
+
+  tunekit::cpu::ThreadPool pool(0);
+  tunekit::cpu::CpuDevice device;
+  std::printf("decision_bench: %d repetitions per protocol and load, device %s, %d threads\n\n",
+              reps, device.identity().product.c_str(), pool.size());
+  std::printf("%-8s %-22s %-6s %-10s %7s %9s %10s\n", "op", "key", "load", "protocol", "agree",
+              "stability", "wall/run");
+  for (const Shape& shape : shapes) {
+    auto op = tunekit::find_builtin_op(shape.op).make(pool);
+    tunekit::Key key = op->parse_shape(shape.key);
+
+    // The reference: an exhaustive search; agreeing = within the tie band of its winner.
+    tunekit::TunerOptions reference;
+    reference.search = "exhaustive";
+    reference.confirm_pairs = 0;
+    tunekit::Tuner exhaustive(device, reference);
+    tunekit::TuneReport ref = exhaustive.tune(*op, key);
+    std::map<std::string, bool> agrees;
+    for (const auto& c : ref.candidates)
+      agrees[c.name] = c.outcome.ok() && c.score <= ref.winner_score * (1 + ref.tie_band);
+
+    for (bool loaded : {false, true}) {
+      std::unique_ptr<BusyLoop> busy;
+      if (loaded) busy = std::make_unique<BusyLoop>();
+      Tally racing, fixed;
+      for (int r = 0; r < reps; ++r) {
+        tunekit::TunerOptions o;
+        o.search = "racing";
+        tunekit::Tuner tuner(device, o);  // a fresh tuner: nothing in memory
+        auto t0 = Clock::now();
+        tunekit::TuneReport rep = tuner.tune(*op, key);
+        racing.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
+        t0 = Clock::now();
+        std::string w = fixed_protocol(*op, key);
+        fixed.add(w, agrees[w], seconds_since(t0));
+      }
+      for (auto [name, tally] : {std::pair{"racing", &racing}, std::pair{"fixed", &fixed}}) {
+        std::printf("%-8s %-22s %-6s %-10s %3d/%-3d %5d/%-3d %8.2f s\n", shape.op.c_str(),
+                    shape.key.c_str(), loaded ? "busy" : "idle", name, tally->agree, tally->runs,
+                    tally->stability(), tally->runs, tally->seconds / tally->runs);
+      }
+      std::printf("%-8s %-22s %-6s racing/fixed wall time: %.1f %%\n", "", "",
+                  loaded ? "busy" : "idle", 100 * racing.seconds / fixed.seconds);
+      std::fflush(stdout);
+    }
+    std::printf("%-8s %-22s exhaustive winner %s (%.3g s)\n\n", "", "", ref.winner_name.c_str(),
+                ref.winner_score);
+  }
+  return 0;
+}

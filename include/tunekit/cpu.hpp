@@ -37,7 +37,8 @@ class SteadyClock final : public Clock {
   long long start_ns_ = 0;
 };
 
-// Writes a buffer of `bytes` (default: twice the last-level cache) on every evict().
+// Writes a buffer of `bytes` (default: twice the last-level cache) on every evict(). The
+// buffer is allocated on first use, so a device that never evicts pays nothing.
 class CacheEvictor final : public Evictor {
  public:
   explicit CacheEvictor(std::size_t bytes);

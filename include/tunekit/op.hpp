@@ -76,6 +76,9 @@ class OpBase {
   // The default for a key: a fixed candidate, or a function of the key.
   std::size_t default_index(const Key& key) const;
   Tolerance tolerance(const Key& key) const;
+  // How many input copies a timing window cycles through (1: none), so no candidate is timed
+  // on a cache the real call would not have.
+  int rotation(const Key& key) const;
   bool has_reference() const { return has_reference_; }
   bool has_inputs() const { return has_inputs_; }
 
@@ -109,6 +112,7 @@ class OpBase {
   Tolerance tolerance_;
   std::function<Tolerance(const Key&)> tolerance_of_key_;
   std::function<void(const Key&)> key_check_;
+  std::function<int(const Key&)> rotation_of_key_;
   bool has_reference_ = false;
   bool has_inputs_ = false;
 
@@ -184,6 +188,16 @@ class Op final : public OpBase {
   }
   Op& tolerance(Tolerance t) {
     tolerance_ = t;
+    return *this;
+  }
+  // Input copies cycled while timing (1: off), fixed or per key.
+  Op& rotate(int copies) {
+    if (copies < 1) throw UsageError("op '" + name_ + "': rotate needs at least 1 copy");
+    rotation_of_key_ = [copies](const Key&) { return copies; };
+    return *this;
+  }
+  Op& rotate(std::function<int(const Key&)> fn) {
+    rotation_of_key_ = std::move(fn);
     return *this;
   }
   Op& tolerance(std::function<Tolerance(const Key&)> fn) {

@@ -44,6 +44,7 @@ struct TunerOptions {
   Numerics numerics_policy = Numerics::reassociates;  // the most permissive class admitted
   TimingOptions timing;                               // stop/on_call/evictor honoured
   bool evict = false;  // flush the last-level cache before each sample
+  int rotate = 0;      // input copies cycled while timing (0: what the op declares)
   std::function<void(const ProgressEvent&)> on_progress;
   // Called with every contended window before it is retried.
   std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;

@@ -10,33 +10,10 @@
 #include <string_view>
 #include <utility>
 
-#include "tunekit/errors.hpp"
+#include "common.hpp"
 
 namespace tunekit::kernels {
 namespace {
-
-std::size_t ceil_div(std::size_t x, std::size_t by) {
-  return (x + by - 1) / by;
-}
-
-// Runs fn(task) for every task; inline when one thread is asked for or there is one task.
-template <class Fn>
-void run_tasks(cpu::ThreadPool& pool, std::size_t tasks, int threads, const Fn& fn) {
-  if (threads <= 1 || tasks <= 1) {
-    for (std::size_t t = 0; t < tasks; ++t) fn(t);
-    return;
-  }
-  pool.parallel_for(tasks, static_cast<int>(std::min<std::size_t>(tasks, threads)), fn);
-}
-
-// Sums L lanes as a fixed tree (lane l += lane l + width, halving), independent of the data.
-template <int L>
-float combine_lanes(float (&lanes)[L]) {
-  for (int width = L / 2; width >= 1; width /= 2) {
-    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-  }
-  return lanes[0];
-}
 
 template <int L>
 float sum_squares(const float* x, std::size_t n) {
@@ -81,35 +58,8 @@ RowFn row_kernel(int vec) {
   }
 }
 
-// Uniform in [lo, lo + width): 24 random bits scaled, the same everywhere for a seed.
-void fill_uniform(std::vector<float>& v, std::mt19937& rng, float lo, float width) {
-  for (float& x : v) x = lo + static_cast<float>(rng() >> 8) * 0x1p-24f * width;
-}
-
 std::size_t dimension(const Key& key, std::string_view name) {
-  const std::int64_t v = key.integer(name);
-  if (v < 1 || v > kRmsnormMaxDim) {
-    throw UsageError("rmsnorm: " + std::string(name) + "=" + std::to_string(v) + " is outside 1.." +
-                     std::to_string(kRmsnormMaxDim));
-  }
-  return static_cast<std::size_t>(v);
-}
-
-Candidate make_candidate(std::string name, Config config, Numerics numerics, int preference) {
-  Candidate c;
-  c.name = std::move(name);
-  c.config = std::move(config);
-  c.numerics = numerics;
-  c.preference = preference;
-  return c;
-}
-
-std::vector<int> thread_counts(const cpu::ThreadPool& pool) {
-  const int all = std::max(1, pool.size());
-  std::vector<int> counts{1};
-  if (all > 2) counts.push_back(all / 2);
-  if (all > 1) counts.push_back(all);
-  return counts;
+  return key_dimension(key, name, "rmsnorm", kRmsnormMaxDim);
 }
 
 }  // namespace
@@ -122,10 +72,8 @@ void rmsnorm_run(const RmsnormPlan& plan, cpu::ThreadPool& pool, RmsnormArgs& ar
   const float* x = args.x.data();
   const float* w = args.w.data();
   float* y = args.y.data();
-  run_tasks(pool, ceil_div(rows, per), plan.threads, [&](std::size_t t) {
-    const std::size_t end = std::min(rows, (t + 1) * per);
-    for (std::size_t r = t * per; r < end; ++r) kernel(x + r * cols, w, y + r * cols, cols, eps);
-  });
+  run_row_tasks(pool, rows, per, plan.threads,
+                [&](std::size_t r) { kernel(x + r * cols, w, y + r * cols, cols, eps); });
 }
 
 void rmsnorm_reference(RmsnormArgs& args) {
@@ -155,14 +103,7 @@ RmsnormArgs make_rmsnorm_args(std::size_t rows, std::size_t cols) {
 
 // dtype and the element budget: refused before anything is allocated.
 static void check_rmsnorm_key(const Key& key) {
-  if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
-    throw UsageError("rmsnorm: only dtype=f32 is implemented");
-  }
-  const std::size_t rows = dimension(key, "rows"), cols = dimension(key, "cols");
-  if (rows * cols > static_cast<std::size_t>(kRmsnormMaxElements)) {
-    throw UsageError("rmsnorm: rows*cols=" + std::to_string(rows * cols) +
-                     " exceeds the limit of " + std::to_string(kRmsnormMaxElements) + " elements");
-  }
+  check_rows_cols_key(key, "rmsnorm", kRmsnormMaxDim, kRmsnormMaxElements);
 }
 
 std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
@@ -196,11 +137,9 @@ std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
         return Tolerance{0x1p-100, 0x1p-22 * (4.0 + std::sqrt(cols))};
       });
 
-  int preference = 0;
+  CandidateList<RmsnormArgs> candidates(*op);
   for (int threads : thread_counts(pool)) {
-    // One thread runs its rows in order: rows_per_task changes nothing there.
-    const std::vector<std::size_t> per_task =
-        threads == 1 ? std::vector<std::size_t>{16} : std::vector<std::size_t>{1, 4, 16};
+    const std::vector<std::size_t> per_task = rows_per_task_choices(threads);
     for (int vec : {1, 4, 8, 16}) {
       for (std::size_t rows_per_task : per_task) {
         const RmsnormPlan plan{vec, rows_per_task, threads};
@@ -214,8 +153,8 @@ std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
             .set("threads", threads);
         // Rows are independent: only the lanes of the sum of squares change the bits.
         const Numerics numerics = vec == 1 ? Numerics::bitwise : Numerics::reassociates;
-        op->candidate(make_candidate(name, std::move(config), numerics, preference++),
-                      [plan, &pool](RmsnormArgs& a) { rmsnorm_run(plan, pool, a); });
+        candidates.add(name, std::move(config), numerics,
+                       [plan, &pool](RmsnormArgs& a) { rmsnorm_run(plan, pool, a); });
       }
     }
   }

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "tunekit/errors.hpp"
+#include "common.hpp"
 
 namespace tunekit::kernels {
 namespace {
@@ -41,23 +41,6 @@ class Buffer {
   static constexpr std::align_val_t kAlign{64};
   float* data_;
 };
-
-std::size_t round_up(std::size_t x, std::size_t to) {
-  return (x + to - 1) / to * to;
-}
-std::size_t ceil_div(std::size_t x, std::size_t by) {
-  return (x + by - 1) / by;
-}
-
-// Runs fn(task) for every task; inline when one thread is asked for or there is one task.
-template <class Fn>
-void run_tasks(cpu::ThreadPool& pool, std::size_t tasks, int threads, const Fn& fn) {
-  if (threads <= 1 || tasks <= 1) {
-    for (std::size_t t = 0; t < tasks; ++t) fn(t);
-    return;
-  }
-  pool.parallel_for(tasks, static_cast<int>(std::min<std::size_t>(tasks, threads)), fn);
-}
 
 // Packs rows [0, mc) × columns [0, kc) of A (leading dimension lda) into slivers of MR rows,
 // column by column: A[s + i][p] goes to out[s*kc + p*MR + i] for the sliver starting at row
@@ -231,36 +214,8 @@ void packed(const SgemmPacked& plan, cpu::ThreadPool& pool, SgemmArgs& args) {
   throw std::invalid_argument("sgemm: unknown loop order");
 }
 
-// Uniform in [-1, 1): 24 random bits scaled, exact in float; independent of the standard
-// library's distributions, so the same seed gives the same matrices everywhere.
-void fill_uniform(std::vector<float>& v, std::mt19937& rng) {
-  for (float& x : v) x = static_cast<float>(rng() >> 8) * 0x1p-23f - 1.0f;
-}
-
 std::size_t dimension(const Key& key, std::string_view name) {
-  const std::int64_t v = key.integer(name);
-  if (v < 1 || v > kSgemmMaxDim) {
-    throw UsageError("sgemm: " + std::string(name) + "=" + std::to_string(v) + " is outside 1.." +
-                     std::to_string(kSgemmMaxDim));
-  }
-  return static_cast<std::size_t>(v);
-}
-
-Candidate make_candidate(std::string name, Config config, Numerics numerics, int preference) {
-  Candidate c;
-  c.name = std::move(name);
-  c.config = std::move(config);
-  c.numerics = numerics;
-  c.preference = preference;
-  return c;
-}
-
-std::vector<int> thread_counts(const cpu::ThreadPool& pool) {
-  const int all = std::max(1, pool.size());
-  std::vector<int> counts{1};
-  if (all > 2) counts.push_back(all / 2);
-  if (all > 1) counts.push_back(all);
-  return counts;
+  return key_dimension(key, name, "sgemm", kSgemmMaxDim);
 }
 
 }  // namespace
@@ -341,8 +296,8 @@ SgemmArgs make_sgemm_args(std::size_t m, std::size_t n, std::size_t k) {
   args.b.resize(k * n);
   args.c.assign(m * n, 0.0f);
   std::mt19937 rng(0x5eed0001u);
-  fill_uniform(args.a, rng);
-  fill_uniform(args.b, rng);
+  fill_uniform(args.a, rng, -1.0f, 2.0f);  // uniform in [-1, 1)
+  fill_uniform(args.b, rng, -1.0f, 2.0f);
   return args;
 }
 
@@ -363,9 +318,7 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
                    {"dtype", "f32"}};
       })
       .inputs([](const Key& key) {
-        if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
-          throw UsageError("sgemm: only dtype=f32 is implemented");
-        }
+        require_f32(key, "sgemm");
         return make_sgemm_args(dimension(key, "m"), dimension(key, "n"), dimension(key, "k"));
       })
       .outputs([](SgemmArgs& x) { return std::vector<OutputView>{OutputView::of(std::span(x.c))}; })
@@ -377,13 +330,12 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
         return Tolerance{0x1p-20 * k, 0x1p-17};
       });
 
-  int preference = 0;
-  op->candidate(make_candidate("ikj", Config{{"algo", "ikj"}}, Numerics::bitwise, preference++),
-                [](SgemmArgs& x) { sgemm_ikj(x); });
+  CandidateList<SgemmArgs> candidates(*op);
+  candidates.add("ikj", Config{{"algo", "ikj"}}, Numerics::bitwise,
+                 [](SgemmArgs& x) { sgemm_ikj(x); });
   // Every other candidate sums each dot product in a different order (or contracts
   // differently into FMAs) than ikj: reassociates.
-  Candidate naive =
-      make_candidate("naive", Config{{"algo", "naive"}}, Numerics::reassociates, preference++);
+  Candidate naive = make_candidate("naive", Config{{"algo", "naive"}}, Numerics::reassociates);
   // It strides down B's columns at about 1 GFLOP/s: one call at 8192³ would take ten minutes
   // or more. Past 1024³ it declines, so a search stays bounded.
   naive.eligible = [](const Key& key) -> std::optional<std::string> {
@@ -393,7 +345,7 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
     if (work > 0x1p30) return "the naive loop is kept to m·n·k <= 1024³ (too slow beyond)";
     return std::nullopt;
   };
-  op->candidate(std::move(naive), [](SgemmArgs& x) { sgemm_naive(x); });
+  candidates.add(std::move(naive), [](SgemmArgs& x) { sgemm_naive(x); });
 
   struct Micro {
     int mr, nr;
@@ -424,9 +376,8 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
               .set("nc", static_cast<std::int64_t>(blocking.nc))
               .set("order", std::string(to_string(order)))
               .set("threads", threads);
-          op->candidate(
-              make_candidate(name, std::move(config), Numerics::reassociates, preference++),
-              [plan, &pool](SgemmArgs& x) { sgemm_packed(plan, pool, x); });
+          candidates.add(name, std::move(config), Numerics::reassociates,
+                         [plan, &pool](SgemmArgs& x) { sgemm_packed(plan, pool, x); });
         }
       }
     }

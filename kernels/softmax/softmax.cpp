@@ -13,33 +13,10 @@
 #include <string>
 #include <utility>
 
-#include "tunekit/errors.hpp"
+#include "common.hpp"
 
 namespace tunekit::kernels {
 namespace {
-
-std::size_t ceil_div(std::size_t x, std::size_t by) {
-  return (x + by - 1) / by;
-}
-
-// Runs fn(task) for every task; inline when one thread is asked for or there is one task.
-template <class Fn>
-void run_tasks(cpu::ThreadPool& pool, std::size_t tasks, int threads, const Fn& fn) {
-  if (threads <= 1 || tasks <= 1) {
-    for (std::size_t t = 0; t < tasks; ++t) fn(t);
-    return;
-  }
-  pool.parallel_for(tasks, static_cast<int>(std::min<std::size_t>(tasks, threads)), fn);
-}
-
-// Sums L lanes as a fixed tree: (0+L/2), ... halving, so the order never depends on data.
-template <int L>
-float combine_lanes(float (&lanes)[L]) {
-  for (int width = L / 2; width >= 1; width /= 2) {
-    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-  }
-  return lanes[0];
-}
 
 // The row maximum in 8 lanes (it vectorises). Exact whatever the order, so every variant
 // shares it and it never changes the bits.
@@ -173,34 +150,8 @@ RowFn row_kernel(SoftmaxAlgo algo, int vec) {
   }
 }
 
-void fill_uniform(std::vector<float>& v, std::mt19937& rng) {
-  for (float& x : v) x = static_cast<float>(rng() >> 8) * 0x1p-23f - 1.0f;  // [-1, 1), exact
-}
-
 std::size_t dimension(const Key& key, std::string_view name) {
-  const std::int64_t v = key.integer(name);
-  if (v < 1 || v > kSoftmaxMaxDim) {
-    throw UsageError("softmax: " + std::string(name) + "=" + std::to_string(v) + " is outside 1.." +
-                     std::to_string(kSoftmaxMaxDim));
-  }
-  return static_cast<std::size_t>(v);
-}
-
-Candidate make_candidate(std::string name, Config config, Numerics numerics, int preference) {
-  Candidate c;
-  c.name = std::move(name);
-  c.config = std::move(config);
-  c.numerics = numerics;
-  c.preference = preference;
-  return c;
-}
-
-std::vector<int> thread_counts(const cpu::ThreadPool& pool) {
-  const int all = std::max(1, pool.size());
-  std::vector<int> counts{1};
-  if (all > 2) counts.push_back(all / 2);
-  if (all > 1) counts.push_back(all);
-  return counts;
+  return key_dimension(key, name, "softmax", kSoftmaxMaxDim);
 }
 
 }  // namespace
@@ -223,10 +174,8 @@ void softmax_run(const SoftmaxPlan& plan, cpu::ThreadPool& pool, SoftmaxArgs& ar
   const std::size_t rows = args.rows, cols = args.cols, per = plan.rows_per_task;
   const float* x = args.x.data();
   float* y = args.y.data();
-  run_tasks(pool, ceil_div(rows, per), plan.threads, [&](std::size_t t) {
-    const std::size_t end = std::min(rows, (t + 1) * per);
-    for (std::size_t r = t * per; r < end; ++r) row(x + r * cols, y + r * cols, cols);
-  });
+  run_row_tasks(pool, rows, per, plan.threads,
+                [&](std::size_t r) { row(x + r * cols, y + r * cols, cols); });
 }
 
 void softmax_reference(SoftmaxArgs& args) {
@@ -250,20 +199,13 @@ SoftmaxArgs make_softmax_args(std::size_t rows, std::size_t cols) {
   args.x.resize(rows * cols);
   args.y.assign(rows * cols, 0.0f);
   std::mt19937 rng(0x5eed0002u);
-  fill_uniform(args.x, rng);
+  fill_uniform(args.x, rng, -1.0f, 2.0f);  // uniform in [-1, 1)
   return args;
 }
 
 // dtype and the element budget: refused before anything is allocated.
 static void check_softmax_key(const Key& key) {
-  if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
-    throw UsageError("softmax: only dtype=f32 is implemented");
-  }
-  const std::size_t rows = dimension(key, "rows"), cols = dimension(key, "cols");
-  if (rows * cols > static_cast<std::size_t>(kSoftmaxMaxElements)) {
-    throw UsageError("softmax: rows*cols=" + std::to_string(rows * cols) +
-                     " exceeds the limit of " + std::to_string(kSoftmaxMaxElements) + " elements");
-  }
+  check_rows_cols_key(key, "softmax", kSoftmaxMaxDim, kSoftmaxMaxElements);
 }
 
 std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
@@ -312,11 +254,9 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
       // A different exp: results move by up to 2 ulps beyond any reordering.
       {SoftmaxAlgo::two_pass_poly, 16, Numerics::approximate},
   };
-  int preference = 0;
+  CandidateList<SoftmaxArgs> candidates(*op);
   for (int threads : thread_counts(pool)) {
-    // One thread runs its rows in order: rows_per_task changes nothing there.
-    const std::vector<std::size_t> per_task =
-        threads == 1 ? std::vector<std::size_t>{16} : std::vector<std::size_t>{1, 4, 16};
+    const std::vector<std::size_t> per_task = rows_per_task_choices(threads);
     for (const Variant& variant : variants) {
       for (std::size_t rows_per_task : per_task) {
         const SoftmaxPlan plan{variant.algo, variant.vec, rows_per_task, threads};
@@ -328,8 +268,8 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
             .set("vec", variant.vec)
             .set("rows_per_task", static_cast<std::int64_t>(rows_per_task))
             .set("threads", threads);
-        op->candidate(make_candidate(name, std::move(config), variant.numerics, preference++),
-                      [plan, &pool](SoftmaxArgs& a) { softmax_run(plan, pool, a); });
+        candidates.add(name, std::move(config), variant.numerics,
+                       [plan, &pool](SoftmaxArgs& a) { softmax_run(plan, pool, a); });
       }
     }
   }

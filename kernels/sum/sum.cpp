@@ -8,27 +8,10 @@
 #include <string>
 #include <utility>
 
-#include "tunekit/errors.hpp"
+#include "common.hpp"
 
 namespace tunekit::kernels {
 namespace {
-
-std::size_t ceil_div(std::size_t x, std::size_t by) {
-  return (x + by - 1) / by;
-}
-std::size_t round_up(std::size_t x, std::size_t to) {
-  return ceil_div(x, to) * to;
-}
-
-// Runs fn(task) for every task; inline when one thread is asked for or there is one task.
-template <class Fn>
-void run_tasks(cpu::ThreadPool& pool, std::size_t tasks, int threads, const Fn& fn) {
-  if (threads <= 1 || tasks <= 1) {
-    for (std::size_t t = 0; t < tasks; ++t) fn(t);
-    return;
-  }
-  pool.parallel_for(tasks, static_cast<int>(std::min<std::size_t>(tasks, threads)), fn);
-}
 
 float serial(const float* x, std::size_t n) {
   float sum = 0.0f;
@@ -51,12 +34,9 @@ float blocked(const float* x, std::size_t n) {
   for (; i + A <= n; i += A) {
     for (int a = 0; a < A; ++a) acc[a] += x[i + a];
   }
-  for (int width = A / 2; width >= 1; width /= 2) {
-    for (int a = 0; a < width; ++a) acc[a] += acc[a + width];
-  }
   float tail = 0.0f;
   for (; i < n; ++i) tail += x[i];
-  return acc[0] + tail;
+  return combine_lanes(acc) + tail;
 }
 
 using ChunkFn = float (*)(const float*, std::size_t);
@@ -90,28 +70,6 @@ float blocked_threaded(cpu::ThreadPool& pool, int acc, int threads, const float*
   float sum = partial[0];
   for (std::size_t t = 1; t < tasks; ++t) sum += partial[t];
   return sum;
-}
-
-// Uniform in [-1, 1): 24 random bits scaled, exact in float, the same everywhere for a seed.
-void fill_uniform(std::vector<float>& v, std::mt19937& rng) {
-  for (float& x : v) x = static_cast<float>(rng() >> 8) * 0x1p-23f - 1.0f;
-}
-
-Candidate make_candidate(std::string name, Config config, Numerics numerics, int preference) {
-  Candidate c;
-  c.name = std::move(name);
-  c.config = std::move(config);
-  c.numerics = numerics;
-  c.preference = preference;
-  return c;
-}
-
-std::vector<int> thread_counts(const cpu::ThreadPool& pool) {
-  const int all = std::max(1, pool.size());
-  std::vector<int> counts{1};
-  if (all > 2) counts.push_back(all / 2);
-  if (all > 1) counts.push_back(all);
-  return counts;
 }
 
 }  // namespace
@@ -155,7 +113,7 @@ SumArgs make_sum_args(std::size_t n) {
   args.n = n;
   args.x.resize(n);
   std::mt19937 rng(0x5eed0004u);
-  fill_uniform(args.x, rng);
+  fill_uniform(args.x, rng, -1.0f, 2.0f);  // uniform in [-1, 1)
   return args;
 }
 
@@ -170,15 +128,8 @@ std::unique_ptr<Op<SumArgs>> make_sum_op_typed(cpu::ThreadPool& pool) {
         return Key{{"n", static_cast<std::int64_t>(a.n)}, {"dtype", "f32"}};
       })
       .inputs([](const Key& key) {
-        if (const Value* dtype = key.find("dtype"); dtype && *dtype != Value("f32")) {
-          throw UsageError("sum: only dtype=f32 is implemented");
-        }
-        const std::int64_t n = key.integer("n");
-        if (n < 1 || n > kSumMaxN) {
-          throw UsageError("sum: n=" + std::to_string(n) + " is outside 1.." +
-                           std::to_string(kSumMaxN));
-        }
-        return make_sum_args(static_cast<std::size_t>(n));
+        require_f32(key, "sum");
+        return make_sum_args(key_dimension(key, "n", "sum", kSumMaxN));
       })
       .outputs([](SumArgs& a) {
         return std::vector<OutputView>{OutputView::of(std::span<float>(&a.result, 1))};
@@ -197,7 +148,7 @@ std::unique_ptr<Op<SumArgs>> make_sum_op_typed(cpu::ThreadPool& pool) {
         return Tolerance{0x1p-22 * n, 0x1p-22};
       });
 
-  int preference = 0;
+  CandidateList<SumArgs> candidates(*op);
   const auto add = [&](const SumPlan& plan, Numerics numerics) {
     std::string name(to_string(plan.algo));
     Config config;
@@ -206,8 +157,8 @@ std::unique_ptr<Op<SumArgs>> make_sum_op_typed(cpu::ThreadPool& pool) {
       name += "_a" + std::to_string(plan.acc) + "_t" + std::to_string(plan.threads);
       config.set("acc", plan.acc).set("threads", plan.threads);
     }
-    op->candidate(make_candidate(std::move(name), std::move(config), numerics, preference++),
-                  [plan, &pool](SumArgs& a) { sum_run(plan, pool, a); });
+    candidates.add(std::move(name), std::move(config), numerics,
+                   [plan, &pool](SumArgs& a) { sum_run(plan, pool, a); });
   };
   add({SumAlgo::serial, 1, 1}, Numerics::bitwise);
   add({SumAlgo::pairwise, 1, 1}, Numerics::reassociates);

@@ -46,6 +46,10 @@ Tolerance OpBase::tolerance(const Key& key) const {
   return tolerance_of_key_ ? tolerance_of_key_(key) : tolerance_;
 }
 
+int OpBase::rotation(const Key& key) const {
+  return rotation_of_key_ ? std::max(1, rotation_of_key_(key)) : 1;
+}
+
 void OpBase::check_key(const Key& key) const {
   check_fields(key);
   if (key_check_) key_check_(key);

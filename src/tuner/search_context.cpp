@@ -48,6 +48,8 @@ bool SearchContext::prepare_inputs() {
   try {
     workload_ = op_.make_workload(key_);
     reference_ = Reference::capture(*workload_, op_.has_reference(), r_.default_index);
+    const int copies = options_.rotate > 0 ? options_.rotate : op_.rotation(key_);
+    for (int c = 1; c < copies; ++c) rotation_.push_back(op_.make_workload(key_));
     tolerance_ = op_.tolerance(key_);
     return true;
   } catch (const UsageError&) {
@@ -96,7 +98,7 @@ Trial* SearchContext::admit(std::size_t index) {
     }
   }
   try {
-    trials_[index] = device_.make_trial(*workload_, index);
+    trials_[index] = make_trial(index);
     Outcome prepared = trials_[index]->prepare();
     if (!prepared.ok()) {
       drop_trial(index);
@@ -124,6 +126,51 @@ Trial* SearchContext::admit(std::size_t index) {
     return fail(valid);
   }
   return trials_[index].get();
+}
+
+namespace {
+
+// Cycles launches over one trial per input copy; the first is the validated workload's, and
+// the first launch (the validation run) lands on it. sync() synchronises every copy launched
+// since the last one.
+class RotatingTrial final : public Trial {
+ public:
+  explicit RotatingTrial(std::vector<std::unique_ptr<Trial>> trials)
+      : trials_(std::move(trials)), launched_(trials_.size(), false) {}
+  Outcome prepare() override {
+    for (auto& t : trials_)
+      if (Outcome o = t->prepare(); !o.ok()) return o;
+    return Outcome::success();
+  }
+  void launch() override {
+    trials_[next_]->launch();
+    launched_[next_] = true;
+    next_ = (next_ + 1) % trials_.size();
+  }
+  void sync() override {
+    for (std::size_t i = 0; i < trials_.size(); ++i) {
+      if (launched_[i]) trials_[i]->sync();
+      launched_[i] = false;
+    }
+  }
+  void release() override {
+    for (auto& t : trials_) t->release();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Trial>> trials_;
+  std::vector<bool> launched_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Trial> SearchContext::make_trial(std::size_t index) {
+  if (rotation_.empty()) return device_.make_trial(*workload_, index);
+  std::vector<std::unique_ptr<Trial>> trials;
+  trials.push_back(device_.make_trial(*workload_, index));
+  for (auto& w : rotation_) trials.push_back(device_.make_trial(*w, index));
+  return std::make_unique<RotatingTrial>(std::move(trials));
 }
 
 void SearchContext::drop_trial(std::size_t index) {
@@ -209,7 +256,7 @@ void SearchContext::confirm() {
   // Both trials prepared again if a strategy released them.
   for (std::size_t i : {def, win}) {
     if (trials_[i]) continue;
-    trials_[i] = device_.make_trial(*workload_, i);
+    trials_[i] = make_trial(i);
     if (!trials_[i]->prepare().ok()) return;  // cannot confirm: keep the decision
   }
   // Each side of a pair is one short window at the depth the main window used.

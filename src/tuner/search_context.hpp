@@ -54,6 +54,9 @@ class SearchContext {
 
  private:
   void confirm();
+  // A trial for candidate `index`: on the validated workload, cycling through the rotation
+  // copies when there are any.
+  std::unique_ptr<Trial> make_trial(std::size_t index);
 
   using Wall = std::chrono::steady_clock;
   Device& device_;
@@ -61,7 +64,8 @@ class SearchContext {
   const Key& key_;
   const TunerOptions& options_;
   TuneReport r_;
-  std::unique_ptr<Workload> workload_;
+  std::unique_ptr<Workload> workload_;               // validated against the reference
+  std::vector<std::unique_ptr<Workload>> rotation_;  // further input copies for timing
   std::optional<Reference> reference_;
   Tolerance tolerance_;
   std::vector<std::unique_ptr<Trial>> trials_;

@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   tunekit::cli::register_ops(app);
   tunekit::cli::register_tune(app);
   tunekit::cli::register_cache(app);
+  tunekit::cli::register_space(app);
+  tunekit::cli::register_replay(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

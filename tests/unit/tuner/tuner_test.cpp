@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "fakes/fake_device.hpp"
 #include "tunekit/errors.hpp"
 
@@ -319,5 +321,37 @@ TEST(TunerOptions, EnvironmentIsReadOnceThroughAParameter) {
   EXPECT_THROW(Tuner(dev, bad), UsageError);
 }
 
+}  // namespace
+}  // namespace tunekit
+
+namespace tunekit {
+namespace {
+TEST(Tuner, RotatingInputsCycleThroughCopies) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 1e-3;
+  std::set<const void*> seen;
+  auto op = std::make_unique<Op<fakes::FakeArgs>>("rotating", 1);
+  op->inputs([](const Key& k) { return fakes::FakeArgs{std::vector<float>(k.integer("n"))}; })
+      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .candidate("def",
+                 [&](fakes::FakeArgs& a) {
+                   dev.running = "def";
+                   seen.insert(a.out.data());
+                   for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+                 })
+      .rotate(3);
+  TunerOptions o;
+  o.confirm_pairs = 0;
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 8}}, &r);
+  EXPECT_TRUE(r.candidates[0].outcome.ok()) << r.candidates[0].outcome.message;
+  EXPECT_EQ(seen.size(), 3u);  // three input copies were used
+  seen.clear();
+  TunerOptions once = o;
+  once.rotate = 1;  // the tuner's option overrides the op's
+  Tuner(dev, once).select(*op, Key{{"n", 8}});
+  EXPECT_EQ(seen.size(), 1u);
+  EXPECT_THROW(op->rotate(0), UsageError);
+}
 }  // namespace
 }  // namespace tunekit

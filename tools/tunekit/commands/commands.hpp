@@ -16,6 +16,8 @@ void register_ops(CLI::App& app);
 void register_tune(CLI::App& app);
 // tunekit cache ls|show|rm|export|import: the stored choices.
 void register_cache(CLI::App& app);
+void register_space(CLI::App& app);   // tunekit space FILE [--list N] [--json]
+void register_replay(CLI::App& app);  // tunekit replay --dataset F --strategy S ...
 
 // A --store value as open_store takes it: empty or "sqlite" is the environment's SQLite file
 // ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit); others as given.

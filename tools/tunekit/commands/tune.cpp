@@ -43,6 +43,7 @@ struct TuneCommand {
   double limit = 0;
   std::string numerics;
   int confirm_pairs = -1;
+  int rotate = 0;
   bool quiet = false;
   std::string store;         // empty: the environment's SQLite file
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
@@ -182,6 +183,7 @@ void run_tune(const TuneCommand& command) {
     options.numerics_policy = *policy;
   }
   if (command.confirm_pairs >= 0) options.confirm_pairs = command.confirm_pairs;
+  options.rotate = command.rotate;
   if (!command.store.empty()) options.store = resolve_store_spec(command.store);
   if (!command.artifact_dir.empty()) options.artifact_dir = command.artifact_dir;
   if (command.save_artifact && options.artifact_dir.empty()) {
@@ -249,6 +251,9 @@ void register_tune(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   tune->add_option("--numerics", command->numerics,
                    "Most permissive numerics class admitted: bitwise | reassociates | approximate");
+  tune->add_option("--rotate", command->rotate,
+                   "Input copies cycled while timing (0: what the op declares, 1: none)")
+      ->check(CLI::Range(0, 64));
   tune->add_option("--confirm-pairs", command->confirm_pairs,
                    "A B B A pairs confirming a non-default winner (0: off; default 16)")
       ->check(CLI::Range(0, 10000));

@@ -1,0 +1,288 @@
+// Loads recorded spaces: Kernel Tuner cache files (.json / .json.gz) and T4 results files.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/errors.hpp"
+#include "tunekit/replay.hpp"
+
+namespace tunekit {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The file's bytes, gunzipped when they start with the gzip magic.
+std::string read_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError("cannot read the recording " + file.string());
+  std::ostringstream raw;
+  raw << in.rdbuf();
+  std::string bytes = std::move(raw).str();
+  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f ||
+      static_cast<unsigned char>(bytes[1]) != 0x8b)
+    return bytes;
+  gzFile gz = gzopen(file.c_str(), "rb");
+  if (!gz) throw UsageError("cannot open the gzip file " + file.string());
+  std::string out;
+  std::vector<char> buffer(1 << 16);
+  while (true) {
+    const int n = gzread(gz, buffer.data(), static_cast<unsigned>(buffer.size()));
+    if (n < 0) {
+      int code = 0;
+      const std::string why = gzerror(gz, &code);
+      gzclose(gz);
+      throw UsageError(file.string() + " is a corrupt gzip file: " + why);
+    }
+    if (n == 0) break;
+    out.append(buffer.data(), static_cast<std::size_t>(n));
+  }
+  gzclose(gz);
+  return out;
+}
+
+Value json_value(const Json& j) {
+  if (j.is_boolean()) return Value(j.get<bool>());
+  if (j.is_number_integer()) return Value(j.get<std::int64_t>());
+  if (j.is_number()) return Value(j.get<double>());
+  if (j.is_string()) return Value(j.get<std::string>());
+  throw UsageError("unsupported parameter value " + j.dump());
+}
+
+double number_or_zero(const Json& entry, const char* name) {
+  const auto it = entry.find(name);
+  return it != entry.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+Status kt_failure_status(const std::string& marker) {
+  if (marker == "CompilationFailedConfig") return Status::compile_failed;
+  if (marker == "RuntimeFailedConfig") return Status::launch_failed;
+  if (marker == "InvalidConfig") return Status::rejected;
+  return Status::launch_failed;
+}
+
+// Maps each parameter value of a config to its index in the parameter's list.
+struct PointBuilder {
+  std::vector<Parameter> parameters;
+  std::vector<std::uint32_t> flat;
+  bool grow = false;  // T4: add unseen values to the lists
+
+  void add(const Json& config, const std::string& where) {
+    for (Parameter& p : parameters) {
+      const auto it = config.find(p.name);
+      if (it == config.end())
+        throw UsageError(where + ": a configuration lacks parameter '" + p.name + "'");
+      const Value v = json_value(*it);
+      auto pos = std::find(p.values.begin(), p.values.end(), v);
+      if (pos == p.values.end()) {
+        if (!grow)
+          throw UsageError(where + ": value " + v.text() + " of '" + p.name +
+                           "' is not in tune_params");
+        p.values.push_back(v);
+        pos = p.values.end() - 1;
+      }
+      flat.push_back(static_cast<std::uint32_t>(pos - p.values.begin()));
+    }
+  }
+};
+
+}  // namespace
+
+Recording Recording::from_results(Enumeration space, std::vector<RecordedResult> results,
+                                  std::string device_name, std::string kernel_name) {
+  if (results.size() != space.size())
+    throw UsageError("a recording needs one result per configuration of its space");
+  Recording r;
+  r.space_ = std::move(space);
+  r.results_ = std::move(results);
+  r.device_name_ = std::move(device_name);
+  r.kernel_name_ = std::move(kernel_name);
+  return r;
+}
+
+namespace {
+
+// Sorts results into the enumeration's order (from_points sorts the points).
+Recording assemble(PointBuilder& builder, std::vector<RecordedResult> results,
+                   const std::string& where) {
+  const std::size_t width = builder.parameters.size();
+  std::vector<std::uint32_t> flat = builder.flat;
+  Enumeration space = Enumeration::from_points(builder.parameters, std::move(flat));
+  if (space.size() != results.size())
+    throw UsageError(where + ": the same configuration is recorded twice");
+  std::vector<RecordedResult> ordered(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::span<const std::uint32_t> p(builder.flat.data() + i * width, width);
+    ordered[*space.index_of_point(p)] = std::move(results[i]);
+  }
+  return Recording::from_results(std::move(space), std::move(ordered));
+}
+
+Recording load_kernel_tuner_cache(const Json& doc, const std::string& where) {
+  PointBuilder builder;
+  const Json& keys = doc.at("tune_params_keys");
+  const Json& params = doc.at("tune_params");
+  for (const Json& k : keys) {
+    Parameter p{k.get<std::string>(), {}};
+    for (const Json& v : params.at(p.name)) p.values.push_back(json_value(v));
+    builder.parameters.push_back(std::move(p));
+  }
+  std::vector<RecordedResult> results;
+  const Json& cache = doc.at("cache");
+  results.reserve(cache.size());
+  for (const auto& [key, entry] : cache.items()) {
+    builder.add(entry, where + " (entry " + key + ")");
+    RecordedResult r;
+    const Json& time = entry.at("time");
+    if (time.is_string()) {
+      r.failure = time.get<std::string>();
+      r.status = kt_failure_status(r.failure);
+    } else {
+      r.time_ms = time.get<double>();
+      if (const auto t = entry.find("times"); t != entry.end() && t->is_array())
+        for (const Json& s : *t) r.times_ms.push_back(s.get<double>());
+    }
+    r.compile_ms = number_or_zero(entry, "compile_time");
+    r.benchmark_ms = number_or_zero(entry, "benchmark_time");
+    r.verification_ms = number_or_zero(entry, "verification_time");
+    results.push_back(std::move(r));
+  }
+  return assemble(builder, std::move(results), where);
+}
+
+Status t4_status(const std::string& invalidity) {
+  if (invalidity == "correct") return Status::ok;
+  if (invalidity == "compile") return Status::compile_failed;
+  if (invalidity == "runtime") return Status::launch_failed;
+  if (invalidity == "constraints") return Status::rejected;
+  if (invalidity == "correctness") return Status::validation_failed;
+  return Status::launch_failed;
+}
+
+Recording load_t4(const Json& doc, const std::string& where) {
+  const Json& list = doc.at("results");
+  PointBuilder builder;
+  builder.grow = true;
+  if (!list.empty())
+    for (const auto& [name, value] : list.front().at("configuration").items())
+      builder.parameters.push_back({name, {}});
+  std::vector<RecordedResult> results;
+  for (const Json& entry : list) {
+    builder.add(entry.at("configuration"), where);
+    RecordedResult r;
+    const std::string invalidity = entry.value("invalidity", std::string("correct"));
+    r.status = t4_status(invalidity);
+    if (r.status != Status::ok) r.failure = invalidity;
+    const Json times = entry.value("times", Json::object());
+    if (r.status == Status::ok) {
+      if (const auto t = times.find("runtimes"); t != times.end() && t->is_array())
+        for (const Json& s : *t) r.times_ms.push_back(s.get<double>());
+      for (const Json& m : entry.value("measurements", Json::array()))
+        if (m.value("name", std::string()) == "time") r.time_ms = m.at("value").get<double>();
+      if (r.time_ms == 0 && !r.times_ms.empty()) {
+        for (double s : r.times_ms) r.time_ms += s;
+        r.time_ms /= static_cast<double>(r.times_ms.size());
+      }
+    }
+    r.compile_ms = number_or_zero(times, "compilation");
+    r.benchmark_ms = number_or_zero(times, "benchmark");
+    if (r.benchmark_ms == 0)
+      for (double s : r.times_ms) r.benchmark_ms += s;
+    r.verification_ms = number_or_zero(times, "validation");
+    results.push_back(std::move(r));
+  }
+  if (results.empty()) throw UsageError(where + ": the T4 file records no results");
+  return assemble(builder, std::move(results), where);
+}
+
+}  // namespace
+
+Recording Recording::load(const std::filesystem::path& file) {
+  const std::string where = file.string();
+  Json doc;
+  try {
+    doc = Json::parse(read_file(file));
+  } catch (const Json::exception& e) {
+    throw UsageError(where + " is not valid JSON: " + e.what());
+  }
+  try {
+    Recording r;
+    if (doc.contains("cache") && doc.contains("tune_params")) {
+      r = load_kernel_tuner_cache(doc, where);
+      r.format_ = Format::kernel_tuner_cache;
+      r.device_name_ = doc.value("device_name", std::string());
+      r.kernel_name_ = doc.value("kernel_name", std::string());
+    } else if (doc.contains("results")) {
+      r = load_t4(doc, where);
+      r.format_ = Format::t4;
+      r.device_name_ = doc.value("device_name", std::string());
+      r.kernel_name_ = doc.value("kernel_name", std::string());
+    } else {
+      throw UsageError(where +
+                       ": neither a Kernel Tuner cache file (cache, tune_params) nor a T4 "
+                       "results file (results)");
+    }
+    r.source_ = where;
+    return r;
+  } catch (const Json::exception& e) {
+    throw UsageError(where + ": " + e.what());
+  }
+}
+
+std::size_t Recording::valid_count() const {
+  return static_cast<std::size_t>(
+      std::count_if(results_.begin(), results_.end(),
+                    [](const RecordedResult& r) { return r.status == Status::ok; }));
+}
+
+std::optional<std::size_t> Recording::best() const {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < results_.size(); ++i)
+    if (results_[i].status == Status::ok &&
+        (!best || results_[i].time_ms < results_[*best].time_ms))
+      best = i;
+  return best;
+}
+
+double Recording::optimum_ms() const {
+  const std::optional<std::size_t> b = best();
+  if (!b) throw UsageError("the recording " + source_ + " has no successful configuration");
+  return results_[*b].time_ms;
+}
+
+ReplayBackend::ReplayBackend(const Recording& recording, std::uint64_t seed)
+    : recording_(&recording), rng_(seed) {}
+
+ReplayMeasurement ReplayBackend::measure(std::size_t index) {
+  const RecordedResult& r = recording_->result(index);
+  ReplayMeasurement m;
+  m.status = r.status;
+  m.charged_ms = r.charge_ms();
+  clock_ms_ += m.charged_ms;
+  if (r.status != Status::ok) {
+    m.message = "recorded as " + r.failure;
+    return m;
+  }
+  m.recorded_ms = r.time_ms;
+  if (r.times_ms.empty()) {
+    m.time_ms = r.time_ms;
+  } else {
+    std::uniform_int_distribution<std::size_t> pick(0, r.times_ms.size() - 1);
+    m.time_ms = r.times_ms[pick(rng_)];
+  }
+  return m;
+}
+
+ReplayMeasurement ReplayBackend::measure(const Config& config) {
+  const std::optional<std::size_t> index = recording_->space().index_of(config);
+  if (!index) return {Status::rejected, "configuration " + config.text() + " was not recorded"};
+  return measure(*index);
+}
+
+}  // namespace tunekit

@@ -1,0 +1,52 @@
+// The strategy registry: name -> factory, configured by an options string.
+#include "search/strategies.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit {
+
+StrategyRegistry StrategyRegistry::builtin() {
+  StrategyRegistry r;
+  r.add(
+      {"exhaustive", "every configuration in enumeration order", "none", detail::make_exhaustive});
+  r.add({"random", "uniform sampling without replacement", "none", detail::make_random});
+  r.add({"anneal", "simulated annealing over neighbours (free moves onto known points)",
+         "t0=0.5, alpha=0.98, tmin=0.001, neighbour=hamming|adjacent", detail::make_anneal});
+  r.add({"genetic", "elitist genetic algorithm: tournament, uniform crossover, mutation",
+         "pop=20, mutation=0.1, tournament=2", detail::make_genetic});
+  r.add({"ils", "greedy iterated local search: first-improvement descent, random-walk kicks",
+         "perturb=3, restart=0.1, neighbour=hamming|adjacent", detail::make_ils});
+  r.add({"greedy_ils", "alias of ils", "as ils", detail::make_ils});
+  r.add({"bayes", "Bayesian optimisation: Gaussian process (Matern 5/2) + expected improvement",
+         "init=20, train=64, pool=150, xi=0.01", detail::make_bayes});
+  r.add({"bo", "alias of bayes", "as bayes", detail::make_bayes});
+  r.add({"bandit", "AUC bandit ensemble over other strategies (OpenTuner)",
+         "arms=ils+anneal+genetic+random, window=50, c=0.05",
+         [](StrategyOptions& o) { return detail::make_bandit(o, StrategyRegistry::builtin()); }});
+  return r;
+}
+
+void StrategyRegistry::add(StrategyEntry entry) {
+  if (!entry.make) throw UsageError("strategy '" + entry.name + "' needs a factory");
+  for (const StrategyEntry& e : entries_)
+    if (e.name == entry.name) throw UsageError("strategy '" + entry.name + "' is registered twice");
+  entries_.push_back(std::move(entry));
+}
+
+std::unique_ptr<Strategy> StrategyRegistry::make(std::string_view spec) const {
+  const std::size_t colon = spec.find(':');
+  const std::string name(spec.substr(0, colon));
+  const std::string_view options_text =
+      colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
+  for (const StrategyEntry& e : entries_) {
+    if (e.name != name) continue;
+    StrategyOptions options = StrategyOptions::parse(name, options_text);
+    std::unique_ptr<Strategy> s = e.make(options);
+    options.check();
+    return s;
+  }
+  std::string known;
+  for (const StrategyEntry& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
+  throw UsageError("unknown strategy '" + name + "'; use one of " + known);
+}
+
+}  // namespace tunekit

@@ -79,6 +79,8 @@ class OpBase {
   // How many input copies a timing window cycles through (1: none), so no candidate is timed
   // on a cache the real call would not have.
   int rotation(const Key& key) const;
+  // Whether timing windows flush the last-level cache before each sample for this op.
+  bool evicts() const { return evict_; }
   bool has_reference() const { return has_reference_; }
   bool has_inputs() const { return has_inputs_; }
 
@@ -113,6 +115,7 @@ class OpBase {
   std::function<Tolerance(const Key&)> tolerance_of_key_;
   std::function<void(const Key&)> key_check_;
   std::function<int(const Key&)> rotation_of_key_;
+  bool evict_ = false;
   bool has_reference_ = false;
   bool has_inputs_ = false;
 
@@ -194,6 +197,11 @@ class Op final : public OpBase {
   Op& rotate(int copies) {
     if (copies < 1) throw UsageError("op '" + name_ + "': rotate needs at least 1 copy");
     rotation_of_key_ = [copies](const Key&) { return copies; };
+    return *this;
+  }
+  // Flush the last-level cache before every sample (for ops whose real calls run cold).
+  Op& evict(bool on = true) {
+    evict_ = on;
     return *this;
   }
   Op& rotate(std::function<int(const Key&)> fn) {

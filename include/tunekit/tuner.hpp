@@ -43,7 +43,7 @@ struct TunerOptions {
   Statistic statistic = Statistic::median;
   Numerics numerics_policy = Numerics::reassociates;  // the most permissive class admitted
   TimingOptions timing;                               // stop/on_call/evictor honoured
-  bool evict = false;  // flush the last-level cache before each sample
+  bool evict = false;  // flush the last-level cache before each sample (or per op: Op::evict)
   int rotate = 0;      // input copies cycled while timing (0: what the op declares)
   std::function<void(const ProgressEvent&)> on_progress;
   // Called with every contended window before it is retried.

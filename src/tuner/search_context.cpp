@@ -184,7 +184,7 @@ void SearchContext::drop_trial(std::size_t index) {
 
 TimingOptions SearchContext::timing_options() const {
   TimingOptions timing = options_.timing;
-  if (options_.evict && !timing.evictor) timing.evictor = device_.evictor();
+  if ((options_.evict || op_.evicts()) && !timing.evictor) timing.evictor = device_.evictor();
   return timing;
 }
 

@@ -355,3 +355,29 @@ TEST(Tuner, RotatingInputsCycleThroughCopies) {
 }
 }  // namespace
 }  // namespace tunekit
+
+namespace tunekit {
+namespace {
+TEST(Tuner, PerOpEvictionUsesTheDevicesEvictor) {
+  struct CountingEvictor : Evictor {
+    int n = 0;
+    void evict() override { ++n; }
+  };
+  struct EvictingFake : Device {
+    FakeDevice inner;
+    CountingEvictor evictor_;
+    const DeviceIdentity& identity() const override { return inner.identity(); }
+    Clock& clock() override { return inner.clock(); }
+    Evictor* evictor() override { return &evictor_; }
+  } dev;
+  dev.inner.behaviour["def"].seconds = 1e-3;
+  auto op = make_fake_op(dev.inner, {"def"}, "def");
+  TunerOptions o;
+  Tuner(dev, o).select(*op, Key{{"n", 2}});
+  EXPECT_EQ(dev.evictor_.n, 0);
+  op->evict();
+  Tuner(dev, o).select(*op, Key{{"n", 3}});
+  EXPECT_EQ(dev.evictor_.n, 25);  // one flush before each of the default's 25 samples
+}
+}  // namespace
+}  // namespace tunekit

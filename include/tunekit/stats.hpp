@@ -28,12 +28,15 @@ Interval median_interval(std::span<const double> xs, double z = 1.96);
 // A B B A order; the score is the median of candidate[i] / reference[i] with its relative MAD.
 struct PairedPolicy {
   int min_pairs = 8;
-  double max_relative_mad = 0.10;
+  double max_relative_mad = 0.25;
 };
 struct PairedScore {
   bool scored = false;  // false: keep the reference
   double ratio = 0;     // median candidate / reference (< 1: the candidate is faster)
   double relative_mad = 0;
+  // Approximate 95 % upper bound of the median ratio (normal approximation of the median's
+  // standard error from the MAD); a decision needs this, not just the ratio, under its bar.
+  double ratio_high = 0;
   int pairs = 0;
   std::string why;  // when not scored
 };

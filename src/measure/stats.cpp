@@ -83,6 +83,9 @@ PairedScore paired_score(std::span<const double> reference, std::span<const doub
   }
   s.ratio = median(ratios);
   s.relative_mad = mad(ratios) / s.ratio;
+  // sigma ~ 1.4826 MAD; the median's standard error ~ 1.2533 sigma / sqrt(n).
+  s.ratio_high =
+      s.ratio + 1.96 * 1.2533 * 1.4826 * mad(ratios) / std::sqrt(static_cast<double>(s.pairs));
   if (!(s.relative_mad <= policy.max_relative_mad)) {
     s.why = "pairs too noisy: relative MAD " + std::to_string(s.relative_mad) + " over the limit " +
             std::to_string(policy.max_relative_mad);

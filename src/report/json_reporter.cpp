@@ -108,6 +108,10 @@ Json report_json(const TuneReport& r) {
   j["statistic"] = str(to_string(r.statistic));
   j["tie_band"] = r.tie_band;
   j["numerics_policy"] = str(to_string(r.numerics_policy));
+  j["search"] = r.search;
+  j["confirmed"] = r.confirmed;
+  j["paired_ratio"] = r.paired_ratio;
+  j["paired_pairs"] = r.paired_pairs;
   j["seconds_validating"] = r.seconds_validating;
   j["seconds_measuring"] = r.seconds_measuring;
   j["seconds_total"] = r.seconds_total;

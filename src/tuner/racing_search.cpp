@@ -1,8 +1,8 @@
 // Racing (DESIGN §6): candidates are measured in round-robin windows; after each round a
 // candidate whose median confidence interval lies wholly above the leader's (by more than
 // the tie band) is dropped. The race ends when one candidate survives, when the survivors
-// are statistically tied, when the leader's upper bound reaches the short-circuit limit, or
-// when every survivor has max_samples samples.
+// are statistically tied, when the leader's upper bound reaches the short-circuit limit, when
+// every survivor has an exhaustive window's worth of samples, or at max_samples.
 #include <algorithm>
 #include <limits>
 
@@ -17,6 +17,7 @@ struct Runner {
   std::size_t index;
   TimingResult all;  // samples of every round so far
   bool alive = true;
+  double accumulated = 0;  // seconds of timed batches so far
 };
 
 double stat(const std::vector<double>& xs, Statistic s) {
@@ -44,9 +45,18 @@ void racing_search(SearchContext& context, const SearchOptions& spec) {
       if (context.admit(i)) runners.push_back({i, {}, true});
     }
     bool first_round = true;
+    // A survivor stops being measured once it has what an exhaustive window would give it
+    // (the floor and the sample budget): racing never spends more on a candidate than
+    // exhaustive does, and usually far less on the losers.
+    auto satisfied = [&](const Runner& r) {
+      const int n = static_cast<int>(r.all.samples.size());
+      return n >= min_samples && more_samples_wanted(opt.timing, n, r.accumulated) == 0;
+    };
     while (true) {
+      bool measured = false;
       for (Runner& r : runners) {
-        if (!r.alive) continue;
+        if (!r.alive || satisfied(r)) continue;
+        measured = true;
         TimingOptions w = context.timing_options();
         w.warmup = first_round ? w.warmup : 0;
         w.repeats_floor = round;
@@ -61,6 +71,7 @@ void racing_search(SearchContext& context, const SearchOptions& spec) {
           continue;
         }
         r.all.samples.insert(r.all.samples.end(), t.samples.begin(), t.samples.end());
+        for (double x : t.samples) r.accumulated += x * t.depth;
         r.all.depth = t.depth;
         r.all.dispatches += t.dispatches;
         r.all.wall_seconds += t.wall_seconds;
@@ -69,6 +80,7 @@ void racing_search(SearchContext& context, const SearchOptions& spec) {
         r.all.probes.insert(r.all.probes.end(), t.probes.begin(), t.probes.end());
       }
       first_round = false;
+      if (!measured) break;  // every survivor has its full window
       std::vector<Runner*> alive;
       for (Runner& r : runners)
         if (r.alive) alive.push_back(&r);

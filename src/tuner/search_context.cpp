@@ -263,7 +263,7 @@ void SearchContext::confirm() {
   auto window_for = [&](std::size_t i) {
     TimingOptions t = timing_options();
     t.warmup = 0;
-    t.repeats_floor = 5;  // each side of a pair: the median of five launches (batches)
+    t.repeats_floor = 5;  // each side of a pair: the best of five launches (batches)
     t.max_runs = 5;
     t.sample_budget = 0;
     t.hopeless_against = 0;
@@ -279,7 +279,9 @@ void SearchContext::confirm() {
       double a = 0, b = 0;
       auto one = [&](std::size_t i) {
         TimingResult t = time_routine(*trials_[i], device_.clock(), window_for(i));
-        return t.ok() ? t.median : 0.0;
+        // The minimum of the side's five: interference only ever adds time, so the minimum is
+        // the reading least disturbed by whatever else the machine is doing.
+        return t.ok() ? t.min : 0.0;
       };
       if (p % 2 == 0) {
         a = one(def);
@@ -299,13 +301,14 @@ void SearchContext::confirm() {
   r_.paired_pairs = s.pairs;
   r_.paired_ratio = s.ratio;
   const double needed = 1 / (1 + options_.tie_band);
-  if (s.scored && s.ratio < needed) {
+  if (s.scored && s.ratio_high < needed) {
     r_.confirmed = true;
     return;
   }
   r_.reason = "paired confirmation kept the default: " +
-              (s.scored ? "the winner's paired ratio " + std::to_string(s.ratio) +
-                              " is not under " + std::to_string(needed)
+              (s.scored ? "the winner's paired ratio " + std::to_string(s.ratio) + " (95 % bound " +
+                              std::to_string(s.ratio_high) + ") is not surely under " +
+                              std::to_string(needed)
                         : s.why);
   r_.winner = def;
 }

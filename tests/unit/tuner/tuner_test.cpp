@@ -123,8 +123,8 @@ TEST(Tuner, PairedConfirmation) {
 
   // Noisy pairs give no score: the default stands, and the report says why.
   FakeDevice noisy;
-  noisy.behaviour["def"] = {.seconds = 1.0e-3, .jitter = 0.6};
-  noisy.behaviour["fast"] = {.seconds = 0.5e-3, .jitter = 0.6};
+  noisy.behaviour["def"] = {.seconds = 1.0e-3, .jitter = 0.99};
+  noisy.behaviour["fast"] = {.seconds = 0.7e-3, .jitter = 0.99};
   auto op2 = make_fake_op(noisy, {"def", "fast"}, "def");
   TuneReport n;
   TunerOptions o;

@@ -150,12 +150,19 @@ TEST(Tuner, ContendedTwiceIsRefusedAndNeverRanked) {
   // Every other reading of "noisy" is 10x: most samples stalled, in both windows.
   dev.behaviour["noisy"].hook = [&] { dev.behaviour["noisy"].seconds = (n++ % 3) ? 1e-3 : 1e-4; };
   auto op = make_fake_op(dev, {"def", "noisy"}, "def");
-  Tuner tuner(dev);
+  TunerOptions o;
+  std::vector<std::string> retried;
+  o.on_retry = [&](std::string_view name, const TimingResult& contended) {
+    EXPECT_TRUE(contended.contended);
+    retried.emplace_back(name);
+  };
+  Tuner tuner(dev, o);
   TuneReport r;
   tuner.select(*op, Key{{"n", 2}}, &r);
   const CandidateReport& noisy = find(r, "noisy");
   EXPECT_EQ(noisy.outcome.status, Status::refused);
   EXPECT_EQ(noisy.retries, 1);
+  EXPECT_EQ(retried, std::vector<std::string>{"noisy"});  // on_retry saw the one retry
   EXPECT_EQ(r.winner_name, "def");
 }
 

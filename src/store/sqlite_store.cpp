@@ -231,7 +231,13 @@ std::string why_unusable(sqlite3* db) {
   auto tables = query_one(db, "SELECT count(*) FROM sqlite_master", error);
   if (!tables) return "not a tunekit store or corrupt (" + error + ")";
   if (*tables == "0" && *app_id == "0") return {};  // a new, empty database
-  if (*app_id != std::to_string(kStoreApplicationId)) return "not a tunekit store";
+  if (*app_id != std::to_string(kStoreApplicationId)) {
+    // Another process may be initialising the file right now: the meta table is the mark.
+    auto ours = query_one(
+        db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='tunekit_meta'", error);
+    if (!ours) return "not a tunekit store or corrupt (" + error + ")";
+    if (*app_id != "0" || *ours == "0") return "not a tunekit store";
+  }
   auto version =
       query_one(db, "SELECT value FROM tunekit_meta WHERE name = 'schema_version'", error);
   if (!version) return "not a tunekit store or corrupt (" + error + ")";
@@ -300,10 +306,10 @@ std::unique_ptr<Store> open_sqlite_store(const std::string& path, const WarningS
   }
   std::string error;
   const std::string init =
-      std::string("PRAGMA journal_mode=WAL; BEGIN IMMEDIATE;") + kSchema +
+      std::string("PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; PRAGMA application_id=") +
+      std::to_string(kStoreApplicationId) + ";" + kSchema +
       "INSERT OR IGNORE INTO tunekit_meta(name, value) VALUES('schema_version', '" +
-      std::to_string(kStoreSchemaVersion) +
-      "'); PRAGMA application_id=" + std::to_string(kStoreApplicationId) + "; COMMIT;";
+      std::to_string(kStoreSchemaVersion) + "'); COMMIT;";
   if (!exec(db, init, error)) {
     exec(db, "ROLLBACK", error);
     sqlite3_close(db);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tunekit/errors.hpp"
+#include "tunekit/value_json.hpp"
 
 namespace tunekit {
 namespace {
@@ -25,20 +26,6 @@ void check_name(std::string_view name) {
     throw UsageError("artifact name '" + std::string(name) +
                      "' must be non-empty and hold no path separator or '..'");
   }
-}
-
-Json value_json(const Value& v) {
-  switch (v.type()) {
-    case Value::Type::integer:
-      return v.as_int();
-    case Value::Type::real:
-      return v.as_real();
-    case Value::Type::boolean:
-      return v.as_bool();
-    case Value::Type::string:
-      return v.as_string();
-  }
-  return nullptr;
 }
 
 Value json_value(const Json& j, const std::string& where) {

@@ -10,6 +10,7 @@
 #include "commands/commands.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
+#include "tunekit/value_json.hpp"
 
 namespace tunekit::cli {
 namespace {
@@ -19,20 +20,6 @@ using Json = nlohmann::ordered_json;
 struct OpsOptions {
   bool json = false;
 };
-
-Json value_json(const Value& v) {
-  switch (v.type()) {
-    case Value::Type::integer:
-      return v.as_int();
-    case Value::Type::real:
-      return v.as_real();
-    case Value::Type::string:
-      return v.as_string();
-    case Value::Type::boolean:
-      return v.as_bool();
-  }
-  return nullptr;
-}
 
 std::string range_text(const KeyField& field) {
   if (field.type != Value::Type::integer) return "";

@@ -11,6 +11,7 @@
 
 #include "commands/commands.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/value_json.hpp"
 
 namespace tunekit::cli {
 namespace {
@@ -22,20 +23,6 @@ struct SpaceOptions {
   std::size_t list = 0;
   bool json = false;
 };
-
-Json value_json(const Value& v) {
-  switch (v.type()) {
-    case Value::Type::integer:
-      return v.as_int();
-    case Value::Type::real:
-      return v.as_real();
-    case Value::Type::string:
-      return v.as_string();
-    case Value::Type::boolean:
-      return v.as_bool();
-  }
-  return nullptr;
-}
 
 void run_space(const SpaceOptions& options) {
   const Space space = read_t1_space(options.file);

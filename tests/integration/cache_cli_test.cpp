@@ -1,37 +1,25 @@
 // End-to-end tests of `tunekit cache ...` and `tunekit tune --save-artifact / --store`: runs
 // the built binary, each test with its own temporary cache and artifact directories.
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#ifndef TUNEKIT_CLI_PATH
-#error "TUNEKIT_CLI_PATH must name the built tunekit binary"
-#endif
+#include "integration/cli_runner.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using Result = tunekit::testing::CliResult;
+using tunekit::testing::contains;
+using tunekit::testing::parse_json;
 
 // A tiny key: a search takes a fraction of a second.
 constexpr const char* kTune = "tune sum --shape n=1000 -q --json";
-
-struct Result {
-  int status = -1;  // exit status; 128 + signal when killed
-  std::string out;
-  std::string err;
-};
 
 struct Env {
   std::string cache = "cache";          // TUNEKIT_CACHE_DIR, under the test's directory
@@ -40,28 +28,13 @@ struct Env {
 };
 
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return tunekit::testing::read_text(path);
 }
-
 void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
+  tunekit::testing::write_text(path, text);
 }
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 json parse(const Result& run) {
-  try {
-    return json::parse(run.out);
-  } catch (const json::exception& e) {
-    ADD_FAILURE() << "not JSON (" << e.what() << "):\n" << run.out << "\nstderr:\n" << run.err;
-    return json::object();
-  }
+  return parse_json(run);
 }
 
 std::vector<fs::path> json_files(const fs::path& dir) {
@@ -89,25 +62,10 @@ class CacheCli : public ::testing::Test {
   // Runs `tunekit <args>` with TUNEKIT_MODE unset and the test's own cache and artifact
   // directories, so nothing of the user's or of another test leaks in.
   Result tunekit(const std::string& args, const Env& env = {}) {
-    Result run;
-    const std::string err_path = (root_ / "stderr").string();
-    std::string command = "env -u TUNEKIT_MODE -u TUNEKIT_ARTIFACT_DIR -u XDG_CACHE_HOME ";
-    command += "TUNEKIT_CACHE_DIR='" + path(env.cache).string() + "' ";
+    std::string extra = env.extra;
     if (!env.artifacts.empty())
-      command += "TUNEKIT_ARTIFACT_DIR='" + path(env.artifacts).string() + "' ";
-    command += env.extra + " '" TUNEKIT_CLI_PATH "' " + args + " 2>'" + err_path + "'";
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) {
-      run.err = "popen failed";
-      return run;
-    }
-    char buffer[4096];
-    std::size_t got = 0;
-    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, got);
-    const int status = pclose(pipe);
-    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.err = read_file(err_path);
-    return run;
+      extra = "TUNEKIT_ARTIFACT_DIR='" + path(env.artifacts).string() + "' " + extra;
+    return tunekit::testing::run_cli(args, path(env.cache), root_, extra);
   }
 
   // Tunes the small sum key into `cache` and returns the report.

@@ -1,81 +1,25 @@
 // End-to-end tests of the tunekit tool (tools/tunekit): runs the built binary.
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#ifndef TUNEKIT_CLI_PATH
-#error "TUNEKIT_CLI_PATH must name the built tunekit binary"
-#endif
+#include "integration/cli_runner.hpp"
 
 namespace {
 
 using nlohmann::json;
+using Result = tunekit::testing::CliResult;
+using tunekit::testing::contains;
 
-struct Result {
-  int status = -1;  // exit status; 128 + signal when killed
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Runs `tunekit <args>` with TUNEKIT_MODE unset unless `env` sets it ("TUNEKIT_MODE=off"),
-// and a fresh, private cache directory, so no stored choice of the user or of another run
-// leaks into a test.
+// Runs `tunekit <args>` in a fresh private cache directory; `env` adds NAME=value words.
 Result tunekit(const std::string& args, const std::string& env = "") {
-  Result run;
-  char dir_template[] = "/tmp/tunekit_cli_test_XXXXXX";
-  if (mkdtemp(dir_template) == nullptr) {
-    run.err = "mkdtemp failed";
-    return run;
-  }
-  const std::filesystem::path dir = dir_template;
-  const std::string err_path = (dir / "stderr").string();
-  const std::string command = "env -u TUNEKIT_MODE TUNEKIT_CACHE_DIR='" + (dir / "cache").string() +
-                              "' " + env + " '" TUNEKIT_CLI_PATH "' " + args + " 2>'" + err_path +
-                              "'";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    run.err = "popen failed";
-    return run;
-  }
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, got);
-  const int status = pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.err = read_file(err_path);
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
-  return run;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+  return tunekit::testing::run_cli_fresh(args, env);
 }
 
 json parse(const Result& run) {
-  try {
-    return json::parse(run.out);
-  } catch (const json::exception& e) {
-    ADD_FAILURE() << "not JSON (" << e.what() << "):\n" << run.out << "\nstderr:\n" << run.err;
-    return json::object();
-  }
+  return tunekit::testing::parse_json(run);
 }
 
 const json* candidate_named(const json& report, const std::string& name) {

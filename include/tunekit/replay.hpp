@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tunekit/device.hpp"
+#include "tunekit/op.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/value.hpp"
@@ -43,6 +45,9 @@ class Recording {
   Format format() const { return format_; }
   const std::string& device_name() const { return device_name_; }
   const std::string& kernel_name() const { return kernel_name_; }
+  // The Kernel Tuner problem size as recorded (an integer becomes one value; a T4 file has
+  // none). Export writes it back; import makes the key from it.
+  const std::vector<Value>& problem_size() const { return problem_size_; }
   // Exactly the recorded configurations (parameters in the file's order, values in the
   // file's tune_params order).
   const Enumeration& space() const { return space_; }
@@ -56,13 +61,15 @@ class Recording {
 
   // Builds a recording from parts (tests, exporters). results[i] belongs to space.config(i).
   static Recording from_results(Enumeration space, std::vector<RecordedResult> results,
-                                std::string device_name = {}, std::string kernel_name = {});
+                                std::string device_name = {}, std::string kernel_name = {},
+                                std::vector<Value> problem_size = {});
 
  private:
   std::string source_;
   Format format_ = Format::kernel_tuner_cache;
   std::string device_name_;
   std::string kernel_name_;
+  std::vector<Value> problem_size_;
   Enumeration space_;
   std::vector<RecordedResult> results_;
 };
@@ -94,5 +101,61 @@ class ReplayBackend {
   Rng rng_;
   double clock_ms_ = 0;
 };
+
+// The replay backend as a Device the Tuner can use (DESIGN §11). Candidate i of
+// make_replay_op(recording) is configuration i of recording.space(). Time is simulated: prepare
+// charges the config's recorded compile + verification time and fails as the recording failed;
+// each launch advances the clock by one reading, so a timing window reads recorded kernel
+// times, not anything this machine did. The simulated seconds are the cost a real tuning run
+// of the same measurements would have had, not a prediction of any other run.
+struct ReplayDeviceOptions {
+  enum class Reading {
+    sample,         // a recorded sample drawn (seeded) from the config's `times`
+    recorded_time,  // the config's recorded `time` (the mean the file ranks by)
+  };
+  Reading reading = Reading::sample;
+  std::uint64_t seed = 1;
+};
+
+class ReplayDevice final : public Device {
+ public:
+  // The recording must outlive the device.
+  explicit ReplayDevice(const Recording& recording, ReplayDeviceOptions options = {});
+  ~ReplayDevice() override;
+
+  const DeviceIdentity& identity() const override { return identity_; }
+  Clock& clock() override;
+  std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
+
+  const Recording& recording() const { return *recording_; }
+  // Simulated seconds charged so far (prepares and launches).
+  double simulated_seconds() const { return now_seconds_; }
+  long long launches() const { return launches_; }
+
+ private:
+  class SimulatedClock;
+  class ReplayTrial;
+  double reading(std::size_t index);
+
+  const Recording* recording_;
+  ReplayDeviceOptions options_;
+  DeviceIdentity identity_;
+  Rng rng_;
+  double now_seconds_ = 0;
+  long long launches_ = 0;
+  std::unique_ptr<SimulatedClock> clock_;
+};
+
+// The op name and key a recording stands for: "kt:<kernel_name>" ("kt:unnamed" without one),
+// and the problem size as x, y, z (then d3, d4, ...; empty without one).
+std::string recording_op_name(const Recording& recording);
+Key recording_key(const Recording& recording);
+
+// An op whose candidates are the recording's configurations (named by their Config text, in
+// space order), to be tuned on a ReplayDevice of the same recording. Its default is the first
+// configuration that was recorded as valid (UsageError when none was). Its key is
+// recording_key(recording); inputs are a one-element output every candidate writes, so the
+// tuner's validation passes wherever the recording did not fail.
+std::unique_ptr<OpBase> make_replay_op(const Recording& recording);
 
 }  // namespace tunekit

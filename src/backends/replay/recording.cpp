@@ -60,6 +60,13 @@ double number_or_zero(const Json& entry, const char* name) {
   return it != entry.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
+// A recorded time must be a duration: a negative one would rank first.
+double checked_ms(double ms, const std::string& where) {
+  if (!(ms >= 0) || ms > 1e15)
+    throw UsageError(where + ": time " + std::to_string(ms) + " ms is not a duration");
+  return ms;
+}
+
 Status kt_failure_status(const std::string& marker) {
   if (marker == "CompilationFailedConfig") return Status::compile_failed;
   if (marker == "RuntimeFailedConfig") return Status::launch_failed;
@@ -95,7 +102,8 @@ struct PointBuilder {
 }  // namespace
 
 Recording Recording::from_results(Enumeration space, std::vector<RecordedResult> results,
-                                  std::string device_name, std::string kernel_name) {
+                                  std::string device_name, std::string kernel_name,
+                                  std::vector<Value> problem_size) {
   if (results.size() != space.size())
     throw UsageError("a recording needs one result per configuration of its space");
   Recording r;
@@ -103,6 +111,7 @@ Recording Recording::from_results(Enumeration space, std::vector<RecordedResult>
   r.results_ = std::move(results);
   r.device_name_ = std::move(device_name);
   r.kernel_name_ = std::move(kernel_name);
+  r.problem_size_ = std::move(problem_size);
   return r;
 }
 
@@ -144,9 +153,10 @@ Recording load_kernel_tuner_cache(const Json& doc, const std::string& where) {
       r.failure = time.get<std::string>();
       r.status = kt_failure_status(r.failure);
     } else {
-      r.time_ms = time.get<double>();
+      r.time_ms = checked_ms(time.get<double>(), where + " (entry " + key + ")");
       if (const auto t = entry.find("times"); t != entry.end() && t->is_array())
-        for (const Json& s : *t) r.times_ms.push_back(s.get<double>());
+        for (const Json& s : *t)
+          r.times_ms.push_back(checked_ms(s.get<double>(), where + " (entry " + key + ")"));
     }
     r.compile_ms = number_or_zero(entry, "compile_time");
     r.benchmark_ms = number_or_zero(entry, "benchmark_time");
@@ -156,25 +166,38 @@ Recording load_kernel_tuner_cache(const Json& doc, const std::string& where) {
   return assemble(builder, std::move(results), where);
 }
 
+// T4 "invalidity" (results-schema.json: timeout, compile, runtime, correctness, constraints;
+// Kernel Tuner writes "correct" for a valid configuration).
 Status t4_status(const std::string& invalidity) {
   if (invalidity == "correct") return Status::ok;
   if (invalidity == "compile") return Status::compile_failed;
   if (invalidity == "runtime") return Status::launch_failed;
   if (invalidity == "constraints") return Status::rejected;
   if (invalidity == "correctness") return Status::validation_failed;
+  if (invalidity == "timeout") return Status::timed_out;
   return Status::launch_failed;
 }
 
-Recording load_t4(const Json& doc, const std::string& where) {
+// The schema names the compile time "compilation_time"; Kernel Tuner writes "compilation".
+double t4_compile_ms(const Json& times) {
+  const double ms = number_or_zero(times, "compilation_time");
+  return ms != 0 ? ms : number_or_zero(times, "compilation");
+}
+
+// `order`: the parameter names in the file's order (nlohmann::json sorts object keys).
+Recording load_t4(const Json& doc, const std::vector<std::string>& order,
+                  const std::string& where) {
   const Json& list = doc.at("results");
+  if (!list.is_array()) throw UsageError(where + ": \"results\" is not a list");
   PointBuilder builder;
   builder.grow = true;
-  if (!list.empty())
-    for (const auto& [name, value] : list.front().at("configuration").items())
-      builder.parameters.push_back({name, {}});
+  for (const std::string& name : order) builder.parameters.push_back({name, {}});
   std::vector<RecordedResult> results;
   for (const Json& entry : list) {
-    builder.add(entry.at("configuration"), where);
+    const Json& config = entry.at("configuration");
+    if (!config.is_object() || config.size() != builder.parameters.size())
+      throw UsageError(where + ": every result must configure the same parameters");
+    builder.add(config, where);
     RecordedResult r;
     const std::string invalidity = entry.value("invalidity", std::string("correct"));
     r.status = t4_status(invalidity);
@@ -182,15 +205,30 @@ Recording load_t4(const Json& doc, const std::string& where) {
     const Json times = entry.value("times", Json::object());
     if (r.status == Status::ok) {
       if (const auto t = times.find("runtimes"); t != times.end() && t->is_array())
-        for (const Json& s : *t) r.times_ms.push_back(s.get<double>());
+        for (const Json& s : *t)
+          if (s.is_number()) r.times_ms.push_back(checked_ms(s.get<double>(), where));
+      // The objective is the measurement named by objectives[0] (Kernel Tuner: "time").
+      std::string objective = "time";
+      if (const auto o = entry.find("objectives");
+          o != entry.end() && o->is_array() && !o->empty() && o->front().is_string())
+        objective = o->front().get<std::string>();
+      bool found = false;
       for (const Json& m : entry.value("measurements", Json::array()))
-        if (m.value("name", std::string()) == "time") r.time_ms = m.at("value").get<double>();
-      if (r.time_ms == 0 && !r.times_ms.empty()) {
+        if (m.is_object() && m.value("name", std::string()) == objective && m.contains("value") &&
+            m["value"].is_number()) {
+          r.time_ms = checked_ms(m["value"].get<double>(), where);
+          found = true;
+        }
+      if (!found && !r.times_ms.empty()) {
         for (double s : r.times_ms) r.time_ms += s;
         r.time_ms /= static_cast<double>(r.times_ms.size());
+        found = true;
       }
+      if (!found)
+        throw UsageError(where + ": a valid result records neither the objective '" + objective +
+                         "' nor runtimes");
     }
-    r.compile_ms = number_or_zero(times, "compilation");
+    r.compile_ms = t4_compile_ms(times);
     r.benchmark_ms = number_or_zero(times, "benchmark");
     if (r.benchmark_ms == 0)
       for (double s : r.times_ms) r.benchmark_ms += s;
@@ -201,13 +239,39 @@ Recording load_t4(const Json& doc, const std::string& where) {
   return assemble(builder, std::move(results), where);
 }
 
+// The first result's parameter names as the file orders them (a T4 file has no key list). A
+// second parse, keeping key order, of a file that is small next to a Kernel Tuner cache.
+std::vector<std::string> t4_parameter_order(const std::string& text) {
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text);
+  std::vector<std::string> order;
+  const auto& list = doc.at("results");
+  if (list.is_array() && !list.empty())
+    for (const auto& [name, value] : list.front().at("configuration").items())
+      order.push_back(name);
+  return order;
+}
+
+// Kernel Tuner's problem_size: an integer, or a list of them (strings are kept as strings).
+std::vector<Value> problem_size_of(const Json& doc) {
+  std::vector<Value> out;
+  const auto it = doc.find("problem_size");
+  if (it == doc.end() || it->is_null()) return out;
+  if (it->is_array()) {
+    for (const Json& v : *it) out.push_back(json_value(v));
+  } else {
+    out.push_back(json_value(*it));
+  }
+  return out;
+}
+
 }  // namespace
 
 Recording Recording::load(const std::filesystem::path& file) {
   const std::string where = file.string();
+  const std::string text = read_file(file);
   Json doc;
   try {
-    doc = Json::parse(read_file(file));
+    doc = Json::parse(text);
   } catch (const Json::exception& e) {
     throw UsageError(where + " is not valid JSON: " + e.what());
   }
@@ -218,11 +282,14 @@ Recording Recording::load(const std::filesystem::path& file) {
       r.format_ = Format::kernel_tuner_cache;
       r.device_name_ = doc.value("device_name", std::string());
       r.kernel_name_ = doc.value("kernel_name", std::string());
+      r.problem_size_ = problem_size_of(doc);
     } else if (doc.contains("results")) {
-      r = load_t4(doc, where);
+      r = load_t4(doc, t4_parameter_order(text), where);
       r.format_ = Format::t4;
+      // Not in the T4 schema: tunekit's exports add them (other files have none).
       r.device_name_ = doc.value("device_name", std::string());
       r.kernel_name_ = doc.value("kernel_name", std::string());
+      r.problem_size_ = problem_size_of(doc);
     } else {
       throw UsageError(where +
                        ": neither a Kernel Tuner cache file (cache, tune_params) nor a T4 "

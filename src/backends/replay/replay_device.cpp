@@ -1,0 +1,128 @@
+// ReplayDevice: the replay backend behind the Device seam, and the op over a recording's
+// configurations (include/tunekit/replay.hpp).
+#include <utility>
+
+#include "tunekit/errors.hpp"
+#include "tunekit/replay.hpp"
+
+namespace tunekit {
+
+// Reads the device's simulated time: a window is the readings launched inside it.
+class ReplayDevice::SimulatedClock final : public Clock {
+ public:
+  std::string_view name() const override { return "replay (simulated)"; }
+  void begin() override { window = 0; }
+  double end() override { return window; }
+  // The readings launched since begin(), summed apart from the device's total so that a
+  // window reads the recorded values exactly.
+  double window = 0;
+};
+
+class ReplayDevice::ReplayTrial final : public Trial {
+ public:
+  ReplayTrial(ReplayDevice& device, Workload& workload, std::size_t index)
+      : device_(device), workload_(workload), index_(index) {}
+  Outcome prepare() override {
+    const RecordedResult& r = device_.recording().result(index_);
+    // A failed recording cost what it cost when it was recorded (often the compile).
+    device_.now_seconds_ += (r.compile_ms + r.verification_ms) / 1000.0;
+    if (r.status != Status::ok) return {r.status, "recorded as " + r.failure};
+    return Outcome::success();
+  }
+  void launch() override {
+    workload_.run_candidate(index_);
+    const double s = device_.reading(index_);
+    device_.now_seconds_ += s;
+    device_.clock_->window += s;
+    ++device_.launches_;
+  }
+  void sync() override {}
+  void release() override {}
+
+ private:
+  ReplayDevice& device_;
+  Workload& workload_;
+  std::size_t index_;
+};
+
+ReplayDevice::ReplayDevice(const Recording& recording, ReplayDeviceOptions options)
+    : recording_(&recording),
+      options_(options),
+      rng_(options.seed),
+      clock_(std::make_unique<SimulatedClock>()) {
+  identity_.backend = "replay";
+  identity_.product =
+      recording.device_name().empty() ? "unnamed recorded device" : recording.device_name();
+  identity_.driver = "recording " + recording.source();
+  identity_.known = true;
+}
+
+ReplayDevice::~ReplayDevice() = default;
+
+Clock& ReplayDevice::clock() {
+  return *clock_;
+}
+
+std::unique_ptr<Trial> ReplayDevice::make_trial(Workload& workload, std::size_t index) {
+  if (index >= recording_->size())
+    throw UsageError("candidate " + std::to_string(index) + " is not a configuration of " +
+                     recording_->source() + ": use make_replay_op with the same recording");
+  return std::make_unique<ReplayTrial>(*this, workload, index);
+}
+
+double ReplayDevice::reading(std::size_t index) {
+  const RecordedResult& r = recording_->result(index);
+  if (options_.reading == ReplayDeviceOptions::Reading::recorded_time || r.times_ms.empty())
+    return r.time_ms / 1000.0;
+  std::uniform_int_distribution<std::size_t> pick(0, r.times_ms.size() - 1);
+  return r.times_ms[pick(rng_)] / 1000.0;
+}
+
+std::string recording_op_name(const Recording& recording) {
+  return "kt:" +
+         (recording.kernel_name().empty() ? std::string("unnamed") : recording.kernel_name());
+}
+
+Key recording_key(const Recording& recording) {
+  static const char* const axes[] = {"x", "y", "z"};
+  std::vector<Field> fields;
+  const std::vector<Value>& size = recording.problem_size();
+  for (std::size_t i = 0; i < size.size(); ++i)
+    fields.push_back({i < 3 ? std::string(axes[i]) : "d" + std::to_string(i), size[i]});
+  return Key(std::move(fields));
+}
+
+namespace {
+
+struct ReplayArgs {
+  std::vector<float> out = std::vector<float>(1, 0.0f);
+};
+
+}  // namespace
+
+std::unique_ptr<OpBase> make_replay_op(const Recording& recording) {
+  std::optional<std::size_t> first_valid;
+  for (std::size_t i = 0; i < recording.size() && !first_valid; ++i)
+    if (recording.result(i).status == Status::ok) first_valid = i;
+  if (!first_valid)
+    throw UsageError("the recording " + recording.source() +
+                     " has no valid configuration: there is nothing to tune");
+  auto op = std::make_unique<Op<ReplayArgs>>(recording_op_name(recording), 1);
+  const Key key = recording_key(recording);
+  op->describe("replay of " + recording.source())
+      .key([key](const ReplayArgs&) { return key; })
+      .inputs([](const Key&) { return ReplayArgs{}; })
+      .outputs([](ReplayArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .reference([](ReplayArgs& a) { a.out[0] = 1.0f; });
+  const Enumeration& space = recording.space();
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    Candidate c;
+    c.config = space.config(i);
+    c.name = c.config.text();
+    op->candidate(std::move(c), [](ReplayArgs& a) { a.out[0] = 1.0f; });
+  }
+  op->default_candidate(space.config(*first_valid).text());
+  return op;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,297 @@
+// Recordings out: from a tuner report or a search history, to Kernel Tuner cache and T4
+// results files (docs/formats.md).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tunekit/errors.hpp"
+#include "tunekit/interop.hpp"
+#include "tunekit/value_json.hpp"
+
+namespace tunekit {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Sorts results into the order Enumeration::from_points gives their points.
+Recording assemble(std::vector<Parameter> parameters, const std::vector<std::uint32_t>& flat,
+                   std::vector<RecordedResult> results, std::string device, std::string kernel,
+                   std::vector<Value> problem_size) {
+  const std::size_t width = parameters.size();
+  Enumeration space = Enumeration::from_points(std::move(parameters), flat);
+  if (space.size() != results.size())
+    throw UsageError("cannot export: two results have the same configuration");
+  std::vector<RecordedResult> ordered(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i)
+    ordered[*space.index_of_point({flat.data() + i * width, width})] = std::move(results[i]);
+  return Recording::from_results(std::move(space), std::move(ordered), std::move(device),
+                                 std::move(kernel), std::move(problem_size));
+}
+
+// Whether a candidate was evaluated: measured, or failed in a way the files can record.
+bool evaluated(Status s) {
+  switch (s) {
+    case Status::ok:
+    case Status::rejected:
+    case Status::compile_failed:
+    case Status::launch_failed:
+    case Status::out_of_memory:
+    case Status::validation_failed:
+    case Status::timed_out:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// How Python's str() writes a value: Kernel Tuner joins them with ',' into its cache keys.
+std::string python_text(const Value& v) {
+  switch (v.type()) {
+    case Value::Type::integer:
+      return std::to_string(v.as_int());
+    case Value::Type::real: {
+      std::string t = fmt::format("{}", v.as_real());
+      if (t.find_first_of(".en") == std::string::npos) t += ".0";
+      return t;
+    }
+    case Value::Type::string:
+      return v.as_string();
+    case Value::Type::boolean:
+      return v.as_bool() ? "True" : "False";
+  }
+  return {};
+}
+
+const char* kt_marker(const RecordedResult& r) {
+  for (const char* m : {"CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig"})
+    if (r.failure == m) return m;
+  switch (r.status) {
+    case Status::compile_failed:
+      return "CompilationFailedConfig";
+    case Status::rejected:
+      return "InvalidConfig";
+    default:
+      return "RuntimeFailedConfig";  // Kernel Tuner has no marker for the others
+  }
+}
+
+const char* t4_invalidity(Status s) {
+  switch (s) {
+    case Status::ok:
+      return "correct";
+    case Status::compile_failed:
+      return "compile";
+    case Status::rejected:
+      return "constraints";
+    case Status::validation_failed:
+      return "correctness";
+    case Status::timed_out:
+      return "timeout";
+    default:
+      return "runtime";
+  }
+}
+
+Json values_json(const std::vector<Value>& values) {
+  Json j = Json::array();
+  for (const Value& v : values) j.push_back(value_json(v));
+  return j;
+}
+
+void write_atomically(const std::filesystem::path& file, const std::string& text) {
+  const std::filesystem::path temp =
+      file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw UsageError("cannot write " + file.string() + ": cannot create " + temp.string());
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(temp, ec);
+      throw UsageError("cannot write " + file.string() + ": the write failed (disk full?)");
+    }
+  }
+  if (std::rename(temp.c_str(), file.c_str()) != 0) {
+    std::error_code ec;
+    std::filesystem::remove(temp, ec);
+    throw UsageError("cannot write " + file.string() + ": rename failed");
+  }
+}
+
+}  // namespace
+
+Recording recording_from_report(const TuneReport& report, const Key& key) {
+  std::vector<const CandidateReport*> done;
+  for (const CandidateReport& c : report.candidates)
+    if (evaluated(c.outcome.status)) done.push_back(&c);
+  if (done.empty())
+    throw UsageError("nothing to export: no candidate of " + report.op + " " + report.key +
+                     " was measured or failed (source " + std::string(to_string(report.source)) +
+                     ")");
+  // The candidates' own parameters when they share them and tell candidates apart.
+  std::vector<Config> configs;
+  bool by_config = true;
+  std::set<std::string> seen;
+  for (const CandidateReport* c : done) {
+    try {
+      configs.push_back(Config::parse(c->config));
+    } catch (const UsageError&) {
+      by_config = false;
+      break;
+    }
+    const auto names = [](const Config& k) {
+      std::vector<std::string> n;
+      for (const Field& f : k.fields()) n.push_back(f.name);
+      return n;
+    };
+    if (configs.back().empty() || names(configs.back()) != names(configs.front()) ||
+        !seen.insert(c->config).second)
+      by_config = false;
+  }
+  if (!by_config) {
+    configs.clear();
+    for (const CandidateReport* c : done) configs.push_back(Config{{"candidate", c->name}});
+  }
+  std::vector<Parameter> parameters;
+  for (const Field& f : configs.front().fields()) parameters.push_back({f.name, {}});
+  std::vector<std::uint32_t> flat;
+  for (const Config& config : configs) {
+    for (std::size_t p = 0; p < parameters.size(); ++p) {
+      const Value& v = config.fields()[p].value;
+      auto& values = parameters[p].values;
+      auto it = std::find(values.begin(), values.end(), v);
+      if (it == values.end()) it = values.insert(values.end(), v);
+      flat.push_back(static_cast<std::uint32_t>(it - values.begin()));
+    }
+  }
+  std::vector<RecordedResult> results;
+  for (const CandidateReport* c : done) {
+    RecordedResult r;
+    r.status = c->outcome.status;
+    if (!c->outcome.ok()) r.failure = c->outcome.message;
+    if (c->outcome.ok()) {
+      r.time_ms = c->score * 1000.0;
+      if (c->timing)
+        for (double s : c->timing->samples) r.times_ms.push_back(s * 1000.0);
+    }
+    if (c->timing) r.benchmark_ms = c->timing->wall_seconds * 1000.0;
+    results.push_back(std::move(r));
+  }
+  std::vector<Value> problem_size;
+  for (const Field& f : key.fields()) problem_size.push_back(f.value);
+  return assemble(std::move(parameters), flat, std::move(results), report.device, report.op,
+                  std::move(problem_size));
+}
+
+Recording recording_from_history(const Recording& source, const History& history) {
+  if (history.size() == 0) throw UsageError("nothing to export: the search evaluated nothing");
+  const Enumeration& space = source.space();
+  std::vector<std::uint32_t> flat;
+  std::vector<RecordedResult> results;
+  for (const Evaluation& e : history.evaluations()) {
+    const auto p = space.point(e.index);
+    flat.insert(flat.end(), p.begin(), p.end());
+    results.push_back(source.result(e.index));
+  }
+  return assemble(space.parameters(), flat, std::move(results), source.device_name(),
+                  source.kernel_name(), source.problem_size());
+}
+
+std::string kernel_tuner_cache_json(const Recording& recording) {
+  const Enumeration& space = recording.space();
+  Json doc;
+  doc["device_name"] = recording.device_name();
+  doc["kernel_name"] = recording.kernel_name();
+  doc["problem_size"] = values_json(recording.problem_size());
+  doc["tune_params_keys"] = Json::array();
+  doc["tune_params"] = Json::object();
+  for (const Parameter& p : space.parameters()) {
+    doc["tune_params_keys"].push_back(p.name);
+    doc["tune_params"][p.name] = values_json(p.values);
+  }
+  doc["objective"] = "time";
+  Json cache = Json::object();
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const Config config = space.config(i);
+    const RecordedResult& r = recording.result(i);
+    std::string key;
+    Json entry;
+    for (const Field& f : config.fields()) {
+      key += (key.empty() ? "" : ",") + python_text(f.value);
+      entry[f.name] = value_json(f.value);
+    }
+    if (r.status == Status::ok) {
+      entry["time"] = r.time_ms;
+      entry["times"] = r.times_ms;
+    } else {
+      entry["time"] = kt_marker(r);
+    }
+    entry["compile_time"] = r.compile_ms;
+    entry["verification_time"] = r.verification_ms;
+    entry["benchmark_time"] = r.benchmark_ms;
+    entry["strategy_time"] = 0;
+    entry["framework_time"] = 0;
+    cache[key] = std::move(entry);
+  }
+  doc["cache"] = std::move(cache);
+  return doc.dump(1) + "\n";
+}
+
+std::string t4_results_json(const Recording& recording) {
+  const Enumeration& space = recording.space();
+  Json doc;
+  doc["schema_version"] = "1.0.0";
+  // Not in the T4 schema (which allows extra properties): tunekit reads them back.
+  doc["device_name"] = recording.device_name();
+  doc["kernel_name"] = recording.kernel_name();
+  doc["problem_size"] = values_json(recording.problem_size());
+  Json results = Json::array();
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const RecordedResult& r = recording.result(i);
+    Json entry;
+    entry["configuration"] = Json::object();
+    const Config config = space.config(i);
+    for (const Field& f : config.fields()) entry["configuration"][f.name] = value_json(f.value);
+    Json times;
+    // The schema names it compilation_time; Kernel Tuner's writer says compilation.
+    times["compilation_time"] = r.compile_ms;
+    times["compilation"] = r.compile_ms;
+    times["benchmark"] = r.benchmark_ms;
+    times["framework"] = 0;
+    times["search_algorithm"] = 0;
+    times["validation"] = r.verification_ms;
+    times["runtimes"] = r.status == Status::ok ? Json(r.times_ms) : Json::array();
+    entry["times"] = std::move(times);
+    entry["invalidity"] = t4_invalidity(r.status);
+    entry["correctness"] = r.status == Status::validation_failed ? 0 : 1;
+    Json m;
+    m["name"] = "time";
+    m["value"] = r.status == Status::ok ? Json(r.time_ms) : Json(kt_marker(r));
+    m["unit"] = "ms";
+    entry["measurements"] = Json::array({m});
+    entry["objectives"] = Json::array({"time"});
+    results.push_back(std::move(entry));
+  }
+  doc["results"] = std::move(results);
+  return doc.dump(1) + "\n";
+}
+
+void write_kernel_tuner_cache(const std::filesystem::path& file, const Recording& recording) {
+  write_atomically(file, kernel_tuner_cache_json(recording));
+}
+
+void write_t4_results(const std::filesystem::path& file, const Recording& recording) {
+  write_atomically(file, t4_results_json(recording));
+}
+
+}  // namespace tunekit

@@ -1,0 +1,232 @@
+// Tests for src/interop/recording_export.cpp: a run exported as a Kernel Tuner cache file and a
+// T4 results file reads back (with the replay backend's reader) to the same configurations,
+// times and best.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/errors.hpp"
+#include "tunekit/interop.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path datasets() {
+  return TUNEKIT_DATASETS_DIR;
+}
+
+#define REQUIRE_DATASETS()                          \
+  if (!fs::exists(datasets() / "convolution_milo")) \
+  GTEST_SKIP() << "no shared datasets at " << datasets()
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("tunekit_export_" + std::to_string(::getpid()))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Every kind of value and of failure the files can carry.
+Recording mixed() {
+  const Enumeration space = Space()
+                                .param("n", {16, 32})
+                                .param("scale", {0.5, 2.0})
+                                .param("layout", {"row", "col"})
+                                .param("fast", {true, false})
+                                .enumerate();
+  std::vector<RecordedResult> results(space.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    RecordedResult& r = results[i];
+    r.compile_ms = 10.0 + static_cast<double>(i);
+    r.verification_ms = 0.5;
+    if (i % 5 == 3) {
+      r.status = Status::compile_failed;
+      r.failure = "CompilationFailedConfig";
+    } else if (i % 7 == 4) {
+      r.status = Status::launch_failed;
+      r.failure = "RuntimeFailedConfig";
+    } else {
+      r.time_ms = 1.0 + 0.25 * static_cast<double>((i * 7) % 16);
+      r.times_ms = {r.time_ms - 0.125, r.time_ms, r.time_ms + 0.125};
+      r.benchmark_ms = 3 * r.time_ms;
+    }
+  }
+  return Recording::from_results(space, std::move(results), "Test GPU", "mixed_kernel",
+                                 {4096, 2048});
+}
+
+// Same configurations (as configs), statuses, times, samples and best.
+void expect_same(const Recording& a, const Recording& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const Config config = a.space().config(i);
+    const std::optional<std::size_t> j = b.space().index_of(config);
+    ASSERT_TRUE(j) << config.text();
+    const RecordedResult &x = a.result(i), &y = b.result(*j);
+    EXPECT_EQ(x.status, y.status) << config.text();
+    EXPECT_DOUBLE_EQ(x.time_ms, y.time_ms) << config.text();
+    EXPECT_EQ(x.times_ms, y.times_ms) << config.text();
+    EXPECT_DOUBLE_EQ(x.compile_ms, y.compile_ms);
+    EXPECT_DOUBLE_EQ(x.verification_ms, y.verification_ms);
+  }
+  ASSERT_TRUE(a.best() && b.best());
+  EXPECT_EQ(a.space().config(*a.best()), b.space().config(*b.best()));
+  EXPECT_EQ(a.device_name(), b.device_name());
+  EXPECT_EQ(a.kernel_name(), b.kernel_name());
+  EXPECT_EQ(a.problem_size(), b.problem_size());
+}
+
+TEST(RecordingExport, KernelTunerCacheRoundTrip) {
+  TempDir dir;
+  const Recording original = mixed();
+  write_kernel_tuner_cache(dir.path() / "kt.json", original);
+  const Recording back = Recording::load(dir.path() / "kt.json");
+  EXPECT_EQ(back.format(), Recording::Format::kernel_tuner_cache);
+  expect_same(original, back);
+  // Kernel Tuner's own shape: keys are Python's str() of the values joined by ','.
+  std::ifstream in(dir.path() / "kt.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["tune_params_keys"], nlohmann::json({"n", "scale", "layout", "fast"}));
+  EXPECT_TRUE(doc["cache"].contains("16,0.5,row,True"));
+  EXPECT_TRUE(doc["cache"].contains("32,2.0,col,False"));
+  EXPECT_EQ(doc["objective"], "time");
+  EXPECT_EQ(doc["problem_size"], nlohmann::json({4096, 2048}));
+}
+
+TEST(RecordingExport, T4RoundTripFollowsTheSchema) {
+  TempDir dir;
+  const Recording original = mixed();
+  write_t4_results(dir.path() / "t4.json", original);
+  const Recording back = Recording::load(dir.path() / "t4.json");
+  EXPECT_EQ(back.format(), Recording::Format::t4);
+  expect_same(original, back);
+  std::ifstream in(dir.path() / "t4.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["schema_version"], "1.0.0");
+  for (const auto& entry : doc["results"]) {
+    // results-schema.json's required fields.
+    for (const char* field : {"configuration", "times", "invalidity", "correctness"})
+      EXPECT_TRUE(entry.contains(field)) << field;
+    const std::string invalidity = entry["invalidity"];
+    EXPECT_TRUE(invalidity == "correct" || invalidity == "compile" || invalidity == "runtime")
+        << invalidity;
+  }
+}
+
+TEST(RecordingExport, AStrategyRunOverASharedDatasetRoundTrips) {
+  REQUIRE_DATASETS();
+  TempDir dir;
+  const Recording r = Recording::load(datasets() / "convolution_milo/A4000.json.gz");
+  std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make("random");
+  ReplayBackend backend(r, 5);
+  Budget budget;
+  budget.evaluations = 60;
+  const SearchResult result = search(
+      r.space(), *strategy,
+      [&](std::size_t i) {
+        const ReplayMeasurement m = backend.measure(i);
+        return ObjectiveResult{m.status, m.recorded_ms, m.charged_ms / 1000, m.message};
+      },
+      budget, 5);
+  const Recording run = recording_from_history(r, result.history);
+  ASSERT_EQ(run.size(), 60u);
+  write_kernel_tuner_cache(dir.path() / "run.json", run);
+  write_t4_results(dir.path() / "run_t4.json", run);
+  for (const char* file : {"run.json", "run_t4.json"}) {
+    const Recording back = Recording::load(dir.path() / file);
+    expect_same(run, back);
+    // The best read back is the best the search found.
+    ASSERT_NE(result.history.best(), nullptr);
+    EXPECT_EQ(back.space().config(*back.best()), r.space().config(result.history.best()->index));
+    EXPECT_DOUBLE_EQ(back.optimum_ms(), result.history.best()->value);
+  }
+}
+
+TEST(RecordingExport, ATunerReportRoundTrips) {
+  // A tune on the replay device: the report's candidates, samples and winner come back.
+  const Enumeration space = Space().param("t", {1, 2, 4}).param("u", {"a", "b"}).enumerate();
+  std::vector<RecordedResult> results(space.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].time_ms = 5.0 - static_cast<double>(i) * 0.5;
+    results[i].times_ms = {results[i].time_ms};
+  }
+  results[3].status = Status::launch_failed;
+  results[3].failure = "RuntimeFailedConfig";
+  const Recording r = Recording::from_results(space, std::move(results), "Test GPU", "k", {8});
+  ReplayDevice device(r);
+  const auto op = make_replay_op(r);
+  TunerOptions options;
+  options.confirm_pairs = 0;
+  Tuner tuner(device, options);
+  const TuneReport report = tuner.tune(*op, recording_key(r));
+  const Recording exported = recording_from_report(report, recording_key(r));
+  EXPECT_EQ(exported.kernel_name(), "kt:k");
+  EXPECT_EQ(exported.problem_size(), std::vector<Value>{Value(8)});
+  TempDir dir;
+  write_kernel_tuner_cache(dir.path() / "tune.json", exported);
+  write_t4_results(dir.path() / "tune_t4.json", exported);
+  for (const char* file : {"tune.json", "tune_t4.json"}) {
+    const Recording back = Recording::load(dir.path() / file);
+    expect_same(exported, back);
+    ASSERT_EQ(back.size(), space.size());
+    EXPECT_EQ(back.space().config(*back.best()).text(), report.winner_name);
+    EXPECT_EQ(back.result(*back.space().index_of(Config{{"t", 2}, {"u", "b"}})).status,
+              Status::launch_failed);
+    for (const CandidateReport& c : report.candidates) {
+      if (!c.outcome.ok()) continue;
+      const RecordedResult& got = back.result(*back.space().index_of(Config::parse(c.config)));
+      EXPECT_NEAR(got.time_ms, c.score * 1000, 1e-9);
+      ASSERT_TRUE(c.timing);
+      EXPECT_EQ(got.times_ms.size(), c.timing->samples.size());
+    }
+  }
+}
+
+TEST(RecordingExport, CandidatesWithoutSharedParametersExportByName) {
+  TuneReport report;
+  report.op = "sum";
+  report.device = "cpu";
+  for (const char* name : {"naive", "blocked"}) {
+    CandidateReport c;
+    c.name = name;
+    c.config = std::string(name) == "naive" ? "" : "block=64";
+    c.score = std::string(name) == "naive" ? 2e-3 : 1e-3;
+    report.candidates.push_back(c);
+  }
+  CandidateReport skipped;
+  skipped.name = "approx";
+  skipped.outcome = {Status::skipped, "numerics"};
+  report.candidates.push_back(skipped);
+  const Recording r = recording_from_report(report, Key{{"n", 100}});
+  ASSERT_EQ(r.size(), 2u);  // the skipped candidate was not evaluated
+  EXPECT_EQ(r.space().config(*r.best()).text(), "candidate=blocked");
+  TuneReport nothing;
+  nothing.candidates.push_back(skipped);
+  EXPECT_THROW(recording_from_report(nothing, Key{}), UsageError);
+}
+
+TEST(RecordingExport, AnUnwritableFileIsAClearErrorAndLeavesNoTemporary) {
+  TempDir dir;
+  EXPECT_THROW(write_kernel_tuner_cache(dir.path() / "no_such_dir" / "kt.json", mixed()),
+               UsageError);
+  // An existing file is replaced only by a complete one.
+  write_t4_results(dir.path() / "t4.json", mixed());
+  write_t4_results(dir.path() / "t4.json", mixed());
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+}
+
+}  // namespace
+}  // namespace tunekit

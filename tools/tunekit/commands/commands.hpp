@@ -18,6 +18,8 @@ void register_tune(CLI::App& app);
 void register_cache(CLI::App& app);
 void register_space(CLI::App& app);   // tunekit space FILE [--list N] [--json]
 void register_replay(CLI::App& app);  // tunekit replay --dataset F --strategy S ...
+// tunekit devices [--json]: every backend's devices (cpu, each OpenCL device).
+void register_devices(CLI::App& app);
 
 // A --store value as open_store takes it: empty or "sqlite" is the environment's SQLite file
 // ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit); others as given.

@@ -3,6 +3,7 @@
 //                   [--strategy exhaustive|racing[:opts]] [--timing isolated|queued]
 //                   [--limit SECONDS] [--numerics CLASS] [--confirm-pairs N]
 //                   [--save-artifact] [--artifact-dir D]
+//                   [--backend cpu|opencl] [--device INDEX|NAME]
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "commands/backend.hpp"
 #include "commands/commands.hpp"
 #include "progress_bar.hpp"
 #include "tunekit/artifact.hpp"
@@ -48,6 +50,8 @@ struct TuneCommand {
   std::string store;         // empty: the environment's SQLite file
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
   bool save_artifact = false;
+  std::string backend;  // cpu (default) | opencl
+  std::string device;   // OpenCL device: index or name substring
   // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
   CLI::Option* tie_band_option = nullptr;
 };
@@ -194,7 +198,9 @@ void run_tune(const TuneCommand& command) {
       make_reporter(command.json ? "json" : command.reporter);
 
   cpu::ThreadPool pool(command.threads);
-  const std::unique_ptr<OpBase> op = entry.make(pool);
+  // --backend opencl opens the device (and checks --device) before anything is measured.
+  const Backend backend = open_backend(command.backend, command.device, entry, pool);
+  const std::unique_ptr<OpBase>& op = backend.op;
   std::string shape = command.shape;
   if (shape.empty()) {
     shape = entry.example_shape;
@@ -207,7 +213,7 @@ void run_tune(const TuneCommand& command) {
   if (!command.quiet) {
     options.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
   }
-  cpu::CpuDevice device;
+  Device& device = *backend.device;
   Tuner tuner(device, options);
   TuneReport report;
   tuner.select(*op, key, &report);
@@ -258,6 +264,11 @@ void register_tune(CLI::App& app) {
                    "A B B A pairs confirming a non-default winner (0: off; default 16)")
       ->check(CLI::Range(0, 10000));
   tune->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
+  tune->add_option("--backend", command->backend,
+                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels)");
+  tune->add_option("--device", command->device,
+                   "OpenCL device: an index or a part of its name (see 'tunekit devices'; "
+                   "default: the first)");
   tune->add_option("--store", command->store,
                    "Where choices are kept: sqlite:PATH, or none for memory only (default: "
                    "choices.db under $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else "

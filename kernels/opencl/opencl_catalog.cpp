@@ -1,0 +1,31 @@
+// The catalog of built-in OpenCL ops: one line per op, found by name.
+#include "tunekit/opencl_catalog.hpp"
+#include "opencl/cl_ops.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit::opencl {
+
+const std::vector<CatalogEntry>& builtin_ops() {
+  static const std::vector<CatalogEntry> entries{
+      {"sgemm",
+       "f32 matrix multiply C = A·B (row-major): CLBlast-like tiles, threads, vectors, local "
+       "memory",
+       "m=256,n=256,k=256", kernels::cl::sgemm_space, kernels::cl::make_sgemm_op},
+      {"softmax", "row-wise f32 softmax, one work-group per row: WG, VW, exp or native_exp",
+       "rows=4096,cols=1024", kernels::cl::softmax_space, kernels::cl::make_softmax_op},
+      {"rmsnorm", "row-wise f32 RMS normalisation, one work-group per row: WG, VW",
+       "rows=4096,cols=1024", kernels::cl::rmsnorm_space, kernels::cl::make_rmsnorm_op},
+  };
+  return entries;
+}
+
+const CatalogEntry& find_builtin_op(std::string_view name) {
+  std::string known;
+  for (const CatalogEntry& entry : builtin_ops()) {
+    if (entry.name == name) return entry;
+    known += (known.empty() ? "" : ", ") + entry.name;
+  }
+  throw UsageError("unknown OpenCL op '" + std::string(name) + "'; the OpenCL ops are: " + known);
+}
+
+}  // namespace tunekit::opencl

@@ -1,8 +1,10 @@
 // tunekit replay --dataset F --strategy S [--budget-evals N | --budget-time T] [--repeats R]
-//                [--seed S] [--json]: runs a strategy against a recorded space.
+//                [--seed S] [--json] [--export-kt FILE] [--export-t4 FILE]: runs a strategy
+//                against a recorded space (the exports hold the first run's evaluations).
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/export_flags.hpp"
 #include "tunekit/errors.hpp"
+#include "tunekit/interop.hpp"
 #include "tunekit/methodology.hpp"
 #include "tunekit/replay.hpp"
 #include "tunekit/strategy.hpp"
@@ -28,6 +32,7 @@ struct ReplayOptions {
   std::size_t repeats = 1;
   std::uint64_t seed = 1;
   bool json = false;
+  ExportFlags exports;
 };
 
 void run_replay(const ReplayOptions& o) {
@@ -45,6 +50,7 @@ void run_replay(const ReplayOptions& o) {
   Json runs = Json::array();
   double score_sum = 0;
   std::size_t scored = 0;
+  std::optional<Recording> first_run;  // what the exports write
   for (std::size_t r = 0; r < o.repeats; ++r) {
     const std::uint64_t seed = o.seed + r;
     ReplayBackend backend(recording, seed);
@@ -56,6 +62,7 @@ void run_replay(const ReplayOptions& o) {
           return ObjectiveResult{m.status, m.recorded_ms, m.charged_ms / 1000.0, m.message};
         },
         budget, seed);
+    if (r == 0 && o.exports.any()) first_run = recording_from_history(recording, result.history);
     const Evaluation* best = result.history.best();
     Json run;
     run["seed"] = seed;
@@ -85,6 +92,7 @@ void run_replay(const ReplayOptions& o) {
     }
     runs.push_back(std::move(run));
   }
+  if (first_run) o.exports.write(*first_run);
   if (o.json) {
     Json j;
     j["dataset"] = o.dataset;
@@ -133,6 +141,7 @@ void register_replay(CLI::App& app) {
   cmd->add_option("--repeats", o->repeats, "Independent runs (seeds S, S+1, ...)");
   cmd->add_option("--seed", o->seed, "Seed of the first run");
   cmd->add_flag("--json", o->json, "Write the result as JSON");
+  o->exports.add_to(*cmd, "the first run's evaluations (their recorded results)");
   cmd->callback([o] { run_replay(*o); });
 }
 

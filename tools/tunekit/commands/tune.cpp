@@ -19,11 +19,13 @@
 
 #include "commands/backend.hpp"
 #include "commands/commands.hpp"
+#include "commands/export_flags.hpp"
 #include "progress_bar.hpp"
 #include "tunekit/artifact.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
+#include "tunekit/interop.hpp"
 #include "tunekit/reporter.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -50,6 +52,7 @@ struct TuneCommand {
   std::string store;         // empty: the environment's SQLite file
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
   bool save_artifact = false;
+  ExportFlags exports;  // --export-kt / --export-t4
   std::string backend;  // cpu (default) | opencl
   std::string device;   // OpenCL device: index or name substring
   // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
@@ -222,6 +225,7 @@ void run_tune(const TuneCommand& command) {
   std::cout.flush();
   if (command.save_artifact)
     save_artifact(options.artifact_dir, report, tuner, *op, key, device.identity());
+  if (command.exports.any()) command.exports.write(recording_from_report(report, key));
 }
 
 }  // namespace
@@ -279,6 +283,7 @@ void register_tune(CLI::App& app) {
   tune->add_flag("--save-artifact", command->save_artifact,
                  "Write the measured winner as a deployable artifact and print its path on "
                  "stderr");
+  command->exports.add_to(*tune, "the measured candidates");
   tune->callback([command] { run_tune(*command); });
 }
 

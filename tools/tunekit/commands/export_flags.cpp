@@ -1,0 +1,32 @@
+#include "commands/export_flags.hpp"
+
+#include <iostream>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "tunekit/interop.hpp"
+
+namespace tunekit::cli {
+
+void ExportFlags::add_to(CLI::App& command, const std::string& what) {
+  command.add_option("--export-kt", kernel_tuner,
+                     fmt::format("Write {} as a Kernel Tuner cache file (JSON)", what));
+  command.add_option("--export-t4", t4, fmt::format("Write {} as a T4 results file (JSON)", what));
+}
+
+void ExportFlags::write(const Recording& run) const {
+  const std::string summary =
+      fmt::format("{} configurations, {} valid", run.size(), run.valid_count());
+  if (!kernel_tuner.empty()) {
+    write_kernel_tuner_cache(kernel_tuner, run);
+    std::cerr << fmt::format("tunekit: wrote Kernel Tuner cache file {} ({})\n", kernel_tuner,
+                             summary);
+  }
+  if (!t4.empty()) {
+    write_t4_results(t4, run);
+    std::cerr << fmt::format("tunekit: wrote T4 results file {} ({})\n", t4, summary);
+  }
+}
+
+}  // namespace tunekit::cli

@@ -1,0 +1,122 @@
+// tunekit import-kt FILE [--store SPEC] [--json]: stores a Kernel Tuner cache file's (or a T4
+// results file's) results as evidence: op kt:<kernel_name>, key from the problem size, device
+// backend "kt" named as in the file; winner = the best valid configuration. `tunekit cache
+// ls/show` then lists it. The file is read completely before the store is opened, so a bad
+// file leaves the store untouched.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands/commands.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/interop.hpp"
+
+namespace tunekit::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct ImportKtCommand {
+  std::string file;
+  std::string store;  // empty: the environment's SQLite file; "none": summary only
+  bool json = false;
+};
+
+// Failures by kind: "6 compile_failed, 155 launch_failed".
+std::string failures_text(const Recording& r, Json& counts) {
+  counts = Json::object();
+  for (std::size_t i = 0; i < r.size(); ++i)
+    if (r.result(i).status != Status::ok) {
+      auto& n = counts[std::string(to_string(r.result(i).status))];
+      n = n.is_null() ? 1 : n.get<std::size_t>() + 1;
+    }
+  std::string text;
+  for (const auto& [status, n] : counts.items())
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", n.get<std::size_t>(), status);
+  return text.empty() ? "none" : text;
+}
+
+void run_import_kt(const ImportKtCommand& command) {
+  const Recording recording = Recording::load(command.file);
+  const ImportedRecording imported = import_recording(recording);
+  const StoredChoice& c = imported.choice;
+
+  std::string stored_in;
+  bool replaced = false;
+  const std::string spec = resolve_store_spec(command.store);
+  if (spec != "none" && spec != "memory") {
+    const std::unique_ptr<Store> store = open_store(spec, [](std::string_view warning) {
+      std::cerr << "tunekit: warning: " << warning << '\n';
+    });
+    if (!store)
+      throw UsageError(fmt::format(
+          "nothing imported: the store {} cannot be used (see the warning above); pass --store "
+          "sqlite:PATH for another file, or --store none for the summary only",
+          spec));
+    replaced = store->find(c.identity_digest).has_value();
+    store->put(c);
+    stored_in = store->describe();
+  }
+
+  Json counts;
+  const std::string failures = failures_text(recording, counts);
+  const std::size_t failed = imported.configurations - imported.valid;
+  if (command.json) {
+    Json j;
+    j["file"] = command.file;
+    j["format"] = recording.format() == Recording::Format::t4 ? "t4" : "kernel_tuner_cache";
+    j["kernel"] = recording.kernel_name();
+    j["device"] = recording.device_name();
+    j["op"] = c.op;
+    j["key"] = c.key;
+    j["configurations"] = imported.configurations;
+    j["valid"] = imported.valid;
+    j["failed"] = failed;
+    j["failures"] = counts;
+    j["best_config"] = c.winner;
+    j["best_ms"] = imported.best_ms;
+    j["identity"] = c.identity_digest;
+    j["store"] = stored_in.empty() ? Json(nullptr) : Json(stored_in);
+    j["replaced"] = replaced;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format(
+      "{}: kernel {} on {}\n", command.file,
+      recording.kernel_name().empty() ? "(unnamed)" : recording.kernel_name(),
+      recording.device_name().empty() ? "(unnamed device)" : recording.device_name());
+  std::cout << fmt::format("  configurations  {} ({} valid, {} failed: {})\n",
+                           imported.configurations, imported.valid, failed, failures);
+  std::cout << fmt::format("  best            {:.6g} ms at {}\n", imported.best_ms, c.winner);
+  if (stored_in.empty()) {
+    std::cout << "  not stored (--store none)\n";
+  } else {
+    std::cout << fmt::format("  stored as       {} {}  (identity {}){}\n  in              {}\n",
+                             c.op, c.key, c.identity_digest.substr(0, 12),
+                             replaced ? ", replacing the stored choice" : "", stored_in);
+  }
+}
+
+}  // namespace
+
+void register_import_kt(CLI::App& app) {
+  auto command = std::make_shared<ImportKtCommand>();
+  CLI::App* cmd = app.add_subcommand(
+      "import-kt",
+      "Store a Kernel Tuner cache file's (or T4 results file's) results as evidence; "
+      "'tunekit cache ls/show' then lists it");
+  cmd->add_option("file", command->file, "Kernel Tuner cache (.json, .json.gz) or T4 file")
+      ->required();
+  cmd->add_option("--store", command->store,
+                  "Where to store it: sqlite:PATH, or none to print the summary only (default: "
+                  "choices.db under $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else "
+                  "~/.cache/tunekit)");
+  cmd->add_flag("--json", command->json, "Write the summary as JSON");
+  cmd->callback([command] { run_import_kt(*command); });
+}
+
+}  // namespace tunekit::cli

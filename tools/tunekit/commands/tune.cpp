@@ -19,6 +19,7 @@
 
 #include "commands/backend.hpp"
 #include "commands/commands.hpp"
+#include "commands/spread.hpp"
 #include "commands/export_flags.hpp"
 #include "progress_bar.hpp"
 #include "tunekit/artifact.hpp"
@@ -52,6 +53,8 @@ struct TuneCommand {
   std::string store;         // empty: the environment's SQLite file
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
   bool save_artifact = false;
+  std::string backend;  // cpu (default) | opencl
+  std::string device;   // OpenCL device: index or name substring
   ExportFlags exports;  // --export-kt / --export-t4
   std::string backend;  // cpu (default) | opencl
   std::string device;   // OpenCL device: index or name substring
@@ -222,6 +225,9 @@ void run_tune(const TuneCommand& command) {
   tuner.select(*op, key, &report);
   progress.finish();
   reporter->write(report, std::cout);
+  if (!command.json && command.reporter == "console") {
+    if (auto spread = spread_line(report)) std::cout << *spread << '\n';
+  }
   std::cout.flush();
   if (command.save_artifact)
     save_artifact(options.artifact_dir, report, tuner, *op, key, device.identity());

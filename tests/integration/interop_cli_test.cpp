@@ -1,0 +1,145 @@
+// End-to-end tests of tunekit import-kt and --export-kt / --export-t4 (tune, replay): a Kernel
+// Tuner cache file imported, then listed and shown by `tunekit cache`; exports read back by
+// `tunekit replay`; bad files leave the store untouched.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "integration/cli_runner.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tunekit::testing::contains;
+using tunekit::testing::parse_json;
+using tunekit::testing::read_text;
+using tunekit::testing::run_cli;
+using tunekit::testing::TempDir;
+using tunekit::testing::write_text;
+
+// A small Kernel Tuner cache file: four configurations, one failed to compile.
+constexpr const char* kCache = R"({
+  "device_name": "Test GPU", "kernel_name": "vector_add", "problem_size": [1000000],
+  "tune_params_keys": ["block_size_x", "vec"],
+  "tune_params": {"block_size_x": [64, 128], "vec": [1, 2]},
+  "objective": "time",
+  "cache": {
+    "64,1": {"block_size_x": 64, "vec": 1, "time": 2.0, "times": [1.9, 2.0, 2.1],
+             "compile_time": 100, "verification_time": 0, "benchmark_time": 6},
+    "64,2": {"block_size_x": 64, "vec": 2, "time": 1.5, "times": [1.5, 1.5, 1.5],
+             "compile_time": 100, "verification_time": 0, "benchmark_time": 4.5},
+    "128,1": {"block_size_x": 128, "vec": 1, "time": "CompilationFailedConfig",
+              "compile_time": 50, "verification_time": 0, "benchmark_time": 0},
+    "128,2": {"block_size_x": 128, "vec": 2, "time": 1.25, "times": [1.2, 1.25, 1.3],
+              "compile_time": 100, "verification_time": 0, "benchmark_time": 3.75}}})";
+
+class InteropCli : public ::testing::Test {
+ protected:
+  tunekit::testing::CliResult tunekit(const std::string& args) {
+    return run_cli(args, dir_ / "cache", dir_.path());
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  TempDir dir_;
+};
+
+TEST_F(InteropCli, ImportedCacheIsListedAndShown) {
+  write_text(dir_ / "kt.json", kCache);
+  const auto imported = tunekit("import-kt " + file("kt.json"));
+  ASSERT_EQ(imported.status, 0) << imported.err;
+  EXPECT_TRUE(contains(imported.out, "4 (3 valid, 1 failed: 1 compile_failed)")) << imported.out;
+  EXPECT_TRUE(contains(imported.out, "1.25 ms at block_size_x=128,vec=2")) << imported.out;
+  EXPECT_TRUE(contains(imported.out, "kt:vector_add x=1000000")) << imported.out;
+
+  const auto ls = tunekit("cache ls --json");
+  ASSERT_EQ(ls.status, 0) << ls.err;
+  const auto entries = parse_json(ls);
+  ASSERT_EQ(entries.size(), 1u) << ls.out;
+  EXPECT_EQ(entries[0]["op"], "kt:vector_add");
+  EXPECT_EQ(entries[0]["winner"], "block_size_x=128,vec=2");
+
+  const auto show = tunekit("cache show x=1000000");
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_TRUE(contains(show.out, "Test GPU (kt")) << show.out;
+  EXPECT_TRUE(contains(show.out, "compile_failed")) << show.out;
+  EXPECT_TRUE(contains(show.out, "block_size_x=128,vec=2 *")) << show.out;
+
+  // Importing again replaces the entry, never duplicates it.
+  const auto again = tunekit("import-kt " + file("kt.json") + " --json");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(parse_json(again)["replaced"], true);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 1u);
+}
+
+TEST_F(InteropCli, BadFilesAreClearErrorsAndLeaveTheStoreUntouched) {
+  write_text(dir_ / "kt.json", kCache);
+  ASSERT_EQ(tunekit("import-kt " + file("kt.json")).status, 0);
+  const std::string before = read_text(dir_ / "cache" / "choices.db");
+  const std::pair<const char*, std::string> bad[] = {
+      {"truncated.json", std::string(kCache).substr(0, 200)},
+      {"wrong_type.json", R"({"tune_params_keys": "a", "tune_params": {}, "cache": {}})"},
+      {"all_failed.json",
+       R"({"tune_params_keys": ["a"], "tune_params": {"a": [1]},
+           "cache": {"1": {"a": 1, "time": "RuntimeFailedConfig"}}})"},
+      {"empty.json", ""},
+  };
+  for (const auto& [name, text] : bad) {
+    write_text(dir_ / name, text);
+    const auto run = tunekit(std::string("import-kt ") + file(name));
+    EXPECT_EQ(run.status, 2) << name << ": " << run.out;
+    EXPECT_TRUE(contains(run.err, name)) << run.err;
+  }
+  const auto missing = tunekit("import-kt " + file("missing.json"));
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_TRUE(contains(missing.err, "cannot read")) << missing.err;
+  EXPECT_EQ(read_text(dir_ / "cache" / "choices.db"), before);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 1u);
+}
+
+TEST_F(InteropCli, StoreNonePrintsTheSummaryOnly) {
+  write_text(dir_ / "kt.json", kCache);
+  const auto run = tunekit("import-kt " + file("kt.json") + " --store none");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "not stored")) << run.out;
+  EXPECT_FALSE(fs::exists(dir_ / "cache" / "choices.db"));
+}
+
+TEST_F(InteropCli, ReplayExportsReadBackWithTheSameBest) {
+  write_text(dir_ / "kt.json", kCache);
+  const auto run =
+      tunekit("replay --dataset " + file("kt.json") + " --strategy exhaustive --json --export-kt " +
+              file("out_kt.json") + " --export-t4 " + file("out_t4.json"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto original = parse_json(run);
+  for (const char* exported : {"out_kt.json", "out_t4.json"}) {
+    const auto back =
+        tunekit("replay --dataset " + file(exported) + " --strategy exhaustive --json");
+    ASSERT_EQ(back.status, 0) << back.err;
+    const auto j = parse_json(back);
+    EXPECT_EQ(j["configurations"], 4);
+    EXPECT_EQ(j["optimum_ms"], original["optimum_ms"]);
+    EXPECT_EQ(j["runs"][0]["best_config"], "block_size_x=128,vec=2");
+    EXPECT_EQ(j["runs"][0]["failed"], 1);
+  }
+}
+
+TEST_F(InteropCli, TuneExportsTheMeasuredCandidates) {
+  const auto run = tunekit("tune sum --shape n=4096 --quiet --store none --json --export-kt " +
+                           file("tune_kt.json") + " --export-t4 " + file("tune_t4.json"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto report = parse_json(run);
+  std::size_t measured = 0;
+  for (const auto& c : report["candidates"]) measured += c["status"] == "ok";
+  for (const char* exported : {"tune_kt.json", "tune_t4.json"}) {
+    const auto back =
+        tunekit("replay --dataset " + file(exported) + " --strategy exhaustive --json");
+    ASSERT_EQ(back.status, 0) << back.err;
+    const auto j = parse_json(back);
+    EXPECT_EQ(j["kernel"], "sum");
+    EXPECT_EQ(
+        j["runs"][0]["evaluations"].get<std::size_t>() - j["runs"][0]["failed"].get<std::size_t>(),
+        measured);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,108 @@
+// tunekit devices and tunekit tune --backend opencl end to end: the device list, the skip path
+// without a platform (OCL_ICD_VENDORS pointed at an empty directory), and sgemm 256³ on the
+// OpenCL device with validation, the spread line, and a store key that keeps OpenCL and CPU
+// choices apart.
+#include <gtest/gtest.h>
+
+#include "backends/opencl/opencl_support.hpp"
+#include "integration/cli_runner.hpp"
+
+namespace tunekit::testing {
+namespace {
+
+// An ICD vendors directory with no vendor in it: the loader finds no platform.
+std::string no_platform_env(const TempDir& dir) {
+  std::filesystem::create_directories(dir / "vendors");
+  return "OCL_ICD_VENDORS='" + (dir / "vendors").string() + "'";
+}
+
+TEST(OpenclCli, DevicesListsTheCpuAndEveryOpenclDevice) {
+  const CliResult run = run_cli_fresh("devices");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "cpu:")) << run.out;
+  EXPECT_TRUE(contains(run.out, "opencl:")) << run.out;
+  const auto devices = opencl::list_devices();
+  for (const auto& d : devices) EXPECT_TRUE(contains(run.out, d.identity.product)) << run.out;
+
+  const CliResult json = run_cli_fresh("devices --json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto j = parse_json(json);
+  EXPECT_EQ(j["cpu"].size(), 1u);
+  EXPECT_EQ(j["opencl"].size(), devices.size());
+}
+
+TEST(OpenclCli, WithoutAPlatformDevicesSaysSoAndTuneFailsClearly) {
+  TempDir dir;
+  const std::string env = no_platform_env(dir);
+  const CliResult devices = run_cli(std::string("devices"), dir / "cache", dir.path(), env);
+  ASSERT_EQ(devices.status, 0) << devices.err;
+  EXPECT_TRUE(contains(devices.out, "no OpenCL platform found")) << devices.out;
+
+  const CliResult tune =
+      run_cli("tune sgemm --backend opencl --shape m=8,n=8,k=8 -q", dir / "cache", dir.path(), env);
+  EXPECT_EQ(tune.status, 2) << tune.out;
+  EXPECT_TRUE(contains(tune.err, "no OpenCL platform found")) << tune.err;
+  EXPECT_TRUE(contains(tune.err, "pocl-opencl-icd")) << tune.err;
+}
+
+TEST(OpenclCli, BadBackendDeviceAndOpAreUsageErrors) {
+  const CliResult backend = run_cli_fresh("tune sgemm --backend vulkan -q");
+  EXPECT_EQ(backend.status, 2);
+  EXPECT_TRUE(contains(backend.err, "unknown --backend 'vulkan'")) << backend.err;
+  const CliResult cpu_device = run_cli_fresh("tune sgemm --device 0 -q");
+  EXPECT_EQ(cpu_device.status, 2);
+  EXPECT_TRUE(contains(cpu_device.err, "add --backend opencl")) << cpu_device.err;
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  const CliResult op = run_cli_fresh("tune sum --backend opencl -q");
+  EXPECT_EQ(op.status, 2);
+  EXPECT_TRUE(contains(op.err, "the OpenCL ops are: sgemm, softmax, rmsnorm")) << op.err;
+  const CliResult device = run_cli_fresh("tune sgemm --backend opencl --device no-such-gpu -q");
+  EXPECT_EQ(device.status, 2);
+  EXPECT_TRUE(contains(device.err, "matches no OpenCL device")) << device.err;
+}
+
+TEST(OpenclCli, TuneSgemmOnOpenclPicksAValidatedWinnerAndKeepsItApartFromTheCpu) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  TempDir dir;
+  const auto cache = dir / "cache";
+  const CliResult run =
+      run_cli("tune sgemm --backend opencl --shape m=256,n=256,k=256 -q", cache, dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "source     searched")) << run.out;
+  EXPECT_TRUE(contains(run.out, context->info().identity.product)) << run.out;
+  EXPECT_TRUE(contains(run.out, "spread     best")) << run.out;
+
+  // The stored choice answers the same OpenCL device again, with its evidence.
+  const CliResult again =
+      run_cli("tune sgemm --backend opencl --shape m=256,n=256,k=256 -q --json", cache, dir.path());
+  ASSERT_EQ(again.status, 0) << again.err;
+  const auto j = parse_json(again);
+  EXPECT_EQ(j["source"], "cache_replay") << again.out;
+  const std::string winner = j["winner"].get<std::string>();
+  EXPECT_TRUE(contains(winner, "MWG")) << winner;  // an OpenCL configuration
+
+  // The CPU never sees the OpenCL choice: the store key includes the device identity.
+  const CliResult cpu =
+      run_cli("tune sgemm --shape m=256,n=256,k=256 -q --json --mode cached", cache, dir.path());
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  const auto c = parse_json(cpu);
+  EXPECT_NE(c["source"], "cache_replay") << cpu.out;
+  EXPECT_FALSE(contains(c["winner"].get<std::string>(), "MWG")) << cpu.out;
+}
+
+TEST(OpenclCli, TuneSoftmaxAndRmsnormOnOpencl) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  for (const char* args : {"tune softmax --backend opencl --shape rows=64,cols=333 -q --json",
+                           "tune rmsnorm --backend opencl --shape rows=64,cols=333 -q --json"}) {
+    const CliResult run = run_cli_fresh(std::string(args) + " --store none");
+    ASSERT_EQ(run.status, 0) << args << "\n" << run.err;
+    const auto j = parse_json(run);
+    EXPECT_EQ(j["source"], "searched") << run.out;
+    std::size_t ok = 0;
+    for (const auto& c : j["candidates"]) ok += c["status"] == "ok";
+    EXPECT_GE(ok, 1u) << run.out;
+  }
+}
+
+}  // namespace
+}  // namespace tunekit::testing

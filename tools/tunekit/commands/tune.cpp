@@ -53,8 +53,6 @@ struct TuneCommand {
   std::string store;         // empty: the environment's SQLite file
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
   bool save_artifact = false;
-  std::string backend;  // cpu (default) | opencl
-  std::string device;   // OpenCL device: index or name substring
   ExportFlags exports;  // --export-kt / --export-t4
   std::string backend;  // cpu (default) | opencl
   std::string device;   // OpenCL device: index or name substring

@@ -68,8 +68,8 @@ void run_devices(bool json) {
         d.identity.compute_units, mib(d.global_memory), d.local_memory >> 10, mib(d.max_allocation),
         d.max_work_group);
   }
-  std::cout
-      << "Pick an OpenCL device with 'tunekit tune OP --backend opencl --device INDEX|NAME'.\n";
+  if (!devices.empty())
+    std::cout << "Pick one with 'tunekit tune OP --backend opencl --device INDEX|NAME'.\n";
 }
 
 }  // namespace

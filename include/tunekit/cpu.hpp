@@ -7,6 +7,10 @@
 
 #include "tunekit/device.hpp"
 
+namespace tunekit {
+class CalibrationProbe;  // tunekit/calibration.hpp
+}
+
 namespace tunekit::cpu {
 
 // A fixed pool of worker threads. parallel_for runs fn(task) for task in [0, tasks) on at
@@ -66,5 +70,10 @@ class CpuDevice final : public Device {
   SteadyClock clock_;
   CacheEvictor evictor_;
 };
+
+// The probe `tunekit calibrate` measures this host with (tunekit/calibration.hpp): each
+// reading runs for about `seconds_per_reading`.
+std::unique_ptr<CalibrationProbe> make_calibration_probe(ThreadPool& pool,
+                                                         double seconds_per_reading = 0.03);
 
 }  // namespace tunekit::cpu

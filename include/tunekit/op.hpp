@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tunekit/candidate.hpp"
+#include "tunekit/cost_model.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/value.hpp"
@@ -83,6 +84,11 @@ class OpBase {
   bool evicts() const { return evict_; }
   bool has_reference() const { return has_reference_; }
   bool has_inputs() const { return has_inputs_; }
+  // The cost model's view of candidate `index` on `key` (DESIGN §9): nullopt when the op has
+  // no work model or it cannot score this candidate. Not part of the candidate-set checksum.
+  // Whatever the op's function throws propagates (the tuner classifies it).
+  std::optional<Work> work(const Key& key, std::size_t index) const;
+  bool has_work_model() const { return static_cast<bool>(work_fn_); }
 
   // Checks a key against the declared schema (names, types, ranges); UsageError otherwise.
   // An op without a schema accepts every key.
@@ -115,6 +121,7 @@ class OpBase {
   std::function<Tolerance(const Key&)> tolerance_of_key_;
   std::function<void(const Key&)> key_check_;
   std::function<int(const Key&)> rotation_of_key_;
+  std::function<std::optional<Work>(const Key&, const Candidate&)> work_fn_;
   bool evict_ = false;
   bool has_reference_ = false;
   bool has_inputs_ = false;
@@ -130,6 +137,7 @@ class Op final : public OpBase {
  public:
   using Fn = std::function<void(Args&)>;
   using OpBase::tolerance;  // the getter, beside the builder's setters
+  using OpBase::work;
 
   Op(std::string name, int schema_version) : OpBase(std::move(name), schema_version) {}
 
@@ -210,6 +218,12 @@ class Op final : public OpBase {
   }
   Op& tolerance(std::function<Tolerance(const Key&)> fn) {
     tolerance_of_key_ = std::move(fn);
+    return *this;
+  }
+  // The work model: flops, bytes, re-reads and block working set of a candidate on a key,
+  // for the cost model (nullopt: this candidate is not scored, and never beats the default).
+  Op& work(std::function<std::optional<Work>(const Key&, const Candidate&)> fn) {
+    work_fn_ = std::move(fn);
     return *this;
   }
 

@@ -22,6 +22,7 @@ enum class Source {
   use_default,         // mode off, another caller is tuning, or a nested request
   search_disabled,     // mode cached and nothing stored
   pre_search_failure,  // inputs or reference could not be produced: default served
+  model,               // ranked by the cost model, nothing measured (model_default)
 };
 std::string_view to_string(Source source);  // use_default prints as "default"
 

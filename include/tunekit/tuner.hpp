@@ -5,12 +5,15 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "tunekit/candidate.hpp"
+#include "tunekit/cost_model.hpp"
 #include "tunekit/device.hpp"
 #include "tunekit/identity.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/model_report.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/stats.hpp"
@@ -74,6 +77,21 @@ struct TunerOptions {
   // from_environment() sends them to stderr.
   WarningSink on_warning;
 
+  // Cost model (DESIGN §9): the envelope model_default, explain and model-guided searches
+  // rank with. Taken from `envelope` when set, else read from the `profile` file (a malformed
+  // or missing file is a UsageError), else from `profile_dir`/<device digest>.json when that
+  // file exists. None: the model declines and the default stands.
+  std::optional<Envelope> envelope;
+  std::string profile;
+  std::string profile_dir;  // from_environment(): "profiles" beside the store file
+  // Model-guided search: measure only the candidates the model ranks best — "top:K" or
+  // "fraction:F" (0 < F <= 1) of the admitted, scored ones; unscored candidates and the
+  // default are always kept. Empty: measure every candidate.
+  std::string model_prune;
+  // Short-circuit: a search stops measuring once a candidate's reading is within this factor
+  // of the roofline floor (compulsory work at peak). 0: off.
+  double floor_factor = 0;
+
   // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR once through getenv (a
   // parameter, so tests pass their own).
   static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
@@ -105,6 +123,22 @@ class Tuner {
 
   // Searches now, whatever the mode and the table say, and publishes the winner.
   TuneReport tune(const OpBase& op, const Key& key);
+
+  // Cost model, zero measurement (DESIGN §7). The model's pick for (op, key) under the
+  // options' envelope: the argmin of ranking_seconds among admitted, scored candidates. An
+  // unscored candidate never beats the default, ties (tie band) go to the default, and a
+  // missing envelope or any classified failure gives the default with source `default`.
+  // Nothing is published or stored: a measured choice stays the only persistent one.
+  Choice model_default(const OpBase& op, const Key& key, ModelReport* report = nullptr);
+  // The same decision for any envelope (e.g. another device's profile), without building.
+  Choice model_choice(const OpBase& op, const Key& key, const Envelope& envelope,
+                      ModelReport* report = nullptr) const;
+  // Every candidate with its model score, its admission under the numerics policy and its
+  // stored measurement where the store has one.
+  ModelReport explain(const OpBase& op, const Key& key);
+  // The envelope the options name (see TunerOptions::envelope); nullopt when none is found.
+  // *origin says where it came from.
+  std::optional<Envelope> envelope(std::string* origin = nullptr) const;
 
   // Sets the environment tags; only before the first select/tune (UsageError afterwards,
   // since choices already served were judged under the old tags).

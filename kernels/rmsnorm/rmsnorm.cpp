@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common.hpp"
+#include "work_models.hpp"
 
 namespace tunekit::kernels {
 namespace {
@@ -158,6 +159,7 @@ std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
       }
     }
   }
+  op->work(rmsnorm_work);  // the cost model's view of each candidate (work_models.cpp)
   op->default_candidate("v1_r16_t1");
   return op;
 }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common.hpp"
+#include "work_models.hpp"
 
 namespace tunekit::kernels {
 namespace {
@@ -382,6 +383,7 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
       }
     }
   }
+  op->work(sgemm_work);  // the cost model's view of each candidate (work_models.cpp)
   op->default_candidate("ikj");
   return op;
 }

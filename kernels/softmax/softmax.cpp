@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "common.hpp"
+#include "work_models.hpp"
 
 namespace tunekit::kernels {
 namespace {
@@ -273,6 +274,7 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
       }
     }
   }
+  op->work(softmax_work);  // the cost model's view of each candidate (work_models.cpp)
   op->default_candidate("two_pass_v1_r16_t1");
   return op;
 }

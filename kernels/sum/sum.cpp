@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common.hpp"
+#include "work_models.hpp"
 
 namespace tunekit::kernels {
 namespace {
@@ -167,6 +168,7 @@ std::unique_ptr<Op<SumArgs>> make_sum_op_typed(cpu::ThreadPool& pool) {
     if (threads == 1) continue;
     for (int acc : {8, 16}) add({SumAlgo::blocked, acc, threads}, Numerics::reassociates);
   }
+  op->work(sum_work);  // the cost model's view of each candidate (work_models.cpp)
   op->default_candidate("serial");
   return op;
 }

@@ -46,6 +46,11 @@ Tolerance OpBase::tolerance(const Key& key) const {
   return tolerance_of_key_ ? tolerance_of_key_(key) : tolerance_;
 }
 
+std::optional<Work> OpBase::work(const Key& key, std::size_t index) const {
+  if (!work_fn_ || index >= candidates_.size()) return std::nullopt;
+  return work_fn_(key, candidates_[index]);
+}
+
 int OpBase::rotation(const Key& key) const {
   return rotation_of_key_ ? std::max(1, rotation_of_key_(key)) : 1;
 }

@@ -7,6 +7,7 @@
 #include "core/classify.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/stats.hpp"
+#include "tuner/admission.hpp"
 #include "tuner/decision.hpp"
 
 namespace tunekit::detail {
@@ -84,19 +85,7 @@ Trial* SearchContext::admit(std::size_t index) {
     finish(index, std::move(o), std::nullopt);
     return nullptr;
   };
-  if (cand.numerics > options_.numerics_policy) {
-    return fail({Status::skipped, "numerics class '" + std::string(to_string(cand.numerics)) +
-                                      "' is not admitted by the policy '" +
-                                      std::string(to_string(options_.numerics_policy)) + "'"});
-  }
-  if (cand.eligible) {
-    try {
-      if (auto reason = cand.eligible(key_)) return fail({Status::rejected, *reason});
-    } catch (...) {
-      return fail(
-          classify_exception(std::current_exception(), "eligibility check", Status::rejected));
-    }
-  }
+  if (auto refused = precheck(cand, key_, options_.numerics_policy)) return fail(*refused);
   try {
     trials_[index] = make_trial(index);
     Outcome prepared = trials_[index]->prepare();

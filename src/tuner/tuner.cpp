@@ -9,6 +9,7 @@
 #include "tunekit/artifact.hpp"
 #include "tunekit/errors.hpp"
 #include "tuner/choice_table.hpp"
+#include "tuner/model_choice.hpp"
 #include "tuner/search.hpp"
 
 namespace tunekit {
@@ -29,6 +30,8 @@ std::string_view to_string(Source source) {
       return "search_disabled";
     case Source::pre_search_failure:
       return "pre_search_failure";
+    case Source::model:
+      return "model";
   }
   return "unknown";
 }
@@ -60,6 +63,39 @@ class Tuner::Impl {
     detail::parse_search_spec(options_.search);  // an unknown search fails here, not mid-call
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;
+    // A profile named explicitly fails here (missing, malformed), not at the first call.
+    if (options_.envelope || !options_.profile.empty()) envelope_source();
+  }
+
+  // Resolved once: the explicit envelope or profile, else this device's stored profile.
+  const detail::EnvelopeSource& envelope_source() const {
+    std::call_once(envelope_once_,
+                   [&] { envelope_ = detail::resolve_envelope(options_, device_.identity()); });
+    return envelope_;
+  }
+
+  ModelReport model_report(const OpBase& op, const Key& key,
+                           const detail::EnvelopeSource& source) const {
+    op.check_key(key);
+    ModelReport r = detail::model_decide(op, key, source, options_);
+    r.device = device_.identity().product;
+    return r;
+  }
+
+  ModelReport explain(const OpBase& op, const Key& key) {
+    ModelReport r = model_report(op, key, envelope_source());
+    if (!store_ || !device_.identity().known) return r;
+    auto stored = store_->find(identity(op, key).digest().hex());
+    if (!stored) return r;
+    r.measured_from = store_->describe();
+    for (const CandidateReport& m : detail::candidates_from_json(stored->evidence)) {
+      for (ModelCandidate& c : r.candidates) {
+        if (c.name != m.name) continue;
+        c.measured_status = std::string(to_string(m.outcome.status));
+        if (m.outcome.ok() && m.score > 0) c.measured_seconds = m.score;
+      }
+    }
+    return r;
   }
 
   void set_environment_tags(EnvironmentTags tags) {
@@ -232,6 +268,8 @@ class Tuner::Impl {
   bool used_ = false;  // guarded by pending_mutex_
   EnvironmentTags environment_;
   std::unique_ptr<Store> store_;
+  mutable std::once_flag envelope_once_;
+  mutable detail::EnvelopeSource envelope_;
 };
 
 Tuner::Tuner(Device& device, TunerOptions options)
@@ -249,6 +287,31 @@ const TunerOptions& Tuner::options() const {
 }
 Device& Tuner::device() {
   return impl_->device();
+}
+
+Choice Tuner::model_default(const OpBase& op, const Key& key, ModelReport* report) {
+  ModelReport r = impl_->model_report(op, key, impl_->envelope_source());
+  Choice choice{r.winner, r.source};
+  if (report) *report = std::move(r);
+  return choice;
+}
+
+Choice Tuner::model_choice(const OpBase& op, const Key& key, const Envelope& envelope,
+                           ModelReport* report) const {
+  ModelReport r = impl_->model_report(op, key, {envelope, "given"});
+  Choice choice{r.winner, r.source};
+  if (report) *report = std::move(r);
+  return choice;
+}
+
+ModelReport Tuner::explain(const OpBase& op, const Key& key) {
+  return impl_->explain(op, key);
+}
+
+std::optional<Envelope> Tuner::envelope(std::string* origin) const {
+  const detail::EnvelopeSource& source = impl_->envelope_source();
+  if (origin) *origin = source.origin;
+  return source.envelope;
 }
 
 void Tuner::set_environment_tags(EnvironmentTags tags) {

@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "tunekit/errors.hpp"
@@ -36,6 +37,9 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
     }
   }
   o.store = "sqlite:" + default_store_path(getenv);
+  // Device profiles (tunekit calibrate) live beside the store file.
+  o.profile_dir =
+      (std::filesystem::path(default_store_path(getenv)).parent_path() / "profiles").string();
   if (const char* dir = getenv("TUNEKIT_ARTIFACT_DIR"); dir && *dir) o.artifact_dir = dir;
   o.on_warning = [](std::string_view message) { std::cerr << message << '\n'; };
   return o;

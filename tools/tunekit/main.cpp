@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   tunekit::cli::register_devices(app);
   tunekit::cli::register_import_kt(app);
   tunekit::cli::register_devices(app);
+  tunekit::cli::register_calibrate(app);
+  tunekit::cli::register_explain(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

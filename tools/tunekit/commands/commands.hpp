@@ -24,6 +24,10 @@ void register_devices(CLI::App& app);
 void register_import_kt(CLI::App& app);
 // tunekit devices [--json]: every backend's devices (cpu, each OpenCL device).
 void register_devices(CLI::App& app);
+// tunekit calibrate [--json] [--out F] [--quick]: this device's envelope for the cost model.
+void register_calibrate(CLI::App& app);
+// tunekit explain <op> --shape ... [--profile F] [--json]: the cost model's view of a key.
+void register_explain(CLI::App& app);
 
 // A --store value as open_store takes it: empty or "sqlite" is the environment's SQLite file
 // ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit); others as given.

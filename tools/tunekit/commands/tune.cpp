@@ -3,6 +3,7 @@
 //                   [--strategy exhaustive|racing[:opts]] [--timing isolated|queued]
 //                   [--limit SECONDS] [--numerics CLASS] [--confirm-pairs N]
 //                   [--save-artifact] [--artifact-dir D]
+//                   [--model] [--profile F] [--model-prune top:K|fraction:F] [--floor-factor X]
 //                   [--backend cpu|opencl] [--device INDEX|NAME]
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +28,7 @@
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
+#include "tunekit/model_report.hpp"
 #include "tunekit/reporter.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -56,6 +58,12 @@ struct TuneCommand {
   ExportFlags exports;  // --export-kt / --export-t4
   std::string backend;  // cpu (default) | opencl
   std::string device;   // OpenCL device: index or name substring
+
+  // Cost model.
+  bool model = false;       // zero measurement: the cost model's pick (model_default)
+  std::string profile;      // device profile for the cost model (default: the stored one)
+  std::string model_prune;  // model-guided search: "top:K" | "fraction:F"
+  double floor_factor = 0;  // stop once a reading is within this factor of the floor
   // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
   CLI::Option* tie_band_option = nullptr;
 };
@@ -198,6 +206,9 @@ void run_tune(const TuneCommand& command) {
     throw UsageError(
         "--save-artifact needs a directory: pass --artifact-dir D or set TUNEKIT_ARTIFACT_DIR");
   }
+  if (!command.profile.empty()) options.profile = command.profile;
+  options.model_prune = command.model_prune;
+  options.floor_factor = command.floor_factor;
   const std::unique_ptr<Reporter> reporter =
       make_reporter(command.json ? "json" : command.reporter);
 
@@ -219,6 +230,17 @@ void run_tune(const TuneCommand& command) {
   }
   Device& device = *backend.device;
   Tuner tuner(device, options);
+  if (command.model) {
+    // Zero measurement: the cost model ranks, nothing runs, nothing is stored.
+    ModelReport model;
+    tuner.model_default(*op, key, &model);
+    if (command.json || command.reporter == "json") {
+      std::cout << to_json(model) << '\n';
+    } else {
+      write_console(model, std::cout);
+    }
+    return;
+  }
   TuneReport report;
   tuner.select(*op, key, &report);
   progress.finish();
@@ -287,6 +309,18 @@ void register_tune(CLI::App& app) {
   tune->add_flag("--save-artifact", command->save_artifact,
                  "Write the measured winner as a deployable artifact and print its path on "
                  "stderr");
+  tune->add_flag("--model", command->model,
+                 "Zero measurement: pick with the cost model (needs a device profile: 'tunekit "
+                 "calibrate'); the default stands when the model cannot decide");
+  tune->add_option("--profile", command->profile,
+                   "Device profile for the cost model (default: this device's stored profile)");
+  tune->add_option("--model-prune", command->model_prune,
+                   "Measure only the model's best: top:K or fraction:F (unscored candidates and "
+                   "the default are always measured)");
+  tune->add_option("--floor-factor", command->floor_factor,
+                   "Stop measuring once a candidate is within this factor of the roofline floor "
+                   "(0: off)")
+      ->check(CLI::NonNegativeNumber);
   command->exports.add_to(*tune, "the measured candidates");
   tune->callback([command] { run_tune(*command); });
 }

@@ -1,0 +1,182 @@
+// Work models of the built-in CPU ops. Counts follow the kernels' loops in sgemm.cpp,
+// softmax.cpp, rmsnorm.cpp and sum.cpp; the comments say which loop each term stands for.
+#include "work_models.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace tunekit::kernels {
+namespace {
+
+constexpr double kF32 = 4;  // bytes
+
+double dim(const Key& key, const char* name) {
+  return static_cast<double>(key.integer(name));
+}
+
+int config_int(const Candidate& c, const char* name, int fallback) {
+  const Value* v = c.config.find(name);
+  return v ? static_cast<int>(v->as_int()) : fallback;
+}
+
+std::string config_text(const Candidate& c, const char* name) {
+  const Value* v = c.config.find(name);
+  return v ? v->text() : std::string();
+}
+
+// Threads that get work: a parallel loop over `tasks` tasks uses at most that many.
+int busy_threads(int threads, double tasks) {
+  return std::max(1, static_cast<int>(std::min<double>(threads, std::max(1.0, tasks))));
+}
+
+// Scalar flops of one std::exp call (a library call per element: it does not vectorise).
+constexpr double kLibExpFlops = 20;
+// Vector flops of the polynomial exp per element (range reduction, degree-6 polynomial,
+// exponent bits).
+constexpr double kPolyExpFlops = 22;
+
+}  // namespace
+
+std::optional<Work> sgemm_work(const Key& key, const Candidate& c) {
+  const double m = dim(key, "m"), n = dim(key, "n"), k = dim(key, "k");
+  const std::string algo = config_text(c, "algo");
+  Work w;
+  w.flops = 2 * m * n * k;
+  w.compulsory_bytes = kF32 * (m * k + k * n + m * n);
+  if (algo == "naive") {
+    // One dot product per element: a dependent scalar chain walking down B's column; all of
+    // B is re-read for every row of A, and the row of A for every column of B.
+    w.serial_flops = w.flops;
+    w.flops = 0;
+    w.reread_bytes = kF32 * 2 * m * n * k;
+    w.working_set_bytes = kF32 * (k * n + k);
+    return w;
+  }
+  if (algo == "ikj") {
+    // C[i,:] += A[i,p]·B[p,:]: vectorised over j, but every step loads B's row and loads and
+    // stores C's row; B is re-read for every row of A.
+    w.reread_bytes = kF32 * 3 * m * n * k;
+    w.working_set_bytes = kF32 * (k * n + n);
+    return w;
+  }
+  if (algo != "packed") return std::nullopt;
+  const double mr = config_int(c, "mr", 0), nr = config_int(c, "nr", 0);
+  const double mc = config_int(c, "mc", 0), kc = config_int(c, "kc", 0),
+               nc = config_int(c, "nc", 0);
+  const int threads = config_int(c, "threads", 1);
+  if (mr <= 0 || nr <= 0 || mc <= 0 || kc <= 0 || nc <= 0) return std::nullopt;
+  const double jc_blocks = std::ceil(n / nc), pc_blocks = std::ceil(k / kc),
+               ic_blocks = std::ceil(m / mc);
+  // Register blocking: each micro-tile streams an MR-row sliver of packed A and an NR-column
+  // sliver of packed B per step of k, with MR·NR/8 accumulator vectors in flight.
+  const double micro_loads = kF32 * m * n * k * (1 / mr + 1 / nr);
+  w.chains = static_cast<int>(mr * nr / 8);
+  // C is read and written once per kc block after the first.
+  const double c_passes = kF32 * 2 * m * n * (pc_blocks - 1);
+  if (config_text(c, "order") == "ijp") {
+    // Every (ic, jc) tile packs its own A block and B panel: A is packed once per jc block,
+    // B once per ic block, nothing shared; one parallel loop over the tiles.
+    w.reread_bytes =
+        micro_loads + c_passes + kF32 * 2 * m * k * jc_blocks + kF32 * 2 * k * n * ic_blocks;
+    w.threads = busy_threads(threads, ic_blocks * jc_blocks);
+    w.dispatches = threads > 1 ? 1 : 0;
+  } else {
+    // GotoBLAS: the B panel is packed once per (jc, pc) and shared; each ic task packs its A
+    // block once per jc block. Two parallel loops (pack B, compute) per (jc, pc).
+    w.reread_bytes = micro_loads + c_passes + kF32 * 2 * m * k * jc_blocks + kF32 * k * n;
+    w.threads = busy_threads(threads, ic_blocks);
+    w.dispatches = threads > 1 ? static_cast<int>(2 * jc_blocks * pc_blocks) : 0;
+  }
+  // The block re-read from cache: the packed B panel and one packed A block per thread.
+  w.working_set_bytes =
+      kF32 * (std::min(kc, k) * std::min(nc, n) + w.threads * std::min(mc, m) * std::min(kc, k));
+  return w;
+}
+
+std::optional<Work> softmax_work(const Key& key, const Candidate& c) {
+  const double rows = dim(key, "rows"), cols = dim(key, "cols"), elements = rows * cols;
+  const std::string algo = config_text(c, "algo");
+  const int vec = config_int(c, "vec", 1);
+  const int threads = config_int(c, "threads", 1);
+  const int per = std::max(1, config_int(c, "rows_per_task", 1));
+  Work w;
+  w.threads = busy_threads(threads, std::ceil(rows / per));
+  w.dispatches = threads > 1 ? 1 : 0;
+  w.compulsory_bytes = kF32 * 2 * elements;  // x read, y written
+  // Sums in `vec` interleaved lanes; vec 1 is an in-order running sum.
+  const double sum_flops = elements;
+  if (vec == 1) {
+    w.serial_flops = sum_flops;
+  }
+  if (algo == "two_pass" || algo == "two_pass_poly") {
+    // max over x (vectorised), y = exp(x - max), sum of y, y *= 1/sum: x read twice, y
+    // written, read and written again.
+    const bool poly = algo == "two_pass_poly";
+    w.flops = elements * (2 + (poly ? kPolyExpFlops : kLibExpFlops)) + (vec > 1 ? sum_flops : 0);
+    w.vector_lanes = poly ? 0 : 1;  // std::exp is a scalar library call
+    w.reread_bytes = kF32 * 4 * elements;
+  } else if (algo == "online") {
+    // One pass with a running max and a rescaled sum (an exp per element, a branch), then
+    // exp(x - max)/sum: two scalar exps per element, x read twice.
+    w.flops = elements * (2 * kLibExpFlops + 4);
+    w.vector_lanes = 1;
+    w.serial_flops = vec == 1 ? elements * 2 : 0;
+    w.reread_bytes = kF32 * elements;
+  } else {
+    return std::nullopt;
+  }
+  w.working_set_bytes = kF32 * 2 * cols * w.threads;  // a row of x and of y per thread
+  return w;
+}
+
+std::optional<Work> rmsnorm_work(const Key& key, const Candidate& c) {
+  const double rows = dim(key, "rows"), cols = dim(key, "cols"), elements = rows * cols;
+  const int vec = config_int(c, "vec", 1);
+  const int threads = config_int(c, "threads", 1);
+  const int per = std::max(1, config_int(c, "rows_per_task", 1));
+  Work w;
+  w.threads = busy_threads(threads, std::ceil(rows / per));
+  w.dispatches = threads > 1 ? 1 : 0;
+  w.compulsory_bytes = kF32 * (2 * elements + cols);  // x read, y written, w read
+  // Sum of squares in `vec` lanes (vec 1: an in-order chain), then y = x · inv · w.
+  if (vec == 1) {
+    w.serial_flops = 2 * elements;
+    w.flops = 2 * elements;
+  } else {
+    w.flops = 4 * elements;
+    w.vector_lanes = vec;
+    w.chains = std::max(1, vec / 8);
+  }
+  w.reread_bytes = kF32 * (elements + elements);  // x again and w for every row
+  w.working_set_bytes = kF32 * 3 * cols * w.threads;
+  return w;
+}
+
+std::optional<Work> sum_work(const Key& key, const Candidate& c) {
+  const double n = dim(key, "n");
+  const std::string algo = config_text(c, "algo");
+  Work w;
+  w.compulsory_bytes = kF32 * n;
+  w.working_set_bytes = 0;
+  if (algo == "serial") {
+    w.serial_flops = n;
+  } else if (algo == "pairwise") {
+    // Runs of 128 summed in order: still one dependent chain at a time.
+    w.serial_flops = n;
+    w.flops = n / 128;
+  } else if (algo == "blocked") {
+    const int acc = config_int(c, "acc", 8);
+    const int threads = config_int(c, "threads", 1);
+    w.flops = n;
+    w.vector_lanes = acc;
+    w.chains = std::max(1, acc / 8);
+    w.threads = busy_threads(threads, std::ceil(n / 64));
+    w.dispatches = threads > 1 ? 1 : 0;
+  } else {
+    return std::nullopt;
+  }
+  return w;
+}
+
+}  // namespace tunekit::kernels

@@ -1,0 +1,195 @@
+// Device profiles as JSON files: written atomically, read with an error that names the file
+// and the field at fault.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/cost_model.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit {
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr std::string_view kFormat = "tunekit-device-profile";
+constexpr int kVersion = 1;
+
+struct EstimateField {
+  const char* name;
+  Estimate Envelope::*member;
+};
+constexpr EstimateField kEstimates[] = {
+    {"peak_flops_1", &Envelope::peak_flops_1},     {"peak_flops_all", &Envelope::peak_flops_all},
+    {"dram_bw_1", &Envelope::dram_bw_1},           {"dram_bw_all", &Envelope::dram_bw_all},
+    {"cache_bw_1", &Envelope::cache_bw_1},         {"cache_bytes", &Envelope::cache_bytes},
+    {"launch_seconds", &Envelope::launch_seconds},
+};
+
+// Reads fields of one JSON object; every complaint names the file and the field's path.
+class Reader {
+ public:
+  Reader(std::string_view origin, const Json& j, std::string path)
+      : origin_(origin), j_(j), path_(std::move(path)) {
+    if (!j_.is_object()) fail("", "must be an object");
+  }
+  [[noreturn]] void fail(std::string_view field, std::string_view what) const {
+    std::string where = path_;
+    if (!field.empty()) where += (where.empty() ? "" : ".") + std::string(field);
+    throw UsageError("device profile " + std::string(origin_) + ": field '" + where + "' " +
+                     std::string(what) + "; recreate it with 'tunekit calibrate --out FILE'");
+  }
+  const Json& at(const char* field) const {
+    auto it = j_.find(field);
+    if (it == j_.end()) fail(field, "is missing");
+    return *it;
+  }
+  Reader object(const char* field) const {
+    return Reader(origin_, at(field), path_.empty() ? field : path_ + "." + field);
+  }
+  std::string text(const char* field) const {
+    const Json& v = at(field);
+    if (!v.is_string()) fail(field, "must be a string, not " + v.dump());
+    return v.get<std::string>();
+  }
+  double number(const char* field, double lo, double hi) const {
+    const Json& v = at(field);
+    if (!v.is_number()) fail(field, "must be a number, not " + v.dump());
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi) {
+      std::ostringstream range;
+      range << "must lie in [" << lo << ", " << hi << "], not " << v.dump();
+      fail(field, range.str());
+    }
+    return x;
+  }
+  int integer(const char* field, int lo, int hi) const {
+    const Json& v = at(field);
+    if (!v.is_number_integer()) fail(field, "must be an integer, not " + v.dump());
+    const auto x = v.get<std::int64_t>();
+    if (x < lo || x > hi) {
+      fail(field,
+           "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not " + v.dump());
+    }
+    return static_cast<int>(x);
+  }
+  bool boolean(const char* field) const {
+    const Json& v = at(field);
+    if (!v.is_boolean()) fail(field, "must be true or false, not " + v.dump());
+    return v.get<bool>();
+  }
+
+ private:
+  std::string_view origin_;
+  const Json& j_;
+  std::string path_;
+};
+
+}  // namespace
+
+std::string DeviceProfile::to_json() const {
+  Json j;
+  j["format"] = kFormat;
+  j["version"] = kVersion;
+  j["device"] = {{"backend", backend},
+                 {"vendor", vendor},
+                 {"product", product},
+                 {"architecture", architecture},
+                 {"compute_units", compute_units},
+                 {"digest", device_digest}};
+  Json e = Json::object();
+  for (const auto& f : kEstimates)
+    e[f.name] = {{"value", (envelope.*f.member).value}, {"spread", (envelope.*f.member).spread}};
+  e["threads"] = envelope.threads;
+  e["simd_lanes"] = envelope.simd_lanes;
+  e["fma_chains"] = envelope.fma_chains;
+  j["envelope"] = std::move(e);
+  j["calibration"] = {
+      {"quick", quick}, {"seconds", calibration_seconds}, {"created_at", created_at}};
+  return j.dump(2) + "\n";
+}
+
+DeviceProfile DeviceProfile::parse(std::string_view text, std::string_view origin) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ParseError("device profile " + std::string(origin) + " is not valid JSON: " + e.what(),
+                     e.byte);
+  }
+  const Reader root(origin, j, "");
+  if (root.text("format") != kFormat)
+    root.fail("format", "must be \"" + std::string(kFormat) + "\"");
+  const int version = root.integer("version", 1, 1 << 20);
+  if (version > kVersion) {
+    root.fail("version", "is " + std::to_string(version) + ", newer than this tunekit reads (" +
+                             std::to_string(kVersion) + ")");
+  }
+  DeviceProfile p;
+  const Reader device = root.object("device");
+  p.backend = device.text("backend");
+  p.vendor = device.text("vendor");
+  p.product = device.text("product");
+  p.architecture = device.text("architecture");
+  p.compute_units = device.integer("compute_units", 0, 1 << 24);
+  p.device_digest = device.text("digest");
+  const Reader env = root.object("envelope");
+  for (const auto& f : kEstimates) {
+    const Reader e = env.object(f.name);
+    (p.envelope.*f.member).value = e.number("value", 0, 1e30);
+    (p.envelope.*f.member).spread = e.number("spread", 0, 1e30);
+  }
+  p.envelope.threads = env.integer("threads", 1, 1 << 24);
+  p.envelope.simd_lanes = env.integer("simd_lanes", 1, 1 << 16);
+  p.envelope.fma_chains = env.integer("fma_chains", 1, 1 << 16);
+  const Reader cal = root.object("calibration");
+  p.quick = cal.boolean("quick");
+  p.calibration_seconds = cal.number("seconds", 0, 1e9);
+  p.created_at = static_cast<std::int64_t>(cal.number("created_at", 0, 1e15));
+  return p;
+}
+
+DeviceProfile read_profile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw UsageError("device profile " + path +
+                     " does not exist or is not a file; create one with 'tunekit calibrate "
+                     "--out " +
+                     path + "'");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) throw UsageError("device profile " + path + " could not be read");
+  return DeviceProfile::parse(text.str(), path);
+}
+
+std::string write_profile(const std::string& path, const DeviceProfile& profile) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const fs::path temp = target.string() + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << profile.to_json();
+    out.flush();
+    if (!out) throw UsageError("cannot write device profile " + temp.string());
+  }
+  fs::rename(temp, target, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw UsageError("cannot write device profile " + path + ": " + ec.message());
+  }
+  return target.string();
+}
+
+std::string profile_path(const std::string& dir, std::string_view device_digest) {
+  return (std::filesystem::path(dir) / (std::string(device_digest) + ".json")).string();
+}
+
+}  // namespace tunekit

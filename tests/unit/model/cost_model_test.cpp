@@ -1,0 +1,123 @@
+// src/model/cost_model.cpp: ranking_seconds on hand-computed cases (DESIGN §9).
+#include <gtest/gtest.h>
+
+#include "tunekit/cost_model.hpp"
+
+namespace tunekit {
+namespace {
+
+// 100 GFLOP/s on one thread, 150 on two; DRAM 10 / 16 GB/s; cache 50 GB/s per thread, 1 MiB;
+// 8 lanes, 8 chains; 10 us per dispatch.
+Envelope envelope() {
+  Envelope e;
+  e.peak_flops_1 = {100e9, 0};
+  e.peak_flops_all = {150e9, 0};
+  e.dram_bw_1 = {10e9, 0};
+  e.dram_bw_all = {16e9, 0};
+  e.cache_bw_1 = {50e9, 0};
+  e.cache_bytes = {1 << 20, 0};
+  e.launch_seconds = {10e-6, 0};
+  e.threads = 2;
+  e.simd_lanes = 8;
+  e.fma_chains = 8;
+  return e;
+}
+
+TEST(CostModel, ComputeBound) {
+  Work w;
+  w.flops = 2e9;              // 2e9 / 100e9 = 20 ms
+  w.compulsory_bytes = 10e6;  // 10e6 / 10e9 = 1 ms
+  const ModelTime t = model_time(w, envelope());
+  EXPECT_DOUBLE_EQ(t.compute_seconds, 0.02);
+  EXPECT_DOUBLE_EQ(t.dram_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(t.seconds, 0.02);
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.02);
+}
+
+TEST(CostModel, DramBoundWhenTheBlockExceedsTheCache) {
+  Work w;
+  w.flops = 1e6;                  // 10 us
+  w.compulsory_bytes = 100e6;     // 10 ms at DRAM
+  w.reread_bytes = 200e6;         // beyond the cache: DRAM too, 20 ms
+  w.working_set_bytes = 4 << 20;  // 4 MiB > 1 MiB
+  const ModelTime t = model_time(w, envelope());
+  EXPECT_FALSE(t.reread_in_cache);
+  EXPECT_DOUBLE_EQ(t.dram_seconds, 0.03);
+  EXPECT_DOUBLE_EQ(t.cache_seconds, 0);
+  EXPECT_DOUBLE_EQ(t.seconds, 0.03);
+}
+
+TEST(CostModel, CacheResidentRereadsMoveAtCacheBandwidth) {
+  Work w;
+  w.flops = 1e6;
+  w.compulsory_bytes = 100e6;       // 10 ms at DRAM
+  w.reread_bytes = 200e6;           // within the cache: 200e6 / 50e9 = 4 ms
+  w.working_set_bytes = 512 << 10;  // 512 KiB <= 1 MiB
+  const ModelTime t = model_time(w, envelope());
+  EXPECT_TRUE(t.reread_in_cache);
+  EXPECT_DOUBLE_EQ(t.dram_seconds, 0.01);
+  EXPECT_DOUBLE_EQ(t.cache_seconds, 0.004);
+  EXPECT_DOUBLE_EQ(t.seconds, 0.014);
+  // The same re-reads over a block just past the capacity cost DRAM time instead.
+  w.working_set_bytes = (1 << 20) + 64;
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.03);
+}
+
+TEST(CostModel, ThreadsScaleUpToTheAllThreadRates) {
+  Work w;
+  w.flops = 3e9;
+  w.threads = 2;  // min(2 x 100, 150) = 150 GFLOP/s: 20 ms
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.02);
+  w.threads = 64;  // capped at the all-thread rate
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.02);
+  Work m;
+  m.compulsory_bytes = 32e6;
+  m.threads = 2;  // min(2 x 10, 16) GB/s: 2 ms
+  EXPECT_DOUBLE_EQ(ranking_seconds(m, envelope()), 0.002);
+  Work c;
+  c.reread_bytes = 100e6;
+  c.working_set_bytes = 1024;
+  c.threads = 2;  // private caches: 2 x 50 GB/s, 1 ms
+  EXPECT_DOUBLE_EQ(ranking_seconds(c, envelope()), 0.001);
+}
+
+TEST(CostModel, LanesChainsAndSerialFlopsLowerThePeak) {
+  Work w;
+  w.flops = 1e9;
+  w.vector_lanes = 4;  // half the vector: 50 GFLOP/s, 20 ms
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.02);
+  w.chains = 2;  // and a quarter of the chains: 12.5 GFLOP/s, 80 ms
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.08);
+  Work s;
+  s.serial_flops = 1e9;  // one dependent scalar chain: 100e9 / 64 per second
+  EXPECT_DOUBLE_EQ(ranking_seconds(s, envelope()), 0.64);
+}
+
+TEST(CostModel, DispatchesAddLaunchOverhead) {
+  Work w;
+  w.flops = 1e9;  // 10 ms
+  w.dispatches = 100;
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.011);
+}
+
+TEST(CostModel, FloorIsCompulsoryWorkAtFullPeak) {
+  Work w;
+  w.flops = 1.5e9;           // 10 ms at 150 GFLOP/s
+  w.compulsory_bytes = 8e6;  // 0.5 ms at 16 GB/s
+  w.reread_bytes = 1e12;     // ignored by the floor
+  w.vector_lanes = 1;        // ignored by the floor
+  w.dispatches = 1000;       // ignored by the floor
+  EXPECT_DOUBLE_EQ(floor_seconds(w, envelope()), 0.01);
+  EXPECT_LE(floor_seconds(w, envelope()), ranking_seconds(w, envelope()));
+}
+
+TEST(CostModel, UsableNeedsEveryRankingConstant) {
+  EXPECT_TRUE(envelope().usable());
+  Envelope e = envelope();
+  e.cache_bytes.value = 0;
+  EXPECT_FALSE(e.usable());
+  EXPECT_FALSE(Envelope{}.usable());
+}
+
+}  // namespace
+}  // namespace tunekit

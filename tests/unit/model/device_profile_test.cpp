@@ -1,0 +1,138 @@
+// src/model/device_profile.cpp: profile files round trip; malformed ones are clear errors
+// naming the file and the field.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/cost_model.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit {
+namespace {
+
+namespace fs = std::filesystem;
+
+DeviceProfile sample() {
+  DeviceProfile p;
+  p.backend = "cpu";
+  p.vendor = "AuthenticAMD";
+  p.product = "AMD EPYC";
+  p.architecture = "x86_64";
+  p.compute_units = 2;
+  p.device_digest = "0123456789abcdef0123456789abcdef";
+  p.envelope.peak_flops_1 = {57.5e9, 0.002};
+  p.envelope.peak_flops_all = {110e9, 0.01};
+  p.envelope.dram_bw_1 = {20e9, 0.016};
+  p.envelope.dram_bw_all = {25e9, 0.2};
+  p.envelope.cache_bw_1 = {41e9, 0.16};
+  p.envelope.cache_bytes = {11.3 * 1024 * 1024, 0.19};
+  p.envelope.launch_seconds = {12e-6, 0.01};
+  p.envelope.threads = 2;
+  p.envelope.simd_lanes = 8;
+  p.envelope.fma_chains = 8;
+  p.quick = true;
+  p.calibration_seconds = 1.3;
+  p.created_at = 1790000000;
+  return p;
+}
+
+void expect_same(const Estimate& a, const Estimate& b) {
+  EXPECT_DOUBLE_EQ(a.value, b.value);
+  EXPECT_DOUBLE_EQ(a.spread, b.spread);
+}
+
+// The message of the UsageError parsing `text` throws ("" when it does not throw).
+std::string error_of(const std::string& text) {
+  try {
+    DeviceProfile::parse(text, "p.json");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string with(const std::function<void(nlohmann::ordered_json&)>& edit) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(sample().to_json());
+  edit(j);
+  return j.dump();
+}
+
+TEST(DeviceProfile, RoundTripsThroughAFile) {
+  const fs::path dir = fs::temp_directory_path() / ("tunekit-profile-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const std::string path = profile_path((dir / "profiles").string(), sample().device_digest);
+  EXPECT_EQ(fs::path(path).filename(), sample().device_digest + ".json");
+  write_profile(path, sample());
+  const DeviceProfile back = read_profile(path);
+  const DeviceProfile p = sample();
+  EXPECT_EQ(back.product, p.product);
+  EXPECT_EQ(back.vendor, p.vendor);
+  EXPECT_EQ(back.device_digest, p.device_digest);
+  EXPECT_EQ(back.compute_units, 2);
+  expect_same(back.envelope.peak_flops_1, p.envelope.peak_flops_1);
+  expect_same(back.envelope.peak_flops_all, p.envelope.peak_flops_all);
+  expect_same(back.envelope.dram_bw_1, p.envelope.dram_bw_1);
+  expect_same(back.envelope.dram_bw_all, p.envelope.dram_bw_all);
+  expect_same(back.envelope.cache_bw_1, p.envelope.cache_bw_1);
+  expect_same(back.envelope.cache_bytes, p.envelope.cache_bytes);
+  expect_same(back.envelope.launch_seconds, p.envelope.launch_seconds);
+  EXPECT_EQ(back.envelope.fma_chains, 8);
+  EXPECT_EQ(back.envelope.simd_lanes, 8);
+  EXPECT_TRUE(back.quick);
+  EXPECT_EQ(back.created_at, p.created_at);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST(DeviceProfile, NotJsonIsAParseErrorNamingTheFile) {
+  try {
+    DeviceProfile::parse("{\"format\": ", "broken.json");
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceProfile, MissingFieldNamesTheField) {
+  const std::string m = error_of(with([](auto& j) { j["envelope"].erase("dram_bw_all"); }));
+  EXPECT_NE(m.find("p.json"), std::string::npos) << m;
+  EXPECT_NE(m.find("'envelope.dram_bw_all' is missing"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunekit calibrate"), std::string::npos) << m;
+}
+
+TEST(DeviceProfile, WrongTypesAndHostileValuesAreRefused) {
+  std::string m = error_of(with([](auto& j) { j["envelope"]["peak_flops_1"]["value"] = "fast"; }));
+  EXPECT_NE(m.find("'envelope.peak_flops_1.value' must be a number"), std::string::npos) << m;
+  m = error_of(with([](auto& j) { j["envelope"]["cache_bytes"]["value"] = -5; }));
+  EXPECT_NE(m.find("'envelope.cache_bytes.value' must lie in"), std::string::npos) << m;
+  m = error_of(with([](auto& j) { j["envelope"]["threads"] = 1.5; }));
+  EXPECT_NE(m.find("'envelope.threads' must be an integer"), std::string::npos) << m;
+  m = error_of(with([](auto& j) { j["envelope"]["fma_chains"] = 0; }));
+  EXPECT_NE(m.find("'envelope.fma_chains' must lie in"), std::string::npos) << m;
+  m = error_of(with([](auto& j) { j["device"] = 3; }));
+  EXPECT_NE(m.find("'device' must be an object"), std::string::npos) << m;
+  m = error_of(with([](auto& j) { j["format"] = "tunekit-artifact"; }));
+  EXPECT_NE(m.find("'format' must be"), std::string::npos) << m;
+  m = error_of(with([](auto& j) { j["version"] = 99; }));
+  EXPECT_NE(m.find("newer than this tunekit reads"), std::string::npos) << m;
+  EXPECT_EQ(error_of("[1, 2]").find("must be an object") != std::string::npos, true);
+}
+
+TEST(DeviceProfile, MissingFileSaysHowToMakeOne) {
+  try {
+    read_profile("/nonexistent/dir/p.json");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/p.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("tunekit calibrate --out"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tunekit

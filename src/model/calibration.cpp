@@ -63,8 +63,8 @@ CacheStep find_cache_step(std::span<const SweepPoint> sweep) {
   step.cache_bandwidth = median_of(plateau);
   // Where the curve falls: the largest working set still above the geometric midpoint.
   const double threshold = std::sqrt(step.cache_bandwidth * step.beyond_bandwidth);
-  std::size_t cap = last;
-  for (std::size_t i = last; i < pts.size(); ++i)
+  std::size_t cap = end;
+  for (std::size_t i = end; i < pts.size(); ++i)
     if (pts[i].bandwidth >= threshold) cap = i;
   step.capacity_bytes = pts[cap].bytes;
   step.found = true;

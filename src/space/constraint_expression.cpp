@@ -1,5 +1,6 @@
 #include "space/constraint_expression.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -55,7 +56,13 @@ Token number_token(std::string_view text, std::size_t& i) {
   const std::string lexeme(text.substr(start, i - start));
   Token t{Tok::number, lexeme, start, Value()};
   if (real) {
-    t.value = Value(std::stod(lexeme));
+    // from_chars, not stod: an out-of-range literal (1e999) is a ParseError, not an escaping
+    // std::out_of_range (found by tests/fuzz/constraint_expression_fuzz).
+    double v = 0;
+    const auto [end, ec] = std::from_chars(lexeme.data(), lexeme.data() + lexeme.size(), v);
+    if (ec != std::errc() || end != lexeme.data() + lexeme.size())
+      throw ParseError("real '" + lexeme + "' is out of range for a 64-bit float", start);
+    t.value = Value(v);
   } else {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(lexeme.data(), lexeme.data() + lexeme.size(), v);
@@ -137,8 +144,29 @@ class ExpressionParser {
   bool is_op(std::string_view op) const { return peek().kind == Tok::op && peek().text == op; }
   bool is_word(std::string_view w) const { return peek().kind == Tok::name && peek().text == w; }
 
+  // Hostile input (a T1 file is outside data) must not exhaust the stack: the parser's
+  // recursion and the tree's depth (which the evaluator recurses over) are both bounded.
+  // 200000 nested '(' or "not not ..." overflowed the stack before this guard.
+  static constexpr std::size_t kMaxDepth = 256;
+
+  struct Nesting {
+    explicit Nesting(ExpressionParser& p) : parser(p) {
+      if (++parser.nesting_ > kMaxDepth)
+        throw ParseError("expression nested deeper than " + std::to_string(kMaxDepth) + " levels",
+                         parser.peek().position);
+    }
+    ~Nesting() { --parser.nesting_; }
+    ExpressionParser& parser;
+  };
+
   std::size_t add(ConstraintExpression::Node node) {
+    std::size_t depth = 1;
+    for (std::size_t c : node.children) depth = std::max(depth, depth_[c] + 1);
+    if (depth > kMaxDepth)
+      throw ParseError("expression nested deeper than " + std::to_string(kMaxDepth) + " levels",
+                       peek().position);
     out_.nodes_.push_back(std::move(node));
+    depth_.push_back(depth);
     return out_.nodes_.size() - 1;
   }
   std::size_t binary(Op op, std::size_t a, std::size_t b) {
@@ -166,6 +194,7 @@ class ExpressionParser {
   }
   std::size_t not_expr() {
     if (is_word("not")) {
+      const Nesting guard(*this);
       ++pos_;
       ConstraintExpression::Node n;
       n.op = Op::logical_not;
@@ -222,6 +251,7 @@ class ExpressionParser {
   }
   std::size_t unary() {
     if (is_op("-") || is_op("+")) {
+      const Nesting guard(*this);
       const Op op = peek().text == "-" ? Op::negate : Op::plus;
       ++pos_;
       ConstraintExpression::Node n;
@@ -234,6 +264,7 @@ class ExpressionParser {
   std::size_t power() {
     const std::size_t base = atom();
     if (is_op("**")) {
+      const Nesting guard(*this);
       ++pos_;
       return binary(Op::power, base, unary());
     }
@@ -266,6 +297,7 @@ class ExpressionParser {
         return add(std::move(n));
       }
       case Tok::lparen: {
+        const Nesting guard(*this);
         const std::size_t open = t.position;
         ++pos_;
         const std::size_t inner = or_expr();
@@ -284,6 +316,8 @@ class ExpressionParser {
 
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
+  std::size_t nesting_ = 0;
+  std::vector<std::size_t> depth_;  // per node: the depth of its subtree
   ConstraintExpression out_;
 };
 

@@ -20,8 +20,8 @@
 
 #include "commands/backend.hpp"
 #include "commands/commands.hpp"
-#include "commands/spread.hpp"
 #include "commands/export_flags.hpp"
+#include "commands/spread.hpp"
 #include "progress_bar.hpp"
 #include "tunekit/artifact.hpp"
 #include "tunekit/catalog.hpp"

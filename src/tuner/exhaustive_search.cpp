@@ -9,6 +9,7 @@ void exhaustive_search(SearchContext& context, const SearchOptions&) {
   const std::size_t def = context.default_index();
   bool default_done = false;
   double incumbent = 0;  // the best ok score so far
+  bool stopped = false;
   for (std::size_t g = 0; g < plan.size(); ++g) {
     bool any_ok = false;
     for (std::size_t i : plan[g]) {
@@ -28,6 +29,23 @@ void exhaustive_search(SearchContext& context, const SearchOptions&) {
         double s = context.report().candidates[i].score;
         if (incumbent == 0 || s < incumbent) incumbent = s;
       }
+      // Short-circuit: a reading within floor_factor of the roofline floor cannot be beaten
+      // by enough to matter; the rest stay unmeasured.
+      if (const double bound = context.floor_bound();
+          bound > 0 && incumbent > 0 && incumbent <= bound && default_done) {
+        stopped = true;
+        break;
+      }
+    }
+    if (stopped) {
+      for (std::size_t h = 0; h < plan.size(); ++h)
+        for (std::size_t i : plan[h])
+          if (context.report().candidates[i].outcome.status == Status::skipped &&
+              context.report().candidates[i].outcome.message == "not reached")
+            context.report().candidates[i].outcome = {
+                Status::skipped,
+                "a measured candidate came within floor_factor of the roofline floor"};
+      break;
     }
     if (any_ok) {
       context.mark_skipped_after(plan, g);

@@ -1,6 +1,8 @@
 #include "tuner/model_choice.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <limits>
@@ -148,6 +150,30 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   r.winner_seconds = r.candidates[r.winner].time.seconds;
   r.speedup = r.winner_seconds > 0 ? r.default_seconds / r.winner_seconds : 1;
   return r;
+}
+
+std::size_t prune_keep(std::string_view spec, std::size_t ranked) {
+  if (spec.empty()) return ranked;
+  auto bad = [&]() -> UsageError {
+    return UsageError("model_prune: use top:K (K >= 1) or fraction:F (0 < F <= 1), not '" +
+                      std::string(spec) + "'");
+  };
+  const auto colon = spec.find(':');
+  if (colon == spec.npos) throw bad();
+  const std::string name(spec.substr(0, colon)), value(spec.substr(colon + 1));
+  char* end = nullptr;
+  const double x = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(x)) throw bad();
+  if (name == "top") {
+    if (x < 1 || x != std::floor(x)) throw bad();
+    return std::min(ranked, static_cast<std::size_t>(x));
+  }
+  if (name == "fraction") {
+    if (!(x > 0 && x <= 1)) throw bad();
+    const auto keep = static_cast<std::size_t>(std::ceil(x * static_cast<double>(ranked)));
+    return std::min(ranked, std::max<std::size_t>(1, keep));
+  }
+  throw bad();
 }
 
 }  // namespace tunekit::detail

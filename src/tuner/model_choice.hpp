@@ -2,8 +2,10 @@
 // searches, scores from the op's work model, the advisory rules. Pure: nothing is run.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "tunekit/cost_model.hpp"
 #include "tunekit/device.hpp"
@@ -29,5 +31,10 @@ EnvelopeSource resolve_envelope(const TunerOptions& options, const DeviceIdentit
 // `use_default` (with the reason) when it declined.
 ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource& envelope,
                          const TunerOptions& options);
+
+// How many of `ranked` admitted, scored candidates a model_prune spec keeps: "top:K" keeps K,
+// "fraction:F" keeps ceil(F · ranked) (at least one). A malformed spec is a UsageError; an
+// empty one keeps all.
+std::size_t prune_keep(std::string_view spec, std::size_t ranked);
 
 }  // namespace tunekit::detail

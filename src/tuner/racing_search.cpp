@@ -108,7 +108,7 @@ void racing_search(SearchContext& context, const SearchOptions& spec) {
         tied &= ci[k].high <= ci[lead].low * band;
       }
       if (survivors <= 1 || tied) break;
-      if (opt.limit > 0 && ci[lead].high <= opt.limit) break;
+      if (const double bound = context.short_circuit(); bound > 0 && ci[lead].high <= bound) break;
       if (static_cast<int>(alive[lead]->all.samples.size()) >= max_samples) break;
     }
     // Every runner that measured cleanly is ranked on all its samples.

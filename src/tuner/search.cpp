@@ -82,12 +82,13 @@ SearchOptions parse_search_spec(std::string_view spec) {
   return o;
 }
 
-TuneReport run_search(Device& device, const OpBase& op, const Key& key,
-                      const TunerOptions& options) {
+TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
+                      const ModelReport* model) {
   const SearchOptions spec = parse_search_spec(options.search);
   const auto start = std::chrono::steady_clock::now();
   SearchContext context(device, op, key, options);
   context.report().search = options.search;
+  if (model) context.guide(*model);
   if (context.prepare_inputs()) {
     registry().find(spec.name)->second.fn(context, spec);
     context.choose();

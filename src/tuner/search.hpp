@@ -29,8 +29,10 @@ void racing_search(SearchContext& context, const SearchOptions& options);
 // Runs the search TunerOptions::search names and returns the report with the winner set (the
 // default when nothing validated and measured cleanly). Classified failures are in the
 // report; UsageError (an unknown search, a malformed option) and FatalError propagate.
-TuneReport run_search(Device& device, const OpBase& op, const Key& key,
-                      const TunerOptions& options);
+// `model` (may be null): the cost model's ranking for model-guided searches
+// (TunerOptions::model_prune, floor_factor).
+TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
+                      const ModelReport* model = nullptr);
 
 // The known search names, for messages and the CLI.
 std::vector<std::string> search_names();

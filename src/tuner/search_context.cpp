@@ -9,6 +9,7 @@
 #include "tunekit/stats.hpp"
 #include "tuner/admission.hpp"
 #include "tuner/decision.hpp"
+#include "tuner/model_choice.hpp"
 
 namespace tunekit::detail {
 namespace {
@@ -66,6 +67,7 @@ bool SearchContext::prepare_inputs() {
 std::vector<std::vector<std::size_t>> SearchContext::plan() const {
   std::map<int, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < op_.candidates().size(); ++i) {
+    if (!pruned_.empty() && pruned_[i]) continue;
     auto& members = groups[op_.candidates()[i].group];
     // The default is measured first in its group: the incumbent every other is judged by.
     if (i == r_.default_index) {
@@ -194,6 +196,33 @@ TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timi
   }
   r_.seconds_measuring += since(start);
   return result;
+}
+
+void SearchContext::guide(const ModelReport& model) {
+  if (model.source != Source::model) {
+    if (!options_.model_prune.empty() || options_.floor_factor > 0) {
+      r_.reason = "model-guided search off (" + model.reason + "): every candidate measured";
+    }
+    return;
+  }
+  if (options_.floor_factor > 0 && model.floor_seconds > 0)
+    floor_bound_ = model.floor_seconds * options_.floor_factor;
+  if (options_.model_prune.empty()) return;
+  std::size_t ranked = 0;
+  for (const auto& c : model.candidates) ranked += c.rank > 0;
+  const std::size_t keep = prune_keep(options_.model_prune, ranked);
+  pruned_.assign(model.candidates.size(), false);
+  for (const auto& c : model.candidates) {
+    if (c.rank <= 0 || static_cast<std::size_t>(c.rank) <= keep || c.is_default) continue;
+    pruned_[c.index] = true;
+    r_.candidates[c.index].outcome = {
+        Status::skipped, "pruned by the cost model: rank " + std::to_string(c.rank) + " of " +
+                             std::to_string(ranked) + " (" + options_.model_prune + ")"};
+  }
+}
+
+double SearchContext::short_circuit() const {
+  return std::max(options_.limit, floor_bound_);
 }
 
 double SearchContext::score(const TimingResult& t) const {

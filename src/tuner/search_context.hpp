@@ -11,6 +11,7 @@
 
 #include "tunekit/device.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/model_report.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/tuner.hpp"
@@ -52,6 +53,16 @@ class SearchContext {
 
   double score(const TimingResult& t) const;
 
+  // Model-guided search (DESIGN §6, §9): candidates the cost model ranks below the
+  // model_prune cut are left out of the plan (skipped, with their rank); unscored candidates
+  // and the default stay. The floor times floor_factor becomes a short-circuit bound.
+  void guide(const ModelReport& model);
+  // Seconds at or under which a reading ends the search: the larger of TunerOptions::limit
+  // and the model's floor times floor_factor (0: none).
+  double short_circuit() const;
+  // The model's floor times floor_factor alone (0: none); exhaustive searches stop on it.
+  double floor_bound() const { return floor_bound_; }
+
  private:
   void confirm();
   // A trial for candidate `index`: on the validated workload, cycling through the rotation
@@ -69,6 +80,8 @@ class SearchContext {
   std::optional<Reference> reference_;
   Tolerance tolerance_;
   std::vector<std::unique_ptr<Trial>> trials_;
+  std::vector<bool> pruned_;
+  double floor_bound_ = 0;
   std::size_t position_ = 0;
   std::size_t total_ = 0;
 };

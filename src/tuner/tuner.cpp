@@ -63,6 +63,9 @@ class Tuner::Impl {
     detail::parse_search_spec(options_.search);  // an unknown search fails here, not mid-call
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;
+    detail::prune_keep(options_.model_prune, 0);  // a malformed spec fails here
+    if (!(options_.floor_factor >= 0))
+      throw UsageError("TunerOptions: floor_factor must be >= 0 (0: off), e.g. 1.5");
     // A profile named explicitly fails here (missing, malformed), not at the first call.
     if (options_.envelope || !options_.profile.empty()) envelope_source();
   }
@@ -210,7 +213,10 @@ class Tuner::Impl {
     if (!force && options_.mode == Mode::cached)
       return serve_default(Source::search_disabled, "mode is cached and no choice is known");
 
-    TuneReport r = detail::run_search(device_, op, key, options_);
+    std::optional<ModelReport> model;  // ranks a model-guided search
+    if (!options_.model_prune.empty() || options_.floor_factor > 0)
+      model = detail::model_decide(op, key, envelope_source(), options_);
+    TuneReport r = detail::run_search(device_, op, key, options_, model ? &*model : nullptr);
     fill_identity(r, op, key);
     table_.publish(pending.op, pending.key, r.winner);
     const bool measured = r.source == Source::searched && r.candidates[r.winner].outcome.ok();

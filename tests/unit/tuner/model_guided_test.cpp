@@ -1,0 +1,170 @@
+// Model-guided search (src/tuner/search_context.cpp guide, exhaustive/racing short-circuit):
+// only the model's best are measured, unscored candidates and the default always are, and a
+// reading near the roofline floor ends the search.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "fakes/fake_device.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+Envelope envelope() {
+  Envelope e;
+  e.peak_flops_1 = {100e9, 0};
+  e.peak_flops_all = {100e9, 0};
+  e.dram_bw_1 = {10e9, 0};
+  e.dram_bw_all = {10e9, 0};
+  e.cache_bw_1 = {50e9, 0};
+  e.cache_bytes = {1 << 20, 0};
+  e.threads = 1;
+  e.simd_lanes = 8;
+  e.fma_chains = 8;
+  return e;
+}
+
+Work compute(double seconds) {
+  Work w;
+  w.flops = seconds * 100e9;
+  return w;
+}
+
+class ModelGuided : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Model ranks: c1 < c2 < c3 < c4 < def; the device agrees.
+    const std::map<std::string, double> t{
+        {"def", 5e-3}, {"c1", 1e-3}, {"c2", 2e-3}, {"c3", 3e-3}, {"c4", 4e-3}};
+    for (const auto& [name, s] : t) {
+      dev_.behaviour[name].seconds = s;
+      works_[name] = compute(s);
+    }
+    op_ = fakes::make_fake_op(dev_, {"def", "c1", "c2", "c3", "c4", "unscored"}, "def");
+    dev_.behaviour["unscored"].seconds = 6e-3;
+    op_->work([this](const Key&, const Candidate& c) -> std::optional<Work> {
+      auto it = works_.find(c.name);
+      if (it == works_.end()) return std::nullopt;
+      return it->second;
+    });
+  }
+  TunerOptions options() const {
+    TunerOptions o;
+    o.envelope = envelope();
+    o.confirm_pairs = 0;
+    return o;
+  }
+  // Measured: ok, or cut as hopeless against a faster one (not skipped).
+  static bool measured(const CandidateReport& c) {
+    return c.outcome.status == Status::ok || c.outcome.status == Status::hopeless;
+  }
+  const CandidateReport& candidate(const TuneReport& r, const std::string& name) {
+    for (const auto& c : r.candidates)
+      if (c.name == name) return c;
+    throw std::runtime_error("no candidate " + name);
+  }
+
+  fakes::FakeDevice dev_;
+  std::map<std::string, Work> works_;
+  std::unique_ptr<Op<fakes::FakeArgs>> op_;
+  Key key_{{"n", 4}};
+};
+
+TEST_F(ModelGuided, TopKMeasuresOnlyTheBestTheDefaultAndTheUnscored) {
+  TunerOptions o = options();
+  o.model_prune = "top:2";
+  Tuner tuner(dev_, o);
+  const TuneReport r = tuner.tune(*op_, key_);
+  EXPECT_EQ(r.winner_name, "c1");
+  for (const char* name : {"def", "c1", "c2", "unscored"})
+    EXPECT_TRUE(measured(candidate(r, name))) << name;
+  for (const char* pruned : {"c3", "c4"}) {
+    EXPECT_EQ(candidate(r, pruned).outcome.status, Status::skipped) << pruned;
+    EXPECT_NE(candidate(r, pruned).outcome.message.find("pruned by the cost model"),
+              std::string::npos);
+  }
+  EXPECT_NE(candidate(r, "c4").outcome.message.find("rank 4 of 5"), std::string::npos)
+      << candidate(r, "c4").outcome.message;
+}
+
+TEST_F(ModelGuided, FractionKeepsTheRoundedUpShare) {
+  TunerOptions o = options();
+  o.model_prune = "fraction:0.5";  // ceil(0.5 x 5) = 3: c1, c2, c3 (and the default)
+  Tuner tuner(dev_, o);
+  const TuneReport r = tuner.tune(*op_, key_);
+  EXPECT_TRUE(measured(candidate(r, "c3")));
+  EXPECT_EQ(candidate(r, "c4").outcome.status, Status::skipped);
+}
+
+TEST_F(ModelGuided, WithoutAnEnvelopeEveryCandidateIsMeasured) {
+  TunerOptions o = options();
+  o.envelope.reset();
+  o.model_prune = "top:1";
+  Tuner tuner(dev_, o);
+  const TuneReport r = tuner.tune(*op_, key_);
+  for (const auto& c : r.candidates) EXPECT_TRUE(measured(c)) << c.name;
+  EXPECT_NE(r.reason.find("model-guided search off"), std::string::npos) << r.reason;
+}
+
+TEST_F(ModelGuided, MalformedPruneSpecsAreUsageErrors) {
+  for (const char* bad :
+       {"top", "top:0", "top:1.5", "fraction:0", "fraction:2", "best:3", "top:x"}) {
+    TunerOptions o = options();
+    o.model_prune = bad;
+    EXPECT_THROW(Tuner(dev_, o), UsageError) << bad;
+  }
+  TunerOptions o = options();
+  o.floor_factor = -1;
+  EXPECT_THROW(Tuner(dev_, o), UsageError);
+}
+
+TEST_F(ModelGuided, ExhaustiveStopsNearTheRooflineFloor) {
+  // c1's floor is 1 ms and it measures 1 ms: within 1.5x, so after the default and c1 the
+  // search stops (plan order: def, c1, c2, ...).
+  TunerOptions o = options();
+  o.floor_factor = 1.5;
+  Tuner tuner(dev_, o);
+  const TuneReport r = tuner.tune(*op_, key_);
+  EXPECT_EQ(r.winner_name, "c1");
+  EXPECT_EQ(candidate(r, "c2").outcome.status, Status::skipped);
+  EXPECT_NE(candidate(r, "c2").outcome.message.find("roofline floor"), std::string::npos);
+  // Off: everything is measured.
+  Tuner full(dev_, options());
+  const TuneReport all = full.tune(*op_, key_);
+  EXPECT_TRUE(measured(candidate(all, "c4")));
+}
+
+TEST_F(ModelGuided, ExhaustiveKeepsGoingWhileFarFromTheFloor) {
+  // The floor is c1's 1 ms; the device is 3x slower than the model everywhere.
+  for (auto& [name, b] : dev_.behaviour) b.seconds *= 3;
+  TunerOptions o = options();
+  o.floor_factor = 1.5;
+  Tuner tuner(dev_, o);
+  const TuneReport r = tuner.tune(*op_, key_);
+  for (const auto& c : r.candidates) EXPECT_TRUE(measured(c)) << c.name;
+}
+
+TEST_F(ModelGuided, RacingStopsAtTheFloorBound) {
+  // c1 and c2 read 1 ms with 30 % jitter: their intervals overlap, so a race without a bound
+  // keeps sampling them; with the floor bound (1 ms x 1.5) it stops at the first comparison.
+  for (const char* name : {"c1", "c2"}) {
+    dev_.behaviour[name].seconds = 1e-3;
+    dev_.behaviour[name].jitter = 0.3;
+  }
+  TunerOptions o = options();
+  o.search = "racing";
+  const auto samples = [&](double factor) {
+    o.floor_factor = factor;
+    Tuner tuner(dev_, o);
+    const TuneReport r = tuner.tune(*op_, key_);
+    const auto& c = candidate(r, "c1");
+    return c.timing ? c.timing->samples.size() : 0u;
+  };
+  EXPECT_LE(samples(1.5), 8u);
+  EXPECT_GT(samples(0), 8u);
+}
+
+}  // namespace
+}  // namespace tunekit

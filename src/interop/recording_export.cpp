@@ -100,7 +100,7 @@ const char* t4_invalidity(Status s) {
   }
 }
 
-Json values_json(const std::vector<Value>& values) {
+Json values_json(const std::vector<Value>& values) {  // T4
   Json j = Json::array();
   for (const Value& v : values) j.push_back(value_json(v));
   return j;
@@ -136,8 +136,8 @@ Recording recording_from_report(const TuneReport& report, const Key& key) {
     if (evaluated(c.outcome.status)) done.push_back(&c);
   if (done.empty())
     throw UsageError("nothing to export: no candidate of " + report.op + " " + report.key +
-                     " was measured or failed (source " + std::string(to_string(report.source)) +
-                     ")");
+                     " was measured or failed here" +
+                     (report.reason.empty() ? std::string() : " (" + report.reason + ")"));
   // The candidates' own parameters when they share them and tell candidates apart.
   std::vector<Config> configs;
   bool by_config = true;
@@ -208,27 +208,36 @@ Recording recording_from_history(const Recording& source, const History& history
 }
 
 std::string kernel_tuner_cache_json(const Recording& recording) {
+  // nlohmann::json (a sorted map), not ordered_json: ordered_json finds keys linearly, which is
+  // quadratic over a cache of tens of thousands of entries. Key order means nothing here:
+  // tune_params_keys carries the parameter order.
+  using Map = nlohmann::json;
   const Enumeration& space = recording.space();
-  Json doc;
+  const auto values = [](const std::vector<Value>& vs) {
+    Map j = Map::array();
+    for (const Value& v : vs) j.push_back(Map(value_json(v)));
+    return j;
+  };
+  Map doc;
   doc["device_name"] = recording.device_name();
   doc["kernel_name"] = recording.kernel_name();
-  doc["problem_size"] = values_json(recording.problem_size());
-  doc["tune_params_keys"] = Json::array();
-  doc["tune_params"] = Json::object();
+  doc["problem_size"] = values(recording.problem_size());
+  doc["tune_params_keys"] = Map::array();
+  doc["tune_params"] = Map::object();
   for (const Parameter& p : space.parameters()) {
     doc["tune_params_keys"].push_back(p.name);
-    doc["tune_params"][p.name] = values_json(p.values);
+    doc["tune_params"][p.name] = values(p.values);
   }
   doc["objective"] = "time";
-  Json cache = Json::object();
+  Map cache = Map::object();
   for (std::size_t i = 0; i < space.size(); ++i) {
     const Config config = space.config(i);
     const RecordedResult& r = recording.result(i);
     std::string key;
-    Json entry;
+    Map entry;
     for (const Field& f : config.fields()) {
       key += (key.empty() ? "" : ",") + python_text(f.value);
-      entry[f.name] = value_json(f.value);
+      entry[f.name] = Map(value_json(f.value));
     }
     if (r.status == Status::ok) {
       entry["time"] = r.time_ms;
@@ -241,7 +250,12 @@ std::string kernel_tuner_cache_json(const Recording& recording) {
     entry["benchmark_time"] = r.benchmark_ms;
     entry["strategy_time"] = 0;
     entry["framework_time"] = 0;
-    cache[key] = std::move(entry);
+    // Kernel Tuner's keys cannot tell "a,b" from two values "a" and "b": refuse rather than
+    // let one configuration overwrite another.
+    if (!cache.emplace(key, std::move(entry)).second)
+      throw UsageError("cannot write a Kernel Tuner cache file: configuration " + config.text() +
+                       " and another both have the cache key '" + key +
+                       "' (a value contains ','); export a T4 file instead");
   }
   doc["cache"] = std::move(cache);
   return doc.dump(1) + "\n";

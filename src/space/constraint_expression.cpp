@@ -400,9 +400,16 @@ Value arithmetic(ConstraintExpression::Op op, const Value& a, const Value& b) {
         return Value(op == Op::modulo ? py_mod(x, y) : floor_div(x, y));
       case Op::power:
         if (y >= 0) {
+          // Square and multiply: O(log y). A loop of y multiplications never ended for
+          // 1 ** 9223372036854775807 (found by tests/fuzz/constraint_expression_fuzz).
           r = 1;
-          for (std::int64_t i = 0; i < y; ++i)
-            if (__builtin_mul_overflow(r, x, &r)) eval_error("integer overflow");
+          std::int64_t base = x;
+          for (std::int64_t e = y; e > 0;) {
+            if ((e & 1) != 0 && __builtin_mul_overflow(r, base, &r)) eval_error("integer overflow");
+            e >>= 1;
+            // Still needed for a higher bit of e, so its overflow is the result's overflow.
+            if (e > 0 && __builtin_mul_overflow(base, base, &base)) eval_error("integer overflow");
+          }
           return Value(r);
         }
         return Value(std::pow(static_cast<double>(x), static_cast<double>(y)));

@@ -216,6 +216,18 @@ TEST(RecordingExport, CandidatesWithoutSharedParametersExportByName) {
   EXPECT_THROW(recording_from_report(nothing, Key{}), UsageError);
 }
 
+TEST(RecordingExport, KernelTunerKeysThatWouldCollideAreRefused) {
+  // ("a,b", "c") and ("a", "b,c") are both "a,b,c" to Kernel Tuner.
+  const Enumeration space =
+      Enumeration::from_points({{"p", {"a,b", "a"}}, {"q", {"c", "b,c"}}}, {0, 0, 1, 1});
+  std::vector<RecordedResult> results(2);
+  results[0].time_ms = 1;
+  results[1].time_ms = 2;
+  const Recording r = Recording::from_results(space, std::move(results));
+  EXPECT_THROW(kernel_tuner_cache_json(r), UsageError);
+  EXPECT_NO_THROW(t4_results_json(r));  // T4 keeps configurations as objects
+}
+
 TEST(RecordingExport, AnUnwritableFileIsAClearErrorAndLeavesNoTemporary) {
   TempDir dir;
   EXPECT_THROW(write_kernel_tuner_cache(dir.path() / "no_such_dir" / "kt.json", mixed()),

@@ -46,5 +46,21 @@ TEST(SpaceFuzzFindings, HostileNestingIsAParseErrorNotAStackOverflow) {
   EXPECT_TRUE(ok.test(values));
 }
 
+// "1 ** 9223372036854775807": the integer power looped y times (a hang, not an answer).
+TEST(SpaceFuzzFindings, IntegerPowerOfAHugeExponentAnswersAtOnce) {
+  const auto value = [](const std::string& text) {
+    return ConstraintExpression::parse(text).evaluate({});
+  };
+  EXPECT_EQ(value("1 ** 9223372036854775807"), Value(1));
+  EXPECT_EQ(value("(-1) ** 9223372036854775807"), Value(-1));
+  EXPECT_EQ(value("0 ** 9223372036854775807"), Value(0));
+  EXPECT_EQ(value("2 ** 62"), Value(std::int64_t{1} << 62));
+  EXPECT_EQ(value("(-2) ** 63"), Value(INT64_MIN));
+  EXPECT_EQ(value("3 ** 0"), Value(1));
+  EXPECT_EQ(value("7 ** 5"), Value(16807));
+  EXPECT_THROW(value("2 ** 63"), UsageError);
+  EXPECT_THROW(value("2 ** 9223372036854775807"), UsageError);
+}
+
 }  // namespace
 }  // namespace tunekit::detail

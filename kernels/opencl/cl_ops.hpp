@@ -19,6 +19,7 @@ inline constexpr std::size_t kSgemmPadK = 32;
 Space sgemm_space();
 Space softmax_space();
 Space rmsnorm_space();
+Space conv2d_space();
 
 std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<opencl::Context> context,
                                       cpu::ThreadPool& pool);
@@ -26,5 +27,7 @@ std::unique_ptr<OpBase> make_softmax_op(std::shared_ptr<opencl::Context> context
                                         cpu::ThreadPool& pool);
 std::unique_ptr<OpBase> make_rmsnorm_op(std::shared_ptr<opencl::Context> context,
                                         cpu::ThreadPool& pool);
+std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
+                                       cpu::ThreadPool& pool);
 
 }  // namespace tunekit::kernels::cl

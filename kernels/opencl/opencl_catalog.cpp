@@ -15,6 +15,10 @@ const std::vector<CatalogEntry>& builtin_ops() {
        "rows=4096,cols=1024", kernels::cl::softmax_space, kernels::cl::make_softmax_op},
       {"rmsnorm", "row-wise f32 RMS normalisation, one work-group per row: WG, VW",
        "rows=4096,cols=1024", kernels::cl::rmsnorm_space, kernels::cl::make_rmsnorm_op},
+      {"conv2d",
+       "2D f32 convolution (valid correlation) with an fh×fw filter: work-group BX×BY, outputs "
+       "per work-item TX×TY, local-memory staging",
+       "h=1024,w=1024,fh=5,fw=5", kernels::cl::conv2d_space, kernels::cl::make_conv2d_op},
   };
   return entries;
 }

@@ -55,7 +55,7 @@ TEST(OpenclCli, BadBackendDeviceAndOpAreUsageErrors) {
   TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
   const CliResult op = run_cli_fresh("tune sum --backend opencl -q");
   EXPECT_EQ(op.status, 2);
-  EXPECT_TRUE(contains(op.err, "the OpenCL ops are: sgemm, softmax, rmsnorm")) << op.err;
+  EXPECT_TRUE(contains(op.err, "the OpenCL ops are: sgemm, softmax, rmsnorm, conv2d")) << op.err;
   const CliResult device = run_cli_fresh("tune sgemm --backend opencl --device no-such-gpu -q");
   EXPECT_EQ(device.status, 2);
   EXPECT_TRUE(contains(device.err, "matches no OpenCL device")) << device.err;

@@ -1,5 +1,7 @@
 #include "commands/backend.hpp"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "tunekit/errors.hpp"
@@ -7,6 +9,19 @@
 #include "tunekit/opencl_catalog.hpp"
 
 namespace tunekit::cli {
+
+const CatalogEntry& opencl_entry(const std::string& name) {
+  const opencl::CatalogEntry& cl = opencl::find_builtin_op(name);
+  static const std::vector<CatalogEntry> mirrors = [] {
+    std::vector<CatalogEntry> out;
+    for (const opencl::CatalogEntry& e : opencl::builtin_ops())
+      out.push_back({e.name, e.description, e.example_shape, nullptr});
+    return out;
+  }();
+  for (const CatalogEntry& e : mirrors)
+    if (e.name == cl.name) return e;
+  throw UsageError("unknown OpenCL op '" + name + "'");  // unreachable: find_builtin_op threw
+}
 
 Backend open_backend(const std::string& backend, const std::string& device_selector,
                      const CatalogEntry& entry, cpu::ThreadPool& pool) {

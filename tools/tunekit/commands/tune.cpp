@@ -165,7 +165,8 @@ void save_artifact(const std::string& dir, const TuneReport& report, Tuner& tune
 
 void run_tune(const TuneCommand& command) {
   // Everything the user typed is checked before any thread, buffer or measurement exists.
-  const CatalogEntry& entry = find_op(command.op);
+  const CatalogEntry& entry =
+      command.backend == "opencl" ? opencl_entry(command.op) : find_op(command.op);
   TunerOptions options;
   if (command.mode.empty()) {
     options = TunerOptions::from_environment();

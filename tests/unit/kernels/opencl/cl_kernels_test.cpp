@@ -1,4 +1,4 @@
-// kernels/opencl: every candidate of the OpenCL sgemm, softmax and rmsnorm agrees with the
+// kernels/opencl: every candidate of the OpenCL sgemm, softmax, rmsnorm and conv2d agrees with the
 // CPU reference at odd shapes (padding and vector tails exercised); the spaces stay the size
 // the default tune is budgeted for. Skipped when no OpenCL platform exists.
 #include <gtest/gtest.h>
@@ -35,7 +35,8 @@ TEST(OpenclKernels, SpacesStayWithinTheirBudget) {
   EXPECT_EQ(sgemm_space().enumerate().size(), 48u);
   EXPECT_EQ(softmax_space().enumerate().size(), 30u);
   EXPECT_EQ(rmsnorm_space().enumerate().size(), 15u);
-  EXPECT_EQ(opencl::builtin_ops().size(), 3u);
+  EXPECT_EQ(conv2d_space().enumerate().size(), 60u);
+  EXPECT_EQ(opencl::builtin_ops().size(), 4u);
 }
 
 TEST(OpenclKernels, EverySgemmCandidateMatchesTheReferenceAtAnOddShape) {
@@ -72,6 +73,14 @@ TEST(OpenclKernels, EveryRmsnormCandidateMatchesTheReferenceAtAnOddShape) {
   cpu::ThreadPool pool(1);
   auto op = make_rmsnorm_op(context, pool);
   EXPECT_EQ(check_every_candidate(*op, "rows=5,cols=1001"), 15u);
+}
+
+TEST(OpenclKernels, EveryConv2dCandidateMatchesTheReferenceAtAnOddShape) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  cpu::ThreadPool pool(1);
+  auto op = make_conv2d_op(context, pool);
+  // Output 37 x 29 padded to 64 x 128; a non-square 5 x 3 filter.
+  EXPECT_EQ(check_every_candidate(*op, "h=37,w=29,fh=5,fw=3"), 60u);
 }
 
 TEST(OpenclKernels, PoisonOfTheHostMirrorReachesThePaddedDeviceOutput) {

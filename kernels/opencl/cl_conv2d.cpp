@@ -1,0 +1,182 @@
+// 2D convolution on OpenCL (kernels/opencl/conv2d.cl): tunable work-group (BX, BY), outputs
+// per work-item (TX, TY) and local-memory staging (SL), validated against a double-precision
+// CPU reference.
+#include <cstdint>
+#include <optional>
+#include <random>
+
+#include "opencl/cl_common.hpp"
+#include "opencl/cl_ops.hpp"
+#include "opencl/conv2d_cl.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit::kernels::cl {
+namespace {
+
+// Host padding of the output (and so of the input): multiples of the largest tile.
+constexpr std::size_t kPadW = 128;  // largest BX * TX
+constexpr std::size_t kPadH = 64;   // largest BY * TY
+
+struct Conv2dHost {
+  std::size_t h = 0, w = 0, fh = 0, fw = 0;
+  std::vector<float> in;      // (h + fh - 1) x (w + fw - 1)
+  std::vector<float> filter;  // fh x fw
+  std::vector<float> out;     // h x w
+};
+
+void conv2d_reference(Conv2dHost& a) {
+  const std::size_t in_w = a.w + a.fw - 1;
+  for (std::size_t y = 0; y < a.h; ++y) {
+    for (std::size_t x = 0; x < a.w; ++x) {
+      double acc = 0;
+      for (std::size_t i = 0; i < a.fh; ++i)
+        for (std::size_t j = 0; j < a.fw; ++j)
+          acc += static_cast<double>(a.in[(y + i) * in_w + x + j]) * a.filter[i * a.fw + j];
+      a.out[y * a.w + x] = static_cast<float>(acc);
+    }
+  }
+}
+
+struct Conv2dState {
+  Conv2dState(std::shared_ptr<opencl::Context> context, Conv2dHost args)
+      : host(std::move(args)),
+        hp(round_up(host.h, kPadH)),
+        wp(round_up(host.w, kPadW)),
+        kernels(context),
+        in(*context, (hp + host.fh - 1) * (wp + host.fw - 1) * sizeof(float)),
+        filter(*context, host.filter.size() * sizeof(float)),
+        out(*context, host.out, host.h, host.w, hp, wp) {
+    const std::size_t in_w = host.w + host.fw - 1, pin_w = wp + host.fw - 1;
+    std::vector<float> padded((hp + host.fh - 1) * pin_w, 0.0f);
+    for (std::size_t r = 0; r < host.h + host.fh - 1; ++r)
+      std::copy_n(host.in.data() + r * in_w, in_w, padded.data() + r * pin_w);
+    in.write(padded.data(), padded.size() * sizeof(float));
+    filter.write(host.filter.data(), host.filter.size() * sizeof(float));
+  }
+  Conv2dHost host;
+  std::size_t hp, wp;
+  KernelSet kernels;
+  opencl::Buffer in, filter;
+  MirroredOutput out;
+};
+
+struct ClConv2dArgs {
+  std::shared_ptr<Conv2dState> state;
+};
+
+constexpr std::int64_t kMaxImage = 16384;
+constexpr std::int64_t kMaxFilter = 17;
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 26;
+
+void check_conv2d_key(const Key& key) {
+  require_f32(key, "conv2d");
+  const auto h = key_dimension(key, "h", "conv2d", kMaxImage);
+  const auto w = key_dimension(key, "w", "conv2d", kMaxImage);
+  key_dimension(key, "fh", "conv2d", kMaxFilter);
+  key_dimension(key, "fw", "conv2d", kMaxFilter);
+  if (static_cast<double>(round_up(h, kPadH) + kMaxFilter) *
+          static_cast<double>(round_up(w, kPadW) + kMaxFilter) >
+      static_cast<double>(kMaxElements))
+    throw UsageError("conv2d: h x w is limited to about 2^26 elements (padded); got h=" +
+                     std::to_string(h) + ", w=" + std::to_string(w));
+}
+
+std::size_t param(const Config& c, const char* name) {
+  return static_cast<std::size_t>(c[name].as_int());
+}
+
+}  // namespace
+
+Space conv2d_space() {
+  Space s;
+  s.param("BX", {16, 32})
+      .param("BY", {4, 8, 16})
+      .param("TX", {1, 2, 4})
+      .param("TY", {1, 2, 4})
+      .param("SL", {0, 1})
+      // 64 to 256 work-items per group, at most 4 outputs per work-item: 60 configurations.
+      .constraint("BX * BY >= 64")
+      .constraint("BX * BY <= 256")
+      .constraint("TX * TY <= 4");
+  return s;
+}
+
+std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
+                                       cpu::ThreadPool& /*pool*/) {
+  auto op = std::make_unique<Op<ClConv2dArgs>>("conv2d", 1);
+  op->describe(
+        "OpenCL 2D convolution (valid correlation) of an h×w output with an fh×fw filter: "
+        "work-group BX×BY, outputs per work-item TX×TY, local-memory staging SL")
+      .key_field({"h", Value::Type::integer, "output rows", std::nullopt, 1, kMaxImage})
+      .key_field({"w", Value::Type::integer, "output columns", std::nullopt, 1, kMaxImage})
+      .key_field({"fh", Value::Type::integer, "filter rows", Value(std::int64_t{5}), 1, kMaxFilter})
+      .key_field(
+          {"fw", Value::Type::integer, "filter columns", Value(std::int64_t{5}), 1, kMaxFilter})
+      .key_field({"dtype", Value::Type::string, "element type (f32 only)", Value("f32"), 0, 0})
+      .key([](const ClConv2dArgs& a) {
+        const Conv2dHost& c = a.state->host;
+        return Key{{"h", static_cast<std::int64_t>(c.h)},
+                   {"w", static_cast<std::int64_t>(c.w)},
+                   {"fh", static_cast<std::int64_t>(c.fh)},
+                   {"fw", static_cast<std::int64_t>(c.fw)},
+                   {"dtype", "f32"}};
+      })
+      .key_check(check_conv2d_key)
+      .inputs([context](const Key& key) {
+        check_conv2d_key(key);
+        Conv2dHost host;
+        host.h = static_cast<std::size_t>(key.integer("h"));
+        host.w = static_cast<std::size_t>(key.integer("w"));
+        host.fh = static_cast<std::size_t>(key.integer("fh"));
+        host.fw = static_cast<std::size_t>(key.integer("fw"));
+        host.in.resize((host.h + host.fh - 1) * (host.w + host.fw - 1));
+        host.filter.resize(host.fh * host.fw);
+        host.out.assign(host.h * host.w, 0.0f);
+        std::mt19937 rng(0x5eed0c0du);
+        fill_uniform(host.in, rng, -1.0f, 2.0f);
+        fill_uniform(host.filter, rng, -1.0f, 2.0f);
+        return ClConv2dArgs{std::make_shared<Conv2dState>(context, std::move(host))};
+      })
+      .outputs([](ClConv2dArgs& a) {
+        a.state->out.read();
+        return std::vector<OutputView>{OutputView::of(std::span(a.state->host.out))};
+      })
+      .reference([](ClConv2dArgs& a) {
+        conv2d_reference(a.state->host);
+        a.state->out.write();
+      })
+      // A sum of fh·fw products of values in [-1, 1): as sgemm's k-term dot products.
+      .tolerance([](const Key& key) {
+        const double terms = static_cast<double>(key.integer("fh") * key.integer("fw"));
+        return Tolerance{0x1p-20 * terms, 0x1p-17};
+      });
+
+  CandidateList<ClConv2dArgs> candidates(*op);
+  std::string default_name;
+  for (const Config& config : space_points(conv2d_space())) {
+    const std::string name = candidate_name(config);
+    if (config == Config{{"BX", 16}, {"BY", 4}, {"TX", 1}, {"TY", 1}, {"SL", 0}})
+      default_name = name;
+    // The filter size is part of the key: it joins the candidate's build options at launch.
+    candidates.add(name, config, Numerics::reassociates,
+                   [bx = param(config, "BX"), by = param(config, "BY"), tx = param(config, "TX"),
+                    ty = param(config, "TY"), options = build_options(config)](ClConv2dArgs& a) {
+                     Conv2dState& s = *a.state;
+                     s.out.before_launch();
+                     const std::string full = options + " -DFH=" + std::to_string(s.host.fh) +
+                                              " -DFW=" + std::to_string(s.host.fw);
+                     opencl::Kernel& k = s.kernels.get(opencl_sources::conv2d, full, "conv2d");
+                     k.set_arg(0, static_cast<int>(s.wp));
+                     k.set_arg(1, s.in);
+                     k.set_arg(2, s.filter);
+                     k.set_arg(3, s.out.buffer());
+                     const std::size_t global[2] = {s.wp / (bx * tx) * bx, s.hp / (by * ty) * by};
+                     const std::size_t local[2] = {bx, by};
+                     k.launch(global, local);
+                   });
+  }
+  op->default_candidate(default_name);
+  return op;
+}
+
+}  // namespace tunekit::kernels::cl

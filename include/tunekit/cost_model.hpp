@@ -54,6 +54,10 @@ struct Work {
   // the last, so they run at the peak / (simd_lanes · fma_chains).
   double serial_flops = 0;
   int dispatches = 0;  // parallel dispatches each paying the envelope's launch overhead
+  // Calls run back to back on warm caches (no eviction between them, as the tuner times an op
+  // that does not evict): compulsory traffic that fits the cache moves at cache bandwidth.
+  // The tuner sets it from the op and its options; false: every call starts cold.
+  bool warm = false;
 };
 
 struct ModelTime {
@@ -68,13 +72,15 @@ struct ModelTime {
 // ranking_seconds = max(flops / peak + serial_flops / serial_peak,
 //                       bytes_dram / dram_bw + bytes_cache / cache_bw)
 //                   + dispatches · launch overhead.
-// Compulsory bytes move at DRAM bandwidth; re-reads at cache bandwidth while the block's
-// working set fits the cache capacity, at DRAM bandwidth once it exceeds it. The peak is the
+// Compulsory bytes move at DRAM bandwidth (at cache bandwidth when `warm` and they fit the
+// cache); re-reads at cache bandwidth while the block's working set fits the cache capacity,
+// at DRAM bandwidth once it exceeds it. The peak is the
 // thread count's, scaled by the share of lanes and chains the inner loop fills.
 ModelTime model_time(const Work& work, const Envelope& envelope);
 double ranking_seconds(const Work& work, const Envelope& envelope);
 // The floor: compulsory traffic and flops at the device's full peak (every thread, every
-// lane), no re-reads, no dispatch overhead. No candidate doing `work` can rank below it.
+// lane; traffic at the bandwidth model_time would use for it), no re-reads, no dispatch
+// overhead. No candidate doing `work` can rank below it.
 double floor_seconds(const Work& work, const Envelope& envelope);
 
 // A device profile: who the envelope describes, and the envelope. Stored as JSON:

@@ -14,6 +14,11 @@ double scaled(const Estimate& one, const Estimate& all, int measured_threads, in
   return std::min(one.value * t, cap);
 }
 
+// A warm call whose compulsory traffic fits the cache finds it there.
+bool warm_fit(const Work& work, const Envelope& envelope) {
+  return work.warm && work.compulsory_bytes <= envelope.cache_bytes.value;
+}
+
 double share(int used, int full) {
   if (used <= 0 || full <= 0) return 1;
   return std::min(1.0, static_cast<double>(used) / full);
@@ -52,8 +57,11 @@ ModelTime model_time(const Work& work, const Envelope& envelope) {
     t.compute_seconds += work.serial_flops / serial_peak;
   }
   t.reread_in_cache = work.working_set_bytes <= envelope.cache_bytes.value;
-  const double dram_bytes = work.compulsory_bytes + (t.reread_in_cache ? 0 : work.reread_bytes);
-  const double cache_bytes = t.reread_in_cache ? work.reread_bytes : 0;
+  const bool compulsory_in_cache = warm_fit(work, envelope);
+  const double dram_bytes = (compulsory_in_cache ? 0 : work.compulsory_bytes) +
+                            (t.reread_in_cache ? 0 : work.reread_bytes);
+  const double cache_bytes = (compulsory_in_cache ? work.compulsory_bytes : 0) +
+                             (t.reread_in_cache ? work.reread_bytes : 0);
   t.dram_seconds = dram_bytes > 0 ? dram_bytes / envelope.dram_bw(work.threads) : 0;
   t.cache_seconds = cache_bytes > 0 ? cache_bytes / envelope.cache_bw(work.threads) : 0;
   t.launch_seconds = std::max(0, work.dispatches) * envelope.launch_seconds.value;
@@ -68,8 +76,9 @@ double ranking_seconds(const Work& work, const Envelope& envelope) {
 double floor_seconds(const Work& work, const Envelope& envelope) {
   const double flops = work.flops + work.serial_flops;
   const double compute = flops > 0 ? flops / envelope.peak_flops(envelope.threads) : 0;
-  const double memory =
-      work.compulsory_bytes > 0 ? work.compulsory_bytes / envelope.dram_bw(envelope.threads) : 0;
+  const double bw = warm_fit(work, envelope) ? envelope.cache_bw(envelope.threads)
+                                             : envelope.dram_bw(envelope.threads);
+  const double memory = work.compulsory_bytes > 0 ? work.compulsory_bytes / bw : 0;
   return std::max(compute, memory);
 }
 

@@ -70,6 +70,8 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
     } else {
       try {
         if (auto w = op.work(key, i)) {
+          // The tuner times warm calls unless the op or the options evict between samples.
+          w->warm = !(options.evict || op.evicts());
           c.scored = true;
           c.time = model_time(*w, *source.envelope);
           floor = std::min(floor, floor_seconds(*w, *source.envelope));

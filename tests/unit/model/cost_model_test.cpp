@@ -63,6 +63,17 @@ TEST(CostModel, CacheResidentRereadsMoveAtCacheBandwidth) {
   EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 0.03);
 }
 
+TEST(CostModel, WarmCallsFindACompulsoryFootprintInTheCache) {
+  Work w;
+  w.compulsory_bytes = 500e3;                                      // fits the 1 MiB cache
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 500e3 / 10e9);  // cold: DRAM
+  w.warm = true;
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 500e3 / 50e9);  // warm: cache
+  EXPECT_DOUBLE_EQ(floor_seconds(w, envelope()), 500e3 / 100e9);   // both threads' caches
+  w.compulsory_bytes = 2e6;  // beyond the cache: DRAM even when warm
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, envelope()), 2e6 / 10e9);
+}
+
 TEST(CostModel, ThreadsScaleUpToTheAllThreadRates) {
   Work w;
   w.flops = 3e9;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,9 @@ std::string read_file(const std::filesystem::path& file) {
 
 Value json_value(const Json& j) {
   if (j.is_boolean()) return Value(j.get<bool>());
+  // An unsigned value past INT64_MAX would silently wrap to a negative one.
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t{INT64_MAX})
+    throw UsageError("parameter value " + j.dump() + " does not fit in a 64-bit integer");
   if (j.is_number_integer()) return Value(j.get<std::int64_t>());
   if (j.is_number()) return Value(j.get<double>());
   if (j.is_string()) return Value(j.get<std::string>());
@@ -298,6 +302,10 @@ Recording Recording::load(const std::filesystem::path& file) {
     r.source_ = where;
     return r;
   } catch (const Json::exception& e) {
+    throw UsageError(where + ": " + e.what());
+  } catch (const UsageError& e) {
+    // Every message names the file (some checks do not know it).
+    if (std::string_view(e.what()).rfind(where, 0) == 0) throw;
     throw UsageError(where + ": " + e.what());
   }
 }

@@ -170,6 +170,9 @@ TEST(RecordingImport, CorruptFilesAreClearErrors) {
       {"t4_no_time.json",
        R"({"results": [{"configuration": {"a": 1}, "times": {}, "invalidity": "correct"}]})"},
       {"array.json", "[1, 2]"},
+      {"huge_value.json",
+       R"({"tune_params_keys": ["a"], "tune_params": {"a": [18446744073709551615]},
+           "cache": {"18446744073709551615": {"a": 18446744073709551615, "time": 1}}})"},
       {"gzip_garbage.json.gz", "\x1f\x8b garbage"},
   };
   for (const auto& [name, text] : bad) {

@@ -151,5 +151,28 @@ TEST_F(ModelCli, TuneModelPicksWithoutMeasuringOrStoring) {
   EXPECT_TRUE(parse_json(ls).empty()) << ls.out;
 }
 
+TEST_F(ModelCli, TuneModelPruneMeasuresOnlyTheModelsBest) {
+  const auto run =
+      cli("tune sum --shape n=100000 --threads 2 --json --quiet --confirm-pairs 0 "
+          "--model-prune top:2 --profile " +
+          profile());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json j = parse_json(run);
+  int pruned = 0, measured = 0;
+  for (const auto& c : j["candidates"]) {
+    const std::string message = c["message"].get<std::string>();
+    if (contains(message, "pruned by the cost model")) {
+      ++pruned;
+    } else if (c["status"] != "skipped") {
+      ++measured;
+    }
+  }
+  EXPECT_EQ(measured, 3) << run.out;  // the default and the model's top 2
+  EXPECT_EQ(pruned, static_cast<int>(j["candidates"].size()) - 3) << run.out;
+  const auto bad = cli("tune sum --shape n=1000 --model-prune best:3 --profile " + profile());
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_TRUE(contains(bad.err, "top:K")) << bad.err;
+}
+
 }  // namespace
 }  // namespace tunekit

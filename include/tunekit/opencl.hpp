@@ -133,7 +133,9 @@ class Buffer {
 };
 
 // One device with its context, an in-order profiling queue, the caching compiler and the log
-// of kernel events the clock reads. Shared by the ops and the Device that time on it.
+// of kernel events the clock reads. Shared by the ops and the Device that time on it. One
+// search at a time per Context: the event window is the queue's, so two threads timing on one
+// Context would read each other's kernels (open a Context per thread instead).
 class Context : public std::enable_shared_from_this<Context> {
  public:
   // Opens the device select_device(list_devices(), selector) picks.

@@ -11,6 +11,7 @@
 #include "opencl/cl_common.hpp"
 #include "opencl/cl_ops.hpp"
 #include "tunekit/cpu.hpp"
+#include "tunekit/errors.hpp"
 #include "tunekit/opencl_catalog.hpp"
 #include "tunekit/validate.hpp"
 
@@ -37,6 +38,21 @@ TEST(OpenclKernels, SpacesStayWithinTheirBudget) {
   EXPECT_EQ(rmsnorm_space().enumerate().size(), 15u);
   EXPECT_EQ(conv2d_space().enumerate().size(), 60u);
   EXPECT_EQ(opencl::builtin_ops().size(), 4u);
+}
+
+TEST(OpenclKernels, HostileShapesAreRefusedBeforeAnythingIsAllocated) {
+  // No device needed: keys are checked against the schema before inputs exist.
+  cpu::ThreadPool pool(1);
+  auto conv = make_conv2d_op(nullptr, pool);
+  EXPECT_THROW(conv->parse_shape("h=0,w=8"), UsageError);
+  EXPECT_THROW(conv->parse_shape("h=8,w=8,fh=18"), UsageError);
+  EXPECT_THROW(conv->parse_shape("h=16384,w=16384"), UsageError);  // element budget
+  EXPECT_THROW(conv->parse_shape("h=8,w=8,dtype=f16"), UsageError);
+  EXPECT_NO_THROW(conv->parse_shape("h=7,w=9"));  // filter defaults to 5 x 5
+  auto sgemm = make_sgemm_op(nullptr, pool);
+  EXPECT_THROW(sgemm->parse_shape("m=8193,n=8,k=8"), UsageError);
+  auto softmax = make_softmax_op(nullptr, pool);
+  EXPECT_THROW(softmax->parse_shape("rows=16777216,cols=16777216"), UsageError);
 }
 
 TEST(OpenclKernels, EverySgemmCandidateMatchesTheReferenceAtAnOddShape) {

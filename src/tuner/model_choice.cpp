@@ -6,6 +6,7 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/classify.hpp"
@@ -16,6 +17,13 @@
 #include "tuner/decision.hpp"
 
 namespace tunekit::detail {
+namespace {
+
+double memory_seconds(const ModelTime& t) {
+  return t.dram_seconds + t.cache_seconds;
+}
+
+}  // namespace
 
 EnvelopeSource resolve_envelope(const TunerOptions& options, const DeviceIdentity& device) {
   if (options.envelope) return {options.envelope, "options"};
@@ -95,9 +103,12 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   std::vector<ModelCandidate*> ranked;
   for (auto& c : r.candidates)
     if (c.scored && c.admission.ok()) ranked.push_back(&c);
+  // Equal scores (the same roofline bound) are ordered by memory time: the candidate that
+  // moves fewer bytes for the same bound has the more headroom.
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const ModelCandidate* a, const ModelCandidate* b) {
-                     return a->time.seconds < b->time.seconds;
+                     return std::pair(a->time.seconds, memory_seconds(a->time)) <
+                            std::pair(b->time.seconds, memory_seconds(b->time));
                    });
   for (std::size_t k = 0; k < ranked.size(); ++k) ranked[k]->rank = static_cast<int>(k + 1);
   const ModelCandidate& def = r.candidates[r.default_index];
@@ -146,6 +157,18 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   }
   const auto winner = decide(scored, r.default_index, options.tie_band);
   r.winner = winner.value_or(r.default_index);
+  if (r.winner != r.default_index) {
+    // decide() broke a tie among non-default candidates by preference; on model scores the
+    // roofline says more: among those tied with the winner, the least memory time.
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& s : scored)
+      if (s.outcome.ok()) best = std::min(best, s.score);
+    for (const auto& s : scored) {
+      if (!s.outcome.ok() || s.score > best * (1 + options.tie_band)) continue;
+      if (memory_seconds(r.candidates[s.index].time) < memory_seconds(r.candidates[r.winner].time))
+        r.winner = s.index;
+    }
+  }
   r.winner_name = cs[r.winner].name;
   r.candidates[r.winner].chosen = true;
   r.source = Source::model;

@@ -125,6 +125,24 @@ TEST_F(ModelDefault, TiesGoToTheDefault) {
   EXPECT_EQ(tuner.model_default(*op, key_).index, 0u);
 }
 
+TEST_F(ModelDefault, EqualScoresGoToTheLeastMemoryTime) {
+  // "a" and "b" are compute-bound at 1 ms; "b" moves fewer bytes, so it ranks and wins first
+  // although "a" is declared earlier (lower preference).
+  Work a = compute(1e-3), b = compute(1e-3);
+  a.reread_bytes = 20e6;  // 0.4 ms in cache
+  b.reread_bytes = 5e6;   // 0.1 ms in cache
+  works_ = {{"def", compute(2e-3)}, {"a", a}, {"b", b}};
+  auto op = make_op({"def", "a", "b"}, "def");
+  Tuner tuner(dev_, options());
+  ModelReport r;
+  EXPECT_EQ(tuner.model_default(*op, key_, &r).index, 2u);
+  EXPECT_EQ(r.candidates[2].rank, 1);
+  EXPECT_EQ(r.candidates[1].rank, 2);
+  // The default still wins a tie with them.
+  works_["def"] = compute(1e-3);
+  EXPECT_EQ(tuner.model_default(*op, key_).index, 0u);
+}
+
 TEST_F(ModelDefault, MissingEnvelopeGivesTheDefaultAndSaysSo) {
   works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");

@@ -30,8 +30,8 @@ struct Envelope {
   int simd_lanes = 1;       // f32 lanes of one vector FMA of the peak kernel
   int fma_chains = 1;       // independent accumulators the peak kernel needed to reach peak
 
-  // Rates for `threads` threads: one thread's rate times threads, capped by the all-thread
-  // rate (the all-thread rate for more threads than were measured).
+  // Rates for `threads` threads: one thread's rate for one; beyond, one thread's rate times
+  // threads capped by the all-thread rate (even when that is lower: a contended machine).
   double peak_flops(int threads) const;
   double dram_bw(int threads) const;
   double cache_bw(int threads) const;

@@ -7,11 +7,13 @@
 namespace tunekit {
 namespace {
 
-// One thread's rate times threads, capped by the rate measured on every thread.
+// One thread's rate for one thread; for more, one thread's rate times threads capped by the
+// rate measured on every thread. An all-thread rate under the one-thread rate (a contended
+// machine) is what several threads get there, so it is not raised to the one-thread rate.
 double scaled(const Estimate& one, const Estimate& all, int measured_threads, int threads) {
-  const double t = std::max(1, threads);
+  if (threads <= 1) return one.value;
   const double cap = all.value > 0 ? all.value : one.value * std::max(1, measured_threads);
-  return std::min(one.value * t, cap);
+  return std::min(one.value * threads, cap);
 }
 
 // A warm call whose compulsory traffic fits the cache finds it there.
@@ -74,10 +76,13 @@ double ranking_seconds(const Work& work, const Envelope& envelope) {
 }
 
 double floor_seconds(const Work& work, const Envelope& envelope) {
+  // The best rate over thread counts (on a contended machine one thread may be fastest).
+  const int t = envelope.threads;
   const double flops = work.flops + work.serial_flops;
-  const double compute = flops > 0 ? flops / envelope.peak_flops(envelope.threads) : 0;
-  const double bw = warm_fit(work, envelope) ? envelope.cache_bw(envelope.threads)
-                                             : envelope.dram_bw(envelope.threads);
+  const double peak = std::max(envelope.peak_flops(1), envelope.peak_flops(t));
+  const double compute = flops > 0 ? flops / peak : 0;
+  const double bw = warm_fit(work, envelope) ? envelope.cache_bw(t)
+                                             : std::max(envelope.dram_bw(1), envelope.dram_bw(t));
   const double memory = work.compulsory_bytes > 0 ? work.compulsory_bytes / bw : 0;
   return std::max(compute, memory);
 }

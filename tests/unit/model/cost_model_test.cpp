@@ -92,6 +92,16 @@ TEST(CostModel, ThreadsScaleUpToTheAllThreadRates) {
   EXPECT_DOUBLE_EQ(ranking_seconds(c, envelope()), 0.001);
 }
 
+TEST(CostModel, AContendedAllThreadRateMakesThreadsSlower) {
+  Envelope e = envelope();
+  e.peak_flops_all = {60e9, 0};  // measured while the other core was busy
+  Work w;
+  w.flops = 6e9;
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, e), 0.06);  // one thread keeps its 100 GFLOP/s
+  w.threads = 2;
+  EXPECT_DOUBLE_EQ(ranking_seconds(w, e), 0.1);  // two get what was measured on two
+}
+
 TEST(CostModel, LanesChainsAndSerialFlopsLowerThePeak) {
   Work w;
   w.flops = 1e9;

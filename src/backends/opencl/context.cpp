@@ -146,6 +146,7 @@ Buffer::Buffer(Context& context, std::size_t bytes) : context_(&context), bytes_
 }
 
 void Buffer::write(const void* data, std::size_t bytes) {
+  if (!handle_) throw UsageError("opencl::Buffer::write: an empty buffer");
   if (bytes > bytes_) throw UsageError("opencl::Buffer::write: more bytes than the buffer holds");
   cl_check_trial(clEnqueueWriteBuffer(static_cast<cl_command_queue>(context_->queue_handle()),
                                       static_cast<cl_mem>(handle_.get()), CL_TRUE, 0, bytes, data,
@@ -154,6 +155,7 @@ void Buffer::write(const void* data, std::size_t bytes) {
 }
 
 void Buffer::read(void* data, std::size_t bytes) const {
+  if (!handle_) throw UsageError("opencl::Buffer::read: an empty buffer");
   if (bytes > bytes_) throw UsageError("opencl::Buffer::read: more bytes than the buffer holds");
   cl_check_trial(clEnqueueReadBuffer(static_cast<cl_command_queue>(context_->queue_handle()),
                                      static_cast<cl_mem>(handle_.get()), CL_TRUE, 0, bytes, data, 0,
@@ -164,6 +166,7 @@ void Buffer::read(void* data, std::size_t bytes) const {
 // Program and Kernel ---------------------------------------------------------------------------
 
 Kernel Program::kernel(const std::string& name) const {
+  if (!handle_ || !context_) throw UsageError("opencl::Program::kernel: an empty program");
   cl_int err = CL_SUCCESS;
   cl_kernel k = clCreateKernel(static_cast<cl_program>(handle_.get()), name.c_str(), &err);
   if (err != CL_SUCCESS)
@@ -202,6 +205,7 @@ std::size_t Kernel::max_work_group() const {
 }
 
 void Kernel::launch(std::span<const std::size_t> global, std::span<const std::size_t> local) {
+  if (!handle_) throw UsageError("opencl::Kernel::launch: an empty kernel");
   const DeviceInfo& info = context_->info();
   if (global.empty() || global.size() > 3 || (!local.empty() && local.size() != global.size()))
     throw UsageError("opencl::Kernel::launch: 1 to 3 dimensions, local empty or of the same rank");

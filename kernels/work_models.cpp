@@ -104,24 +104,29 @@ std::optional<Work> softmax_work(const Key& key, const Candidate& c) {
   w.threads = busy_threads(threads, std::ceil(rows / per));
   w.dispatches = threads > 1 ? 1 : 0;
   w.compulsory_bytes = kF32 * 2 * elements;  // x read, y written
-  // Sums in `vec` interleaved lanes; vec 1 is an in-order running sum.
-  const double sum_flops = elements;
+  // The vector passes: the row max and the scaling (2 flops per element) and the sum in `vec`
+  // interleaved lanes (vec/8 accumulator vectors); vec 1 sums in order, one dependent chain.
   if (vec == 1) {
-    w.serial_flops = sum_flops;
+    w.flops = 2 * elements;
+    w.serial_flops = elements;
+  } else {
+    w.flops = 3 * elements;
+    w.vector_lanes = vec;
+    w.chains = std::max(1, vec / 8);
   }
   if (algo == "two_pass" || algo == "two_pass_poly") {
-    // max over x (vectorised), y = exp(x - max), sum of y, y *= 1/sum: x read twice, y
-    // written, read and written again.
-    const bool poly = algo == "two_pass_poly";
-    w.flops = elements * (2 + (poly ? kPolyExpFlops : kLibExpFlops)) + (vec > 1 ? sum_flops : 0);
-    w.vector_lanes = poly ? 0 : 1;  // std::exp is a scalar library call
+    // max over x, y = exp(x - max), sum of y, y *= 1/sum: x read twice, y written, read and
+    // written again.
+    if (algo == "two_pass_poly") {
+      w.flops += kPolyExpFlops * elements;  // vectorised with the rest
+    } else {
+      w.scalar_flops = kLibExpFlops * elements;  // std::exp: a scalar library call
+    }
     w.reread_bytes = kF32 * 4 * elements;
   } else if (algo == "online") {
     // One pass with a running max and a rescaled sum (an exp per element, a branch), then
     // exp(x - max)/sum: two scalar exps per element, x read twice.
-    w.flops = elements * (2 * kLibExpFlops + 4);
-    w.vector_lanes = 1;
-    w.serial_flops = vec == 1 ? elements * 2 : 0;
+    w.scalar_flops = (2 * kLibExpFlops + 2) * elements;
     w.reread_bytes = kF32 * elements;
   } else {
     return std::nullopt;

@@ -53,6 +53,9 @@ struct Work {
   // Flops in one dependent scalar chain per thread (an in-order running sum): each waits for
   // the last, so they run at the peak / (simd_lanes · fma_chains).
   double serial_flops = 0;
+  // Independent scalar flops (a library call per element, code that does not vectorise):
+  // one lane, enough chains, so they run at the peak / simd_lanes.
+  double scalar_flops = 0;
   int dispatches = 0;  // parallel dispatches each paying the envelope's launch overhead
   // Calls run back to back on warm caches (no eviction between them, as the tuner times an op
   // that does not evict): compulsory traffic that fits the cache moves at cache bandwidth.
@@ -69,7 +72,7 @@ struct ModelTime {
   bool reread_in_cache = true;  // the block's working set fits the cache
 };
 
-// ranking_seconds = max(flops / peak + serial_flops / serial_peak,
+// ranking_seconds = max(flops / peak + scalar_flops / scalar_peak + serial_flops / serial_peak,
 //                       bytes_dram / dram_bw + bytes_cache / cache_bw)
 //                   + dispatches · launch overhead.
 // Compulsory bytes move at DRAM bandwidth (at cache bandwidth when `warm` and they fit the

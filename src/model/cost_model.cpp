@@ -52,6 +52,10 @@ ModelTime model_time(const Work& work, const Envelope& envelope) {
                       share(work.vector_lanes, envelope.simd_lanes) *
                       share(work.chains, envelope.fma_chains);
   t.compute_seconds = work.flops > 0 ? work.flops / peak : 0;
+  if (work.scalar_flops > 0) {
+    t.compute_seconds +=
+        work.scalar_flops / (envelope.peak_flops(work.threads) / std::max(1, envelope.simd_lanes));
+  }
   if (work.serial_flops > 0) {
     const double serial_peak =
         envelope.peak_flops(work.threads) /
@@ -78,7 +82,7 @@ double ranking_seconds(const Work& work, const Envelope& envelope) {
 double floor_seconds(const Work& work, const Envelope& envelope) {
   // The best rate over thread counts (on a contended machine one thread may be fastest).
   const int t = envelope.threads;
-  const double flops = work.flops + work.serial_flops;
+  const double flops = work.flops + work.scalar_flops + work.serial_flops;
   const double peak = std::max(envelope.peak_flops(1), envelope.peak_flops(t));
   const double compute = flops > 0 ? flops / peak : 0;
   const double bw = warm_fit(work, envelope) ? envelope.cache_bw(t)

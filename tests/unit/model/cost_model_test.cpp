@@ -112,6 +112,11 @@ TEST(CostModel, LanesChainsAndSerialFlopsLowerThePeak) {
   Work s;
   s.serial_flops = 1e9;  // one dependent scalar chain: 100e9 / 64 per second
   EXPECT_DOUBLE_EQ(ranking_seconds(s, envelope()), 0.64);
+  Work i;
+  i.scalar_flops = 1e9;  // independent scalar work: 100e9 / 8 per second
+  EXPECT_DOUBLE_EQ(ranking_seconds(i, envelope()), 0.08);
+  i.flops = 1e9;  // plus full-vector work: 10 ms more
+  EXPECT_DOUBLE_EQ(ranking_seconds(i, envelope()), 0.09);
 }
 
 TEST(CostModel, DispatchesAddLaunchOverhead) {

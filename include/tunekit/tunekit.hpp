@@ -1,12 +1,15 @@
 // Umbrella header.
 #pragma once
 
+#include "tunekit/calibration.hpp"
 #include "tunekit/candidate.hpp"
 #include "tunekit/catalog.hpp"
+#include "tunekit/cost_model.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/device.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/model_report.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/report.hpp"

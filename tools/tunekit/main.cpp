@@ -42,7 +42,6 @@ int main(int argc, char** argv) {
   tunekit::cli::register_cache(app);
   tunekit::cli::register_space(app);
   tunekit::cli::register_replay(app);
-  tunekit::cli::register_devices(app);
   tunekit::cli::register_import_kt(app);
   tunekit::cli::register_devices(app);
   tunekit::cli::register_calibrate(app);

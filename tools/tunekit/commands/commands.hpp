@@ -18,8 +18,6 @@ void register_tune(CLI::App& app);
 void register_cache(CLI::App& app);
 void register_space(CLI::App& app);   // tunekit space FILE [--list N] [--json]
 void register_replay(CLI::App& app);  // tunekit replay --dataset F --strategy S ...
-// tunekit devices [--json]: every backend's devices (cpu, each OpenCL device).
-void register_devices(CLI::App& app);
 // tunekit import-kt FILE [--store SPEC] [--json]: a Kernel Tuner cache file as stored evidence.
 void register_import_kt(CLI::App& app);
 // tunekit devices [--json]: every backend's devices (cpu, each OpenCL device).

@@ -27,7 +27,10 @@ struct ModelCandidate {
   std::string unscored_why;  // when not scored
   ModelTime time;            // when scored
   double vs_default = 0;     // default's score / this score (>1: the model ranks it faster)
-  int rank = 0;              // 1-based among admitted, scored candidates; 0 otherwise
+  // 1-based, in the order the decision rule picks admitted, scored candidates (tie band, the
+  // default first, then least memory time, then preference): the model's pick is rank 1.
+  // 0: not admitted or not scored.
+  int rank = 0;
   // The stored measurement of this candidate for this identity, when the store has one.
   std::optional<double> measured_seconds;
   std::string measured_status;  // its outcome in the stored evidence ("ok", "hopeless", ...)

@@ -43,7 +43,8 @@ bool Envelope::usable() const {
   for (const Estimate* e :
        {&peak_flops_1, &peak_flops_all, &dram_bw_1, &dram_bw_all, &cache_bw_1, &cache_bytes})
     if (!(e->value > 0) || !std::isfinite(e->value)) return false;
-  return threads >= 1 && simd_lanes >= 1 && fma_chains >= 1 && launch_seconds.value >= 0;
+  return threads >= 1 && simd_lanes >= 1 && fma_chains >= 1 && launch_seconds.value >= 0 &&
+         std::isfinite(launch_seconds.value);
 }
 
 ModelTime model_time(const Work& work, const Envelope& envelope) {
@@ -80,13 +81,17 @@ double ranking_seconds(const Work& work, const Envelope& envelope) {
 }
 
 double floor_seconds(const Work& work, const Envelope& envelope) {
-  // The best rate over thread counts (on a contended machine one thread may be fastest).
+  // The best rate any thread count can get: peak_flops(t) and dram_bw(t) never exceed the
+  // larger of the one-thread and all-thread constants (a work model may ask for more threads
+  // than the envelope was measured with, and then gets the all-thread cap), and cache_bw(t)
+  // is largest at the envelope's threads.
   const int t = envelope.threads;
   const double flops = work.flops + work.scalar_flops + work.serial_flops;
-  const double peak = std::max(envelope.peak_flops(1), envelope.peak_flops(t));
+  const double peak = std::max(envelope.peak_flops_1.value, envelope.peak_flops_all.value);
   const double compute = flops > 0 ? flops / peak : 0;
-  const double bw = warm_fit(work, envelope) ? envelope.cache_bw(t)
-                                             : std::max(envelope.dram_bw(1), envelope.dram_bw(t));
+  const double bw = warm_fit(work, envelope)
+                        ? envelope.cache_bw(t)
+                        : std::max(envelope.dram_bw_1.value, envelope.dram_bw_all.value);
   const double memory = work.compulsory_bytes > 0 ? work.compulsory_bytes / bw : 0;
   return std::max(compute, memory);
 }

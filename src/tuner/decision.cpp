@@ -1,5 +1,6 @@
 #include "tuner/decision.hpp"
 
+#include <cmath>
 #include <limits>
 #include <tuple>
 
@@ -8,14 +9,19 @@ namespace tunekit::detail {
 std::optional<std::size_t> decide(std::span<const CandidateReport> candidates,
                                   std::size_t default_index, double tie_band) {
   double best = std::numeric_limits<double>::infinity();
+  // A non-finite score (NaN compares false with everything) never takes part: it would pass
+  // the tie-band test below. Measured scores are finite; a model score may not be.
+  const auto usable = [](const CandidateReport& c) {
+    return c.outcome.ok() && std::isfinite(c.score);
+  };
   for (const auto& c : candidates)
-    if (c.outcome.ok() && c.score < best) best = c.score;
+    if (usable(c) && c.score < best) best = c.score;
   if (best == std::numeric_limits<double>::infinity()) return std::nullopt;
 
   const double limit = best * (1 + tie_band);
   const CandidateReport* pick = nullptr;
   for (const auto& c : candidates) {
-    if (!c.outcome.ok() || c.score > limit) continue;
+    if (!usable(c) || c.score > limit) continue;
     if (c.index == default_index) return c.index;
     if (!pick || std::tie(c.preference, c.name) < std::tie(pick->preference, pick->name)) pick = &c;
   }

@@ -34,6 +34,7 @@ void exhaustive_search(SearchContext& context, const SearchOptions&) {
       if (const double bound = context.floor_bound();
           bound > 0 && incumbent > 0 && incumbent <= bound && default_done) {
         stopped = true;
+        context.mark_model_cut();
         break;
       }
     }

@@ -23,6 +23,50 @@ double memory_seconds(const ModelTime& t) {
   return t.dram_seconds + t.cache_seconds;
 }
 
+// Why a work model's answer cannot be scored: a NaN or negative field would score 0 (the
+// roofline guards count only positive work) and beat the default. Empty: it can be.
+std::string invalid_work(const Work& w) {
+  const std::pair<const char*, double> reals[] = {{"flops", w.flops},
+                                                  {"compulsory_bytes", w.compulsory_bytes},
+                                                  {"reread_bytes", w.reread_bytes},
+                                                  {"working_set_bytes", w.working_set_bytes},
+                                                  {"serial_flops", w.serial_flops},
+                                                  {"scalar_flops", w.scalar_flops}};
+  for (const auto& [name, v] : reals)
+    if (!std::isfinite(v) || v < 0)
+      return std::string("the work model gave ") + name + " = " + std::to_string(v) +
+             " (must be finite and >= 0)";
+  const std::pair<const char*, int> counts[] = {{"threads", w.threads},
+                                                {"vector_lanes", w.vector_lanes},
+                                                {"chains", w.chains},
+                                                {"dispatches", w.dispatches}};
+  for (const auto& [name, v] : counts)
+    if (v < 0)
+      return std::string("the work model gave ") + name + " = " + std::to_string(v) +
+             " (must be >= 0)";
+  return {};
+}
+
+// The candidate the decision rule picks among `in` (entries of `scored` with an ok outcome):
+// tie band, the default first, then preference (decide()); among non-default candidates tied
+// with that pick, the least memory time (the roofline says more than declaration order).
+std::optional<std::size_t> pick(std::vector<CandidateReport>& scored, const std::vector<bool>& in,
+                                const std::vector<ModelCandidate>& cands, std::size_t default_index,
+                                double tie_band) {
+  for (std::size_t i = 0; i < scored.size(); ++i)
+    scored[i].outcome = in[i] ? Outcome::success() : Outcome{Status::skipped, ""};
+  auto winner = decide(scored, default_index, tie_band);
+  if (!winner || *winner == default_index) return winner;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& s : scored)
+    if (s.outcome.ok()) best = std::min(best, s.score);
+  for (const auto& s : scored) {
+    if (!s.outcome.ok() || s.score > best * (1 + tie_band)) continue;
+    if (memory_seconds(cands[s.index].time) < memory_seconds(cands[*winner].time)) winner = s.index;
+  }
+  return winner;
+}
+
 }  // namespace
 
 EnvelopeSource resolve_envelope(const TunerOptions& options, const DeviceIdentity& device) {
@@ -80,9 +124,17 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
         if (auto w = op.work(key, i)) {
           // The tuner times warm calls unless the op or the options evict between samples.
           w->warm = !(options.evict || op.evicts());
-          c.scored = true;
-          c.time = model_time(*w, *source.envelope);
-          floor = std::min(floor, floor_seconds(*w, *source.envelope));
+          if (std::string why = invalid_work(*w); !why.empty()) {
+            c.unscored_why = std::move(why);
+          } else if (const ModelTime t = model_time(*w, *source.envelope);
+                     !std::isfinite(t.seconds)) {
+            // Degenerate envelope constants (a peak of 1e-300): a score that ranks nothing.
+            c.unscored_why = "the model's score is not finite (check the envelope's constants)";
+          } else {
+            c.scored = true;
+            c.time = t;
+            floor = std::min(floor, floor_seconds(*w, *source.envelope));
+          }
         } else {
           c.unscored_why = "the work model does not score this candidate";
         }
@@ -99,18 +151,29 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   }
   if (floor < std::numeric_limits<double>::infinity()) r.floor_seconds = floor;
 
-  // Ranks among admitted, scored candidates.
-  std::vector<ModelCandidate*> ranked;
-  for (auto& c : r.candidates)
-    if (c.scored && c.admission.ok()) ranked.push_back(&c);
-  // Equal scores (the same roofline bound) are ordered by memory time: the candidate that
-  // moves fewer bytes for the same bound has the more headroom.
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const ModelCandidate* a, const ModelCandidate* b) {
-                     return std::pair(a->time.seconds, memory_seconds(a->time)) <
-                            std::pair(b->time.seconds, memory_seconds(b->time));
-                   });
-  for (std::size_t k = 0; k < ranked.size(); ++k) ranked[k]->rank = static_cast<int>(k + 1);
+  // The decision rule on model scores (below) applied again and again to what is left: the
+  // rank is the order of those picks, so the model's pick is rank 1 and a prune never cuts it.
+  std::vector<CandidateReport> scored(cs.size());
+  std::vector<bool> in(cs.size(), false);
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    CandidateReport& s = scored[i];
+    const ModelCandidate& c = r.candidates[i];
+    s.index = i;
+    s.name = c.name;
+    s.preference = cs[i].preference;
+    s.is_default = c.is_default;
+    s.score = c.time.seconds;
+    // The default is admitted whatever the policy says: it is what the caller declared.
+    in[i] = c.scored && (c.admission.ok() || c.is_default);
+  }
+  std::optional<std::size_t> first;
+  for (int rank = 1;; ++rank) {
+    const auto next = pick(scored, in, r.candidates, r.default_index, options.tie_band);
+    if (!next) break;
+    if (!first) first = next;
+    r.candidates[*next].rank = rank;
+    in[*next] = false;
+  }
   const ModelCandidate& def = r.candidates[r.default_index];
   if (def.scored) {
     r.default_seconds = def.time.seconds;
@@ -138,37 +201,11 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   }
   if (!def.scored) {
     return keep_default(
-        "the default is not scored: an unscored candidate never beats it, and there is "
-        "nothing to compare a scored one with");
+        "the default is not scored (" + def.unscored_why +
+        "): an unscored candidate never beats it, and there is nothing to compare a scored "
+        "one with");
   }
-  // The tuner's decision rule on model scores: tie band, default first, then preference.
-  std::vector<CandidateReport> scored(cs.size());
-  for (std::size_t i = 0; i < cs.size(); ++i) {
-    CandidateReport& s = scored[i];
-    const ModelCandidate& c = r.candidates[i];
-    s.index = i;
-    s.name = c.name;
-    s.preference = cs[i].preference;
-    s.is_default = c.is_default;
-    // The default is admitted whatever the policy says: it is what the caller declared.
-    const bool admitted = c.admission.ok() || c.is_default;
-    s.outcome = admitted && c.scored ? Outcome::success() : Outcome{Status::skipped, ""};
-    s.score = c.time.seconds;
-  }
-  const auto winner = decide(scored, r.default_index, options.tie_band);
-  r.winner = winner.value_or(r.default_index);
-  if (r.winner != r.default_index) {
-    // decide() broke a tie among non-default candidates by preference; on model scores the
-    // roofline says more: among those tied with the winner, the least memory time.
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto& s : scored)
-      if (s.outcome.ok()) best = std::min(best, s.score);
-    for (const auto& s : scored) {
-      if (!s.outcome.ok() || s.score > best * (1 + options.tie_band)) continue;
-      if (memory_seconds(r.candidates[s.index].time) < memory_seconds(r.candidates[r.winner].time))
-        r.winner = s.index;
-    }
-  }
+  r.winner = first.value_or(r.default_index);
   r.winner_name = cs[r.winner].name;
   r.candidates[r.winner].chosen = true;
   r.source = Source::model;
@@ -191,7 +228,9 @@ std::size_t prune_keep(std::string_view spec, std::size_t ranked) {
   if (value.empty() || *end != '\0' || !std::isfinite(x)) throw bad();
   if (name == "top") {
     if (x < 1 || x != std::floor(x)) throw bad();
-    return std::min(ranked, static_cast<std::size_t>(x));
+    // Clamp before the cast: a double past SIZE_MAX does not convert (undefined behaviour).
+    if (x >= static_cast<double>(ranked)) return ranked;
+    return static_cast<std::size_t>(x);
   }
   if (name == "fraction") {
     if (!(x > 0 && x <= 1)) throw bad();

@@ -108,7 +108,12 @@ void racing_search(SearchContext& context, const SearchOptions& spec) {
         tied &= ci[k].high <= ci[lead].low * band;
       }
       if (survivors <= 1 || tied) break;
-      if (const double bound = context.short_circuit(); bound > 0 && ci[lead].high <= bound) break;
+      if (const double bound = context.short_circuit(); bound > 0 && ci[lead].high <= bound) {
+        // Stopped with rivals alive: partial when the model's floor is what stopped it.
+        if (const double f = context.floor_bound(); f > 0 && ci[lead].high <= f)
+          context.mark_model_cut();
+        break;
+      }
       if (static_cast<int>(alive[lead]->all.samples.size()) >= max_samples) break;
     }
     // Every runner that measured cleanly is ranked on all its samples.

@@ -83,7 +83,7 @@ SearchOptions parse_search_spec(std::string_view spec) {
 }
 
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
-                      const ModelReport* model) {
+                      const ModelReport* model, bool* model_cut) {
   const SearchOptions spec = parse_search_spec(options.search);
   const auto start = std::chrono::steady_clock::now();
   SearchContext context(device, op, key, options);
@@ -93,6 +93,7 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     registry().find(spec.name)->second.fn(context, spec);
     context.choose();
   }
+  if (model_cut) *model_cut = context.model_cut();
   TuneReport& r = context.report();
   r.seconds_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::move(r);

@@ -30,9 +30,10 @@ void racing_search(SearchContext& context, const SearchOptions& options);
 // default when nothing validated and measured cleanly). Classified failures are in the
 // report; UsageError (an unknown search, a malformed option) and FatalError propagate.
 // `model` (may be null): the cost model's ranking for model-guided searches
-// (TunerOptions::model_prune, floor_factor).
+// (TunerOptions::model_prune, floor_factor). `model_cut` (may be null) is set to whether the
+// model left admitted candidates unmeasured (a partial search).
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
-                      const ModelReport* model = nullptr);
+                      const ModelReport* model = nullptr, bool* model_cut = nullptr);
 
 // The known search names, for messages and the CLI.
 std::vector<std::string> search_names();

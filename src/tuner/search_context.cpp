@@ -213,8 +213,12 @@ void SearchContext::guide(const ModelReport& model) {
   const std::size_t keep = prune_keep(options_.model_prune, ranked);
   pruned_.assign(model.candidates.size(), false);
   for (const auto& c : model.candidates) {
-    if (c.rank <= 0 || static_cast<std::size_t>(c.rank) <= keep || c.is_default) continue;
+    // The model's own pick is never pruned (rank 1 by construction; kept explicitly too).
+    if (c.rank <= 0 || static_cast<std::size_t>(c.rank) <= keep || c.is_default ||
+        c.index == model.winner)
+      continue;
     pruned_[c.index] = true;
+    model_cut_ = true;
     r_.candidates[c.index].outcome = {
         Status::skipped, "pruned by the cost model: rank " + std::to_string(c.rank) + " of " +
                              std::to_string(ranked) + " (" + options_.model_prune + ")"};

@@ -62,6 +62,10 @@ class SearchContext {
   double short_circuit() const;
   // The model's floor times floor_factor alone (0: none); exhaustive searches stop on it.
   double floor_bound() const { return floor_bound_; }
+  // Whether the model left admitted candidates unmeasured (pruned, or a floor stop): the
+  // search is partial and is stored like a budget cut (DESIGN §7).
+  bool model_cut() const { return model_cut_; }
+  void mark_model_cut() { model_cut_ = true; }
 
  private:
   void confirm();
@@ -82,6 +86,7 @@ class SearchContext {
   std::vector<std::unique_ptr<Trial>> trials_;
   std::vector<bool> pruned_;
   double floor_bound_ = 0;
+  bool model_cut_ = false;
   std::size_t position_ = 0;
   std::size_t total_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "tunekit/tuner.hpp"
 
+#include <cmath>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -64,8 +65,8 @@ class Tuner::Impl {
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;
     detail::prune_keep(options_.model_prune, 0);  // a malformed spec fails here
-    if (!(options_.floor_factor >= 0))
-      throw UsageError("TunerOptions: floor_factor must be >= 0 (0: off), e.g. 1.5");
+    if (!(options_.floor_factor >= 0 && std::isfinite(options_.floor_factor)))
+      throw UsageError("TunerOptions: floor_factor must be finite and >= 0 (0: off), e.g. 1.5");
     // A profile named explicitly fails here (missing, malformed), not at the first call.
     if (options_.envelope || !options_.profile.empty()) envelope_source();
   }
@@ -188,7 +189,12 @@ class Tuner::Impl {
     const bool persistent = store_ && device_.identity().known;
     const Identity id = identity(op, key);
     if (!force && options_.mode != Mode::force && persistent) {
-      if (auto stored = store_->find(id.digest().hex())) {
+      // A partial entry (budget cut, model-pruned or floor-stopped) serves a search that is
+      // partial too; a search without those limits replaces it (DESIGN §7).
+      const bool unrestricted = options_.model_prune.empty() && options_.floor_factor == 0;
+      auto stored = store_->find(id.digest().hex());
+      if (stored && stored->budget_cut && unrestricted) stored.reset();
+      if (stored) {
         if (auto index = op.find(stored->winner)) {
           table_.publish(pending.op, pending.key, *index);
           if (report) {
@@ -216,7 +222,9 @@ class Tuner::Impl {
     std::optional<ModelReport> model;  // ranks a model-guided search
     if (!options_.model_prune.empty() || options_.floor_factor > 0)
       model = detail::model_decide(op, key, envelope_source(), options_);
-    TuneReport r = detail::run_search(device_, op, key, options_, model ? &*model : nullptr);
+    bool partial = false;  // the model pruned or floor-stopped it: stored as budget_cut
+    TuneReport r =
+        detail::run_search(device_, op, key, options_, model ? &*model : nullptr, &partial);
     fill_identity(r, op, key);
     table_.publish(pending.op, pending.key, r.winner);
     const bool measured = r.source == Source::searched && r.candidates[r.winner].outcome.ok();
@@ -228,7 +236,7 @@ class Tuner::Impl {
                   "device identity unknown: kept in memory for this session only";
     } else if (store_) {
       store_->put(detail::make_stored_choice(id, r, op.candidates()[r.winner].config.text(),
-                                             /*budget_cut=*/false));
+                                             /*budget_cut=*/partial));
     }
     if (measured && device_.identity().known && options_.mode == Mode::force &&
         !options_.artifact_dir.empty()) {

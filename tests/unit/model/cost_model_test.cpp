@@ -1,6 +1,8 @@
 // src/model/cost_model.cpp: ranking_seconds on hand-computed cases (DESIGN §9).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tunekit/cost_model.hpp"
 
 namespace tunekit {
@@ -137,9 +139,31 @@ TEST(CostModel, FloorIsCompulsoryWorkAtFullPeak) {
   EXPECT_LE(floor_seconds(w, envelope()), ranking_seconds(w, envelope()));
 }
 
+TEST(CostModel, FloorHoldsForMoreThreadsThanTheEnvelopeMeasured) {
+  // All threads measured superlinear (300 > 2 x 100): a work model asking for 4 threads gets
+  // the 300 GFLOP/s cap, more than peak_flops(2) = 200; the floor must allow for it.
+  Envelope e = envelope();
+  e.peak_flops_all = {300e9, 0};
+  e.dram_bw_all = {30e9, 0};
+  Work w;
+  w.flops = 3e9;
+  w.compulsory_bytes = 30e6;
+  w.threads = 4;
+  EXPECT_DOUBLE_EQ(floor_seconds(w, e), 0.01);
+  EXPECT_LE(floor_seconds(w, e), ranking_seconds(w, e));
+  w.flops = 0;  // memory-bound: 30 GB/s cap, not dram_bw(2) = 20 GB/s
+  EXPECT_DOUBLE_EQ(floor_seconds(w, e), 1e-3);
+  EXPECT_LE(floor_seconds(w, e), ranking_seconds(w, e));
+}
+
 TEST(CostModel, UsableNeedsEveryRankingConstant) {
   EXPECT_TRUE(envelope().usable());
   Envelope e = envelope();
+  e.launch_seconds.value = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(e.usable());
+  e.launch_seconds.value = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(e.usable());
+  e = envelope();
   e.cache_bytes.value = 0;
   EXPECT_FALSE(e.usable());
   EXPECT_FALSE(Envelope{}.usable());

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 namespace tunekit::detail {
@@ -17,6 +18,19 @@ CandidateReport make(std::size_t index, std::string name, double score, int pref
   c.preference = preference;
   c.outcome.status = status;
   return c;
+}
+
+TEST(Decide, NonFiniteScoresNeverTakePart) {
+  // NaN compares false with the band limit: it must not pass as "within the band".
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<CandidateReport> cs{make(0, "def", 1.0), make(1, "a", nan, -1), make(2, "b", inf)};
+  EXPECT_EQ(decide(cs, 0, 0.02), 0u);
+  // Not even when the default is unmeasured: the finite one wins, or nothing does.
+  cs[0].outcome.status = Status::skipped;
+  EXPECT_EQ(decide(cs, 0, 0.02), std::nullopt);
+  cs.push_back(make(3, "c", 2.0, 5));
+  EXPECT_EQ(decide(cs, 0, 0.02), 3u);
 }
 
 TEST(Decide, FastestWinsOutsideTheTieBand) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -141,6 +142,83 @@ TEST_F(ModelDefault, EqualScoresGoToTheLeastMemoryTime) {
   // The default still wins a tie with them.
   works_["def"] = compute(1e-3);
   EXPECT_EQ(tuner.model_default(*op, key_).index, 0u);
+}
+
+TEST_F(ModelDefault, AnInvalidWorkFieldLeavesTheCandidateUnscored) {
+  // Guards like `flops > 0 ? ... : 0` would score a NaN or negative field 0: the best score.
+  Work nan = compute(1e-3), negative = compute(1e-3), threads = compute(1e-3);
+  nan.flops = std::numeric_limits<double>::quiet_NaN();
+  negative.compulsory_bytes = -1e6;
+  threads.threads = -2;
+  works_ = {{"def", compute(2e-3)}, {"nan", nan}, {"negative", negative}, {"threads", threads}};
+  auto op = make_op({"def", "nan", "negative", "threads"}, "def");
+  Tuner tuner(dev_, options());
+  ModelReport r;
+  const Choice c = tuner.model_default(*op, key_, &r);
+  EXPECT_EQ(c.index, 0u);
+  EXPECT_EQ(c.source, Source::model);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_FALSE(r.candidates[i].scored) << r.candidates[i].name;
+    EXPECT_EQ(r.candidates[i].rank, 0);
+  }
+  EXPECT_NE(r.candidates[1].unscored_why.find("flops"), std::string::npos);
+  EXPECT_NE(r.candidates[2].unscored_why.find("compulsory_bytes"), std::string::npos);
+  EXPECT_NE(r.candidates[3].unscored_why.find("threads"), std::string::npos);
+}
+
+TEST_F(ModelDefault, ADegenerateEnvelopeKeepsTheDefault) {
+  // A peak of 1e-300 FLOP/s is positive and finite (usable) but every score is infinite.
+  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  auto op = make_op({"def", "fast"}, "def");
+  TunerOptions o = options();
+  o.envelope->peak_flops_1.value = 1e-300;
+  o.envelope->peak_flops_all.value = 1e-300;
+  Tuner tuner(dev_, o);
+  ModelReport r;
+  const Choice c = tuner.model_default(*op, key_, &r);
+  EXPECT_EQ(c.index, 0u);
+  EXPECT_EQ(c.source, Source::use_default);
+  EXPECT_EQ(to_string(r.source), "default");
+  EXPECT_NE(r.reason.find("not finite"), std::string::npos) << r.reason;
+  EXPECT_DOUBLE_EQ(r.speedup, 1.0);
+}
+
+TEST_F(ModelDefault, RanksFollowTheDecision) {
+  // "a" and "b" tie within the band; "b" scores a hair lower but "a" moves fewer bytes, so the
+  // decision picks "a": it is rank 1, whatever a strict sort on the score says.
+  Work a = compute(1.0e-3), b = compute(0.995e-3);
+  a.reread_bytes = 5e6;
+  b.reread_bytes = 20e6;
+  works_ = {{"def", compute(5e-3)}, {"b", b}, {"a", a}};
+  auto op = make_op({"def", "b", "a"}, "def");
+  Tuner tuner(dev_, options());
+  ModelReport r;
+  EXPECT_EQ(tuner.model_default(*op, key_, &r).index, 2u);
+  EXPECT_EQ(r.candidates[2].rank, 1);
+  EXPECT_EQ(r.candidates[1].rank, 2);
+  EXPECT_EQ(r.candidates[0].rank, 3);
+}
+
+TEST_F(ModelDefault, MalformedGuidanceOptionsAreUsageErrors) {
+  TunerOptions o = options();
+  o.floor_factor = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(Tuner(dev_, o), UsageError);
+  o.floor_factor = 0;
+  for (const char* spec : {"top:inf", "top:nan", "fraction:inf", "top:0", "top:1.5"}) {
+    o.model_prune = spec;
+    EXPECT_THROW(Tuner(dev_, o), UsageError) << spec;
+  }
+  // Huge but finite: clamped to the candidates there are (it was an out-of-range cast).
+  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  auto op = make_op({"def", "fast"}, "def");
+  o.model_prune = "top:1e300";
+  o.confirm_pairs = 0;
+  dev_.behaviour["def"].seconds = 2e-3;
+  dev_.behaviour["fast"].seconds = 1e-3;
+  Tuner tuner(dev_, o);
+  const TuneReport r = tuner.tune(*op, key_);
+  EXPECT_EQ(r.winner_name, "fast");
+  EXPECT_EQ(r.candidates[1].outcome.status, Status::ok);
 }
 
 TEST_F(ModelDefault, MissingEnvelopeGivesTheDefaultAndSaysSo) {

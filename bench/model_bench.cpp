@@ -1,8 +1,8 @@
 // model_bench: how well the cost model ranks the built-in CPU ops' candidates on this machine
 // (docs/cost-model.md). For every op and shape, an exhaustive tunekit search measures every
 // admitted candidate (full windows: the hopeless cut is off, no paired confirmation); then
-//   - Spearman's rank correlation between the model's rank (ranking_seconds, equal scores
-//     ordered by memory time) and the measured medians, over candidates that are scored and
+//   - Spearman's rank correlation between the model's scores (ranking_seconds; equal scores
+//     share their average rank) and the measured medians, over candidates that are scored and
 //     measured cleanly;
 //   - the measured speedup of model_default's pick over the untuned default, and of the
 //     measured best over the default (what a full search reaches);
@@ -151,7 +151,9 @@ int main(int argc, char** argv) {
     for (const auto& m : model.candidates) {
       const auto& c = measured.candidates[m.index];
       if (!m.scored || !m.admission.ok() || !c.outcome.ok()) continue;
-      predicted.push_back(m.rank);  // the model's order: score, then memory time
+      // The scores themselves: genuine ties share their average rank (ranks()), rather than
+      // being broken by the decision order (memory time, then declaration order).
+      predicted.push_back(m.time.seconds);
       observed.push_back(c.score);
     }
     const double rho = spearman(predicted, observed);

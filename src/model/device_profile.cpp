@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <thread>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -173,7 +176,10 @@ std::string write_profile(const std::string& path, const DeviceProfile& profile)
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const fs::path temp = target.string() + ".tmp";
+  // A temp name of this process and thread: two writers of one profile (two calibrations at
+  // once) never write into each other's temp file; the rename makes the last one win whole.
+  const fs::path temp = target.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                        std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out << profile.to_json();

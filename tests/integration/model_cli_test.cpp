@@ -37,6 +37,9 @@ class ModelCli : public ::testing::Test {
   testing::CliResult cli(const std::string& args) {
     return run_cli(args, dir_ / "cache", dir_.path());
   }
+  testing::CliResult cli_env(const std::string& args, const std::string& env) {
+    return run_cli(args, dir_ / "cache", dir_.path(), env);
+  }
   std::string profile() {
     const auto path = dir_ / "profile.json";
     testing::write_text(path, profile_text());
@@ -90,6 +93,21 @@ TEST_F(ModelCli, CalibrateStoresTheDeviceProfileThatExplainFinds) {
   const nlohmann::json k = parse_json(known);
   EXPECT_TRUE(contains(k["envelope_origin"].get<std::string>(), "stored profile")) << known.out;
   EXPECT_EQ(k["source"], "model") << known.out;
+}
+
+TEST_F(ModelCli, CalibrateIgnoresABadModeAndTuneModelRefusesOutputsItCannotWrite) {
+  // calibrate reads only the cache location from the environment.
+  const auto run = cli_env("calibrate --quick -q --json --out " + (dir_ / "p.json").string(),
+                           "TUNEKIT_MODE=bogus");
+  EXPECT_EQ(run.status, 0) << run.err;
+  // --model measures nothing: saving or exporting evidence is a usage error, not a no-op.
+  for (const std::string& extra : {"--save-artifact --artifact-dir " + (dir_ / "a").string(),
+                                   "--export-kt " + (dir_ / "kt.json").string(),
+                                   "--export-t4 " + (dir_ / "t4.json").string()}) {
+    const auto tune = cli("tune sum --shape n=1000 --model --profile " + profile() + " " + extra);
+    EXPECT_EQ(tune.status, 2) << extra;
+    EXPECT_TRUE(contains(tune.err, "--model picks without measuring")) << tune.err;
+  }
 }
 
 TEST_F(ModelCli, TheModelsPickIsRankOneAndSurvivesTopOne) {

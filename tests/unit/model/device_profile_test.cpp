@@ -86,6 +86,13 @@ TEST(DeviceProfile, RoundTripsThroughAFile) {
   EXPECT_TRUE(back.quick);
   EXPECT_EQ(back.created_at, p.created_at);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
+  // No temp file is left beside it.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "profiles"), fs::directory_iterator()), 1);
+  // A fixed temp name in the way (another writer's, or a leftover that is not a file) does
+  // not stop a write: the temp name is this writer's own.
+  fs::create_directories(path + ".tmp");
+  write_profile(path, sample());
+  EXPECT_EQ(read_profile(path).product, sample().product);
   fs::remove_all(dir);
 }
 

@@ -1,9 +1,11 @@
 // tunekit calibrate [--json] [--out PROFILE.json] [--quick] [--threads N] [--quiet]
 // Measures this host's envelope (DESIGN §9) and stores it as the device's profile (under the
 // cache directory, by device digest), or writes it to --out.
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -58,7 +60,10 @@ void print_console(const DeviceProfile& p, const Calibration& c, std::ostream& o
 }
 
 void run_calibrate(const CalibrateCommand& command) {
-  const TunerOptions env = TunerOptions::from_environment();
+  // Only the cache location matters here: a bad TUNEKIT_MODE must not stop a calibration.
+  const TunerOptions env = TunerOptions::from_environment([](const char* name) -> const char* {
+    return std::string_view(name) == "TUNEKIT_MODE" ? nullptr : std::getenv(name);
+  });
   cpu::ThreadPool pool(command.threads);
   cpu::CpuDevice device;
   auto probe = cpu::make_calibration_probe(pool, command.quick ? 0.004 : 0.03);

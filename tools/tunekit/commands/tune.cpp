@@ -207,6 +207,12 @@ void run_tune(const TuneCommand& command) {
     throw UsageError(
         "--save-artifact needs a directory: pass --artifact-dir D or set TUNEKIT_ARTIFACT_DIR");
   }
+  if (command.model && (command.save_artifact || command.exports.any())) {
+    // --model measures nothing: there is no evidence to save or export.
+    throw UsageError(
+        "--model picks without measuring, so --save-artifact, --export-kt and --export-t4 "
+        "have nothing to write: drop them, or drop --model to search");
+  }
   if (!command.profile.empty()) options.profile = command.profile;
   options.model_prune = command.model_prune;
   options.floor_factor = command.floor_factor;

@@ -128,9 +128,11 @@ TEST_F(ModelCli, TheModelsPickIsRankOneAndSurvivesTopOne) {
           "--model-prune top:1 --profile " +
           profile());
   ASSERT_EQ(tune.status, 0) << tune.err;
-  for (const auto& c : parse_json(tune)["candidates"]) {
-    if (c["name"] == j["winner"]) {
-      EXPECT_FALSE(contains(c["message"].get<std::string>(), "pruned")) << c;
+  const nlohmann::json report =
+      parse_json(tune);  // named: a loop over a temporary's member dangles
+  for (const auto& c : report.at("candidates")) {
+    if (c.at("name") == j.at("winner")) {
+      EXPECT_FALSE(contains(c.value("message", std::string()), "pruned")) << c;
     }
   }
 }

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/datasets.hpp"
+#include "fakes/temp_dir.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/tuner.hpp"
@@ -15,27 +17,11 @@
 namespace tunekit {
 namespace {
 
+using testing::datasets;
+
 namespace fs = std::filesystem;
 
-fs::path datasets() {
-  return TUNEKIT_DATASETS_DIR;
-}
-
-#define REQUIRE_DATASETS()                          \
-  if (!fs::exists(datasets() / "convolution_milo")) \
-  GTEST_SKIP() << "no shared datasets at " << datasets()
-
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("tunekit_export_" + std::to_string(::getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 // Every kind of value and of failure the files can carry.
 Recording mixed() {

@@ -7,37 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/datasets.hpp"
+#include "fakes/temp_dir.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 
 namespace tunekit {
 namespace {
 
+using testing::datasets;
+
 namespace fs = std::filesystem;
 
-fs::path datasets() {
-  return TUNEKIT_DATASETS_DIR;
-}
-
-#define REQUIRE_DATASETS()                          \
-  if (!fs::exists(datasets() / "convolution_milo")) \
-  GTEST_SKIP() << "no shared datasets at " << datasets()
-
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("tunekit_import_" + std::to_string(::getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  fs::path write(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ / name, std::ios::binary) << text;
-    return path_ / name;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 TEST(RecordingImport, ASharedDatasetBecomesAStoredChoiceWithEveryConfiguration) {
   REQUIRE_DATASETS();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "fakes/test_envelope.hpp"
 #include "rmsnorm/rmsnorm.hpp"
 #include "sgemm/sgemm.hpp"
 #include "softmax/softmax.hpp"
@@ -18,18 +19,7 @@ namespace {
 
 // 100 GFLOP/s per thread, 10 GB/s DRAM, 50 GB/s cache per thread, a 1 MiB cache.
 Envelope envelope() {
-  Envelope e;
-  e.peak_flops_1 = {100e9, 0};
-  e.peak_flops_all = {200e9, 0};
-  e.dram_bw_1 = {10e9, 0};
-  e.dram_bw_all = {20e9, 0};
-  e.cache_bw_1 = {50e9, 0};
-  e.cache_bytes = {1 << 20, 0};
-  e.launch_seconds = {5e-6, 0};
-  e.threads = 2;
-  e.simd_lanes = 8;
-  e.fma_chains = 8;
-  return e;
+  return testing::test_envelope({.launch = 5e-6});
 }
 
 void expect_every_candidate_scored(const OpBase& op, const std::string& shape) {

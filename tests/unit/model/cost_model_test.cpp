@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "fakes/test_envelope.hpp"
 #include "tunekit/cost_model.hpp"
 
 namespace tunekit {
@@ -11,18 +12,8 @@ namespace {
 // 100 GFLOP/s on one thread, 150 on two; DRAM 10 / 16 GB/s; cache 50 GB/s per thread, 1 MiB;
 // 8 lanes, 8 chains; 10 us per dispatch.
 Envelope envelope() {
-  Envelope e;
-  e.peak_flops_1 = {100e9, 0};
-  e.peak_flops_all = {150e9, 0};
-  e.dram_bw_1 = {10e9, 0};
-  e.dram_bw_all = {16e9, 0};
-  e.cache_bw_1 = {50e9, 0};
-  e.cache_bytes = {1 << 20, 0};
-  e.launch_seconds = {10e-6, 0};
-  e.threads = 2;
-  e.simd_lanes = 8;
-  e.fma_chains = 8;
-  return e;
+  return testing::test_envelope(
+      {.peak_1 = 100e9, .peak_all = 150e9, .dram_1 = 10e9, .dram_all = 16e9, .launch = 10e-6});
 }
 
 TEST(CostModel, ComputeBound) {

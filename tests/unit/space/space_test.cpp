@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <set>
 
+#include "fakes/datasets.hpp"
 #include "tunekit/errors.hpp"
 
 namespace tunekit {
 namespace {
+
+using testing::datasets;
 
 Space small_space() {
   Space s;
@@ -104,10 +107,6 @@ TEST(Enumeration, FromPointsSortsAndDropsDuplicates) {
   EXPECT_EQ(e.size(), 2u);
   EXPECT_EQ(e.config(0).text(), "a=1,b=2");
   EXPECT_THROW(Enumeration::from_points(params, {0, 2}), UsageError);
-}
-
-std::filesystem::path datasets() {
-  return TUNEKIT_DATASETS_DIR;
 }
 
 TEST(T1SpaceFile, CountsTheSharedSpaces) {

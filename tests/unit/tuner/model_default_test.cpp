@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/test_envelope.hpp"
 #include "tunekit/calibration.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
@@ -22,18 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Envelope envelope() {
-  Envelope e;
-  e.peak_flops_1 = {100e9, 0};
-  e.peak_flops_all = {200e9, 0};
-  e.dram_bw_1 = {10e9, 0};
-  e.dram_bw_all = {20e9, 0};
-  e.cache_bw_1 = {50e9, 0};
-  e.cache_bytes = {1 << 20, 0};
-  e.launch_seconds = {0, 0};
-  e.threads = 2;
-  e.simd_lanes = 8;
-  e.fma_chains = 8;
-  return e;
+  return testing::test_envelope({});
 }
 
 // Work that takes `seconds` of compute under envelope() on one thread.

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/test_envelope.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -16,17 +17,7 @@ namespace tunekit {
 namespace {
 
 Envelope envelope() {
-  Envelope e;
-  e.peak_flops_1 = {100e9, 0};
-  e.peak_flops_all = {100e9, 0};
-  e.dram_bw_1 = {10e9, 0};
-  e.dram_bw_all = {10e9, 0};
-  e.cache_bw_1 = {50e9, 0};
-  e.cache_bytes = {1 << 20, 0};
-  e.threads = 1;
-  e.simd_lanes = 8;
-  e.fma_chains = 8;
-  return e;
+  return testing::test_envelope({.peak_all = 100e9, .dram_all = 10e9, .threads = 1});
 }
 
 Work compute(double seconds) {

@@ -12,25 +12,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/datasets.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/strategy.hpp"
 
 namespace tunekit {
 namespace {
 
-std::filesystem::path datasets() {
-  return TUNEKIT_DATASETS_DIR;
-}
+using testing::datasets;
 
 // Loaded once: parsing the file dominates these tests under sanitizers.
 const Recording& convolution_a100() {
   static const Recording r = Recording::load(datasets() / "convolution_milo/A100.json.gz");
   return r;
 }
-
-#define REQUIRE_DATASETS()                                       \
-  if (!std::filesystem::exists(datasets() / "convolution_milo")) \
-  GTEST_SKIP() << "no shared datasets at " << datasets()
 
 TEST(Recording, LoadsAKernelTunerCacheFile) {
   REQUIRE_DATASETS();

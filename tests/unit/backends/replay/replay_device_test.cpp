@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "fakes/datasets.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/replay.hpp"
 #include "tunekit/tuner.hpp"
@@ -11,13 +12,7 @@
 namespace tunekit {
 namespace {
 
-std::filesystem::path datasets() {
-  return TUNEKIT_DATASETS_DIR;
-}
-
-#define REQUIRE_DATASETS()                                       \
-  if (!std::filesystem::exists(datasets() / "convolution_milo")) \
-  GTEST_SKIP() << "no shared datasets at " << datasets()
+using testing::datasets;
 
 const Recording& convolution_a100() {
   static const Recording r = Recording::load(datasets() / "convolution_milo/A100.json.gz");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/environment.hpp"
 #include "progress_bar.hpp"
 #include "tunekit/calibration.hpp"
 #include "tunekit/cpu.hpp"
@@ -61,9 +62,7 @@ void print_console(const DeviceProfile& p, const Calibration& c, std::ostream& o
 
 void run_calibrate(const CalibrateCommand& command) {
   // Only the cache location matters here: a bad TUNEKIT_MODE must not stop a calibration.
-  const TunerOptions env = TunerOptions::from_environment([](const char* name) -> const char* {
-    return std::string_view(name) == "TUNEKIT_MODE" ? nullptr : std::getenv(name);
-  });
+  const TunerOptions env = options_ignoring_mode();
   cpu::ThreadPool pool(command.threads);
   cpu::CpuDevice device;
   auto probe = cpu::make_calibration_probe(pool, command.quick ? 0.004 : 0.03);

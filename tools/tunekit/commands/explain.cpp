@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/environment.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
@@ -31,9 +32,7 @@ struct ExplainCommand {
 
 void run_explain(const ExplainCommand& command) {
   const CatalogEntry& entry = find_builtin_op(command.op);
-  TunerOptions options = TunerOptions::from_environment([](const char* name) -> const char* {
-    return std::string_view(name) == "TUNEKIT_MODE" ? nullptr : std::getenv(name);
-  });
+  TunerOptions options = options_ignoring_mode();
   if (!command.profile.empty()) options.profile = command.profile;
   if (!command.numerics.empty()) {
     auto policy = numerics_from_string(command.numerics);

@@ -20,6 +20,7 @@
 
 #include "commands/backend.hpp"
 #include "commands/commands.hpp"
+#include "commands/environment.hpp"
 #include "commands/export_flags.hpp"
 #include "commands/spread.hpp"
 #include "progress_bar.hpp"
@@ -172,9 +173,7 @@ void run_tune(const TuneCommand& command) {
     options = TunerOptions::from_environment();
   } else {
     // --mode wins: TUNEKIT_MODE is not even read (a bad value there must not stop us).
-    options = TunerOptions::from_environment([](const char* name) -> const char* {
-      return std::string_view(name) == "TUNEKIT_MODE" ? nullptr : std::getenv(name);
-    });
+    options = options_ignoring_mode();
     try {
       options.mode = mode_from_string(command.mode);
     } catch (const UsageError& e) {

@@ -31,11 +31,16 @@ class Evictor {
   virtual void evict() = 0;
 };
 
-// What measuring one candidate needs from a backend.
+// What measuring one candidate needs from a backend. The tuner calls build() for every
+// proposed candidate before any timing (the compile pass, possibly on several threads at
+// once), then prepare / launch / sync / release for one candidate at a time.
 class Trial {
  public:
   virtual ~Trial() = default;
-  virtual Outcome prepare() = 0;  // compile / allocate; may fail classified
+  // Compiles what the candidate launches (no working buffers): for host and OpenCL trials the
+  // op's build step (Workload::build_candidate). May fail classified (compile_failed + log).
+  virtual Outcome build() { return Outcome::success(); }
+  virtual Outcome prepare() = 0;  // allocate (and build, when build() was not called)
   virtual void launch() = 0;      // enqueue one dispatch; no synchronisation inside
   virtual void sync() = 0;
   virtual void release() = 0;
@@ -64,6 +69,9 @@ class Device {
   virtual Evictor* evictor() { return nullptr; }
   // A trial that runs candidate `index` of `workload`. The default runs it on the host.
   virtual std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index);
+  // Whether trials' build() may run on several threads at once (a simulated device with one
+  // clock says no, so its time stays deterministic).
+  virtual bool parallel_builds() const { return true; }
 };
 
 }  // namespace tunekit

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +20,8 @@
 #include "tunekit/cost_model.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/space.hpp"
 #include "tunekit/value.hpp"
 
 namespace tunekit {
@@ -55,6 +58,11 @@ struct KeyField {
 class Workload {
  public:
   virtual ~Workload() = default;
+  // Builds what candidate `index` launches (the op's build step: a runtime compilation for
+  // source backends), so no timing window carries a build. Safe to call from several threads
+  // at once for different candidates; a second call for the same candidate is cheap (the
+  // backend caches builds). A failure is an outcome (compile_failed with the log) or throws.
+  virtual Outcome build_candidate(std::size_t index) = 0;
   virtual void run_candidate(std::size_t index) = 0;
   virtual void run_reference() = 0;
   virtual std::vector<OutputView> outputs() = 0;
@@ -70,8 +78,19 @@ class OpBase {
   const std::string& name() const { return name_; }
   int schema_version() const { return schema_version_; }
   const std::string& description() const { return description_; }
-  const std::vector<Candidate>& candidates() const { return candidates_; }
   const std::vector<KeyField>& key_schema() const { return key_schema_; }
+
+  // The candidates (DESIGN §3): a list (.candidate(...)) or the valid points of a Space
+  // (.space(...)), never both. Index i is point i of enumeration().
+  std::size_t size() const;
+  // Candidate `index`; a space op builds it on demand from its point (name: the Config's
+  // text, preference: the index, numerics and eligibility from the op's functions).
+  Candidate candidate(std::size_t index) const;
+  // The candidate space strategies search: the op's Space enumerated, or for a list op one
+  // parameter "candidate" whose values are the names in order. Enumerated once, on first use.
+  const Enumeration& enumeration() const;
+  // The declared space (nullptr for a list op).
+  const Space* space() const { return space_ ? &*space_ : nullptr; }
   std::optional<std::size_t> find(std::string_view candidate_name) const;
 
   // The default for a key: a fixed candidate, or a function of the key.
@@ -97,8 +116,10 @@ class OpBase {
   Key parse_shape(std::string_view shape) const;
 
   // Candidate-set checksum: digest of the ordered manifest (names, versions, configs,
-  // numerics) plus the op name and schema version. Computing it seals the op: adding
-  // candidates afterwards is a UsageError.
+  // numerics) — for a space op, of the space definition (parameters and their values in order,
+  // constraint texts; a C++ predicate counts by its description) and the space version —
+  // plus the op name and schema version. Computing it seals the op: adding candidates
+  // afterwards is a UsageError.
   const Digest& checksum() const;
   bool sealed() const { return sealed_.load(std::memory_order_acquire); }
 
@@ -107,13 +128,25 @@ class OpBase {
 
  protected:
   void add_candidate(Candidate candidate);
+  void set_space(Space space, int version);
+  void set_points(Enumeration points, int version);
+  bool spaced() const { return space_ || points_; }
   void require_unsealed(std::string_view what) const;
   void check_fields(const Key& key) const;
+  Config config_of(std::size_t index) const;
 
   std::string name_;
   int schema_version_;
   std::string description_;
-  std::vector<Candidate> candidates_;
+  std::vector<Candidate> candidates_;  // a list op's
+  std::optional<Space> space_;         // a space op's definition
+  std::optional<Enumeration> points_;  // or its explicit points
+  int space_version_ = 1;
+  std::function<Numerics(const Config&)> numerics_of_config_;
+  std::function<std::optional<std::string>(const Key&, const Config&)> eligible_of_config_;
+  std::optional<Config> default_config_;
+  std::function<Config(const Key&)> default_config_of_key_;
+  std::function<Outcome(const Config&)> build_fn_;
   std::vector<KeyField> key_schema_;
   std::string default_name_;
   std::function<std::string(const Key&)> default_of_key_;
@@ -130,6 +163,8 @@ class OpBase {
   mutable std::once_flag seal_once_;
   mutable std::atomic<bool> sealed_{false};
   mutable Digest checksum_;
+  mutable std::once_flag enumerate_once_;
+  mutable Enumeration enumeration_;
 };
 
 template <class Args>
@@ -197,6 +232,54 @@ class Op final : public OpBase {
     default_of_key_ = std::move(fn);
     return *this;
   }
+  // Candidates as the valid points of a space (DESIGN §3, §14): `factory` makes the function
+  // of one point, lazily — only for points a strategy proposes (and for the served choice).
+  // Bump `version` when the implementation behind the points changes. An op has a list of
+  // candidates or one space, not both.
+  Op& space(Space space, std::function<Fn(const Config&)> factory, int version = 1) {
+    set_space(std::move(space), version);
+    factory_ = std::move(factory);
+    return *this;
+  }
+  // A space given by its points (e.g. a recording's configurations).
+  Op& space(Enumeration points, std::function<Fn(const Config&)> factory, int version = 1) {
+    set_points(std::move(points), version);
+    factory_ = std::move(factory);
+    return *this;
+  }
+  // A space op's numerics class per point (default: bitwise).
+  Op& numerics(std::function<Numerics(const Config&)> fn) {
+    require_unsealed("numerics");
+    numerics_of_config_ = std::move(fn);
+    return *this;
+  }
+  // A space op's eligibility per point and key: a reason declines it (`rejected`).
+  Op& eligible(std::function<std::optional<std::string>(const Key&, const Config&)> fn) {
+    require_unsealed("eligible");
+    eligible_of_config_ = std::move(fn);
+    return *this;
+  }
+  // A space op's default point, fixed or per key (default: the first valid point). A config
+  // that is not a valid point is a UsageError when the default is asked for.
+  Op& default_config(Config config) {
+    require_unsealed("default_config");
+    default_config_ = std::move(config);
+    return *this;
+  }
+  Op& default_config(std::function<Config(const Key&)> fn) {
+    require_unsealed("default_config");
+    default_config_of_key_ = std::move(fn);
+    return *this;
+  }
+  // The build step of source backends (a runtime compilation), run for every proposed
+  // candidate before any timing — in parallel, so it must be safe to call concurrently for
+  // different configs — and memoised by the backend. Returns compile_failed with the log, or
+  // throws (classified as compile_failed).
+  Op& build(std::function<Outcome(const Config&)> fn) {
+    require_unsealed("build");
+    build_fn_ = std::move(fn);
+    return *this;
+  }
   Op& tolerance(Tolerance t) {
     tolerance_ = t;
     return *this;
@@ -231,7 +314,9 @@ class Op final : public OpBase {
     if (!key_fn_) throw UsageError("op '" + name_ + "' has no key function: call .key(...)");
     return key_fn_(args);
   }
-  void call(std::size_t index, Args& args) const { fns_.at(index)(args); }
+  // Runs candidate `index` on the caller's arguments (a space op builds its function once per
+  // index and keeps it).
+  void call(std::size_t index, Args& args) const { function(index)(args); }
   void call_reference(Args& args) const { reference_fn_(args); }
 
   std::unique_ptr<Workload> make_workload(const Key& key) const override {
@@ -248,7 +333,8 @@ class Op final : public OpBase {
   class Bound final : public Workload {
    public:
     Bound(const Op& op, Args args) : op_(op), args_(std::move(args)) {}
-    void run_candidate(std::size_t index) override { op_.fns_[index](args_); }
+    Outcome build_candidate(std::size_t index) override { return op_.build_point(index); }
+    void run_candidate(std::size_t index) override { op_.function(index)(args_); }
     void run_reference() override { op_.reference_fn_(args_); }
     std::vector<OutputView> outputs() override { return op_.outputs_fn_(args_); }
 
@@ -257,7 +343,22 @@ class Op final : public OpBase {
     Args args_;
   };
 
+  const Fn& function(std::size_t index) const {
+    if (!factory_) return fns_.at(index);
+    std::lock_guard lock(built_mutex_);
+    auto it = built_.find(index);
+    if (it == built_.end()) it = built_.emplace(index, factory_(config_of(index))).first;
+    return it->second;
+  }
+  Outcome build_point(std::size_t index) const {
+    if (!build_fn_) return Outcome::success();
+    return build_fn_(config_of(index));
+  }
+
   std::vector<Fn> fns_;
+  std::function<Fn(const Config&)> factory_;
+  mutable std::mutex built_mutex_;
+  mutable std::map<std::size_t, Fn> built_;  // a space op's functions, by index
   std::function<Key(const Args&)> key_fn_;
   std::function<Args(const Key&)> inputs_fn_;
   std::function<std::vector<OutputView>(Args&)> outputs_fn_;

@@ -126,6 +126,8 @@ class ReplayDevice final : public Device {
   const DeviceIdentity& identity() const override { return identity_; }
   Clock& clock() override;
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
+  // One simulated timeline: builds are charged one after the other.
+  bool parallel_builds() const override { return false; }
 
   const Recording& recording() const { return *recording_; }
   // Simulated seconds charged so far (prepares and launches).
@@ -143,6 +145,8 @@ class ReplayDevice final : public Device {
   Rng rng_;
   double now_seconds_ = 0;
   long long launches_ = 0;
+  std::vector<bool> built_;     // compile charged
+  std::vector<bool> verified_;  // verification charged
   std::unique_ptr<SimulatedClock> clock_;
 };
 
@@ -151,8 +155,8 @@ class ReplayDevice final : public Device {
 std::string recording_op_name(const Recording& recording);
 Key recording_key(const Recording& recording);
 
-// An op whose candidates are the recording's configurations (named by their Config text, in
-// space order), to be tuned on a ReplayDevice of the same recording. Its default is the first
+// An op whose candidates are the recording's configurations (a space op over the recording's
+// points, named by their Config text), to be tuned on a ReplayDevice of the same recording. Its default is the first
 // configuration that was recorded as valid (UsageError when none was). Its key is
 // recording_key(recording); inputs are a one-element output every candidate writes, so the
 // tuner's validation passes wherever the recording did not fail.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ enum class Source {
   search_disabled,     // mode cached and nothing stored
   pre_search_failure,  // inputs or reference could not be produced: default served
   model,               // ranked by the cost model, nothing measured (model_default)
+  budget_floor_unmeasured,  // the budget was spent before the default was measured
 };
 std::string_view to_string(Source source);  // use_default prints as "default"
 
@@ -30,7 +32,7 @@ enum class Statistic { median, min };
 std::string_view to_string(Statistic statistic);
 
 struct CandidateReport {
-  std::size_t index = 0;
+  std::size_t index = 0;  // the candidate's index in its op (a point of its space)
   std::string name;
   std::string config;  // Config::text()
   Numerics numerics = Numerics::bitwise;
@@ -43,6 +45,17 @@ struct CandidateReport {
   int retries = 0;                     // contended windows retried
   double score = 0;                    // ranking statistic in seconds (ok only)
   double vs_default = 0;               // default's score / this score (>1: faster)
+  double compile_seconds = 0;          // its build in the compile pass (0: nothing to build)
+};
+
+// What a budget allowed and what it stopped (DESIGN §7).
+struct BudgetReport {
+  double seconds = 0;             // the wall-clock budget (0: none)
+  std::size_t evaluations = 0;    // the evaluation budget, the default excluded (0: none)
+  bool cut = false;               // the search ended before its strategy did: partial
+  std::string stopped;            // what the budget stopped, in words (empty: nothing)
+  double reserve_seconds = 0;     // held back for the winner's rebuild (two projected builds)
+  std::size_t not_started = 0;    // proposed points not started for lack of time
 };
 
 struct TuneReport {
@@ -63,15 +76,27 @@ struct TuneReport {
   Statistic statistic = Statistic::median;
   double tie_band = 0.02;
   Numerics numerics_policy = Numerics::reassociates;
-  std::vector<CandidateReport> candidates;  // empty unless searched
-  std::string search;                       // the search that decided ("exhaustive", "racing")
+  // The candidates the search touched, in evaluation order (the default first); empty unless
+  // searched. A space op's untouched points are not listed.
+  std::vector<CandidateReport> candidates;
+  std::size_t space_size = 0;  // candidates the op has
+  std::string strategy;        // the strategy spec that proposed ("random", "genetic:pop=20")
+  std::string schedule;        // how windows were shared ("full", "racing:round=4")
+  std::uint64_t seed = 0;      // the strategy's seed
+  std::string stop_reason;     // why the search ended ("space exhausted", "time budget", ...)
+  BudgetReport budget;
   // Paired confirmation of a non-default winner against the default (when it ran).
   bool confirmed = false;
   double paired_ratio = 0;  // winner / default, median of the pairs
   int paired_pairs = 0;
+  double seconds_compiling = 0;  // wall time of the compile passes
   double seconds_validating = 0;
   double seconds_measuring = 0;
   double seconds_total = 0;
+
+  // The entry of candidate `index` (nullptr when the search did not touch it).
+  const CandidateReport* find(std::size_t index) const;
+  CandidateReport* find(std::size_t index);
 };
 
 }  // namespace tunekit

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tunekit/outcome.hpp"
+#include "tunekit/registry.hpp"
 #include "tunekit/space.hpp"
 
 namespace tunekit {
@@ -24,8 +25,9 @@ namespace tunekit {
 struct Evaluation {
   std::size_t index = 0;  // into the Enumeration
   Status status = Status::ok;
-  double value =
-      std::numeric_limits<double>::infinity();  // objective, lower is better; inf when failed
+  // Objective, lower is better; inf when failed. A point cut as hopeless (or dropped by a
+  // race) keeps its partial reading: slow, but known to be slow.
+  double value = std::numeric_limits<double>::infinity();
   double clock_seconds = 0;                     // the budget clock after this evaluation
   bool ok() const { return status == Status::ok; }
 };
@@ -52,10 +54,31 @@ class History {
   std::optional<std::size_t> best_;
 };
 
+// What is known before the first evaluation (DESIGN §6): the op's default point (the tuner
+// evaluates it first, so it is in the history too), the cost model's view of every point
+// where the op has one, and the budget, so an initial design can scale with it.
+struct SearchPrior {
+  std::optional<std::size_t> default_index;
+  // Per index: the model's ranking seconds; NaN where the model cannot score a point. Empty
+  // when there is no model.
+  std::vector<double> model_seconds;
+  double floor_seconds = 0;  // the roofline floor (0: unknown)
+  // Stop once a measured point is within this factor of floor_seconds (0: never).
+  double floor_factor = 0;
+  std::optional<std::size_t> budget_evaluations;  // excluding the points evaluated first
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
   virtual std::string_view name() const = 0;
+  // Called once before the first proposal.
+  virtual void start(const Enumeration& space, const SearchPrior& prior) {
+    (void)space, (void)prior;
+  }
+  // Whether it leaves points unevaluated by design (the model strategy's pruning and floor
+  // stop): such a search is partial, stored like a budget cut and replaced by a full one.
+  virtual bool prunes() const { return false; }
   // Up to `max` (>= 1) distinct indices that `history` has not evaluated. Returning none says
   // the strategy has nothing more to propose. All randomness comes from `rng`.
   virtual std::vector<std::size_t> propose(const Enumeration& space, const History& history,
@@ -68,47 +91,21 @@ class Strategy {
   }
 };
 
-// key=value options of a strategy. Every lookup records the key as known; check() then rejects
-// any key the strategy did not ask for, listing what it accepts.
-class StrategyOptions {
+// Strategies are plug-ins by name with an options string (registry.hpp): one parser and one
+// entry shape, shared with the tuner's schedules.
+using StrategyOptions = SpecOptions;
+using StrategyEntry = RegistryEntry<Strategy>;
+
+// Strategies by name: exhaustive, random, anneal, genetic, ils (alias greedy_ils), bayes
+// (alias bo), bandit, model. add() registers more.
+class StrategyRegistry : public Registry<Strategy> {
  public:
-  // "t0=2,alpha=0.99" (the part after ':' in a strategy spec). Malformed: UsageError.
-  static StrategyOptions parse(std::string_view strategy, std::string_view text);
-
-  double number(const std::string& key, double fallback, double min, double max);
-  std::size_t count(const std::string& key, std::size_t fallback, std::size_t min, std::size_t max);
-  std::string word(const std::string& key, const std::string& fallback,
-                   const std::vector<std::string>& allowed);
-  // Throws UsageError naming unknown keys and the accepted ones.
-  void check() const;
-
- private:
-  std::string strategy_;
-  std::vector<std::pair<std::string, std::string>> values_;
-  std::vector<std::string> known_;
-};
-
-struct StrategyEntry {
-  std::string name;
-  std::string description;
-  std::string options;  // "t0=0.5 (initial temperature), alpha=0.99 (...)"
-  std::function<std::unique_ptr<Strategy>(StrategyOptions&)> make;
-};
-
-// Strategies by name. builtin() lists exhaustive, random, anneal, genetic, ils (alias
-// greedy_ils), bayes (alias bo) and bandit; add() registers more.
-class StrategyRegistry {
- public:
+  StrategyRegistry() : Registry<Strategy>("strategy") {}
   static StrategyRegistry builtin();
-  void add(StrategyEntry entry);
-  // "name" or "name:key=value,key=value". An unknown name or option is a UsageError that says
-  // what is accepted.
-  std::unique_ptr<Strategy> make(std::string_view spec) const;
-  const std::vector<StrategyEntry>& entries() const { return entries_; }
-
- private:
-  std::vector<StrategyEntry> entries_;
 };
+
+// The strategy `tune` and `replay` use when none is named.
+inline constexpr std::string_view kDefaultStrategy = "exhaustive";
 
 struct Budget {
   std::optional<std::size_t> evaluations;  // at most this many evaluations
@@ -118,11 +115,32 @@ struct Budget {
 // What evaluating one configuration gave, and what it cost on the budget clock.
 struct ObjectiveResult {
   Status status = Status::ok;
-  double value = 0;  // lower is better; ignored when status != ok
+  double value = 0;  // lower is better; ignored when status != ok (but hopeless)
   double cost_seconds = 0;
   std::string message;
 };
 using Objective = std::function<ObjectiveResult(std::size_t index)>;
+
+// One point of a batch as the evaluator judged it.
+struct PointResult {
+  std::size_t index = 0;
+  Status status = Status::ok;
+  double value = std::numeric_limits<double>::infinity();
+};
+
+// Evaluates batches of proposed points and keeps the budget clock (DESIGN §6: the tuner's
+// evaluator builds, validates and measures them under a schedule; replay's reads a recording).
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  // Evaluates distinct, unevaluated points. Returns the points it evaluated, in any order;
+  // points it did not reach (the budget stopped it) are left out.
+  virtual std::vector<PointResult> evaluate(std::span<const std::size_t> batch) = 0;
+  // Seconds on the budget clock so far.
+  virtual double elapsed_seconds() const = 0;
+  // Why the evaluator stopped early (non-empty ends the search), e.g. "time budget".
+  virtual std::string stopped() const { return {}; }
+};
 
 struct SearchResult {
   std::string strategy;
@@ -133,11 +151,27 @@ struct SearchResult {
   // "strategy has nothing more to propose".
   std::string stop_reason;
   std::size_t dropped_proposals = 0;  // repeats or out-of-range indices the driver filtered out
+  std::size_t first_evaluations = 0;  // points evaluated before the strategy (the default)
 };
 
-// Runs `strategy` on `space` until the budget (or the space) is spent. The driver never
-// evaluates an index twice and never exceeds the budget: with a time budget, an evaluation
-// whose cost would cross it is discarded (as a real budget would stop it) and the search ends.
+struct SearchSettings {
+  Budget budget;  // evaluations exclude `first`
+  std::uint64_t seed = 0;
+  SearchPrior prior;
+  // Points evaluated before the strategy's first proposal (the default), exempt from the
+  // evaluation budget.
+  std::vector<std::size_t> first;
+  std::size_t max_batch = 256;  // most points asked of the strategy at once
+};
+
+// The one search loop (DESIGN §6): asks the strategy for proposals, drops repeats, and has the
+// evaluator evaluate them until the budget, the space or the strategy is spent.
+SearchResult search(const Enumeration& space, Strategy& strategy, Evaluator& evaluator,
+                    const SearchSettings& settings);
+
+// The same loop over a per-point objective whose cost_seconds make the budget clock (replay
+// research, tests). With a time budget, an evaluation whose cost would cross it is discarded
+// (as a real budget would stop it) and the search ends.
 SearchResult search(const Enumeration& space, Strategy& strategy, const Objective& objective,
                     const Budget& budget, std::uint64_t seed);
 

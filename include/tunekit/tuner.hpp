@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,11 +53,26 @@ struct TunerOptions {
   // Called with every contended window before it is retried.
   std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
 
-  // How a search measures: "exhaustive" (every admitted candidate, one full window each; a
-  // candidate whose median can no longer come within timing.hopeless_ratio of the best so
-  // far is cut) or "racing" (round-robin windows, confidence intervals, losers dropped
-  // early). Options after a colon: "racing:round=4,z=1.96,min_samples=8".
-  std::string search = "exhaustive";
+  // The search (DESIGN §6): a strategy proposes points of the op's candidate space, a
+  // schedule shares timing windows among them. Strategies (StrategyRegistry::builtin()):
+  // exhaustive, random, anneal, genetic, ils, bayes, bandit, model, with options after a
+  // colon ("genetic:pop=20", "model:top=4,floor=1.5"). Schedules: "full" (one full window
+  // each; a point that can no longer come within timing.hopeless_ratio of the best so far is
+  // cut) or "racing" (round-robin windows, confidence intervals, losers dropped early;
+  // "racing:round=4,z=1.96,min_samples=8,max_samples=64").
+  std::string strategy = "exhaustive";
+  std::string schedule = "full";
+  std::uint64_t seed = 1;  // the strategy's seed, recorded in reports and stored evidence
+  // Budgets (DESIGN §7); 0: none. An attempt starts only while the elapsed time plus two
+  // projected builds (its own and a reserve for the winner's rebuild) fits; the default is
+  // always measured. A cut search is stored with budget_cut.
+  double budget_seconds = 0;
+  std::size_t budget_evaluations = 0;  // points measured beyond the default
+  // Threads of the compile pass (0: the hardware's).
+  int build_threads = 0;
+  // The budget clock in seconds (monotonic). Empty: std::chrono::steady_clock. Tests and the
+  // replay device give their own.
+  std::function<double()> now;
   // Short-circuit for racing: stop as soon as the leader's upper bound is at or under this
   // many seconds per launch (0: off).
   double limit = 0;
@@ -84,14 +100,6 @@ struct TunerOptions {
   std::optional<Envelope> envelope;
   std::string profile;
   std::string profile_dir;  // from_environment(): "profiles" beside the store file
-  // Model-guided search: measure only the candidates the model ranks best — "top:K" or
-  // "fraction:F" (0 < F <= 1) of the admitted, scored ones; unscored candidates and the
-  // default are always kept. Empty: measure every candidate.
-  std::string model_prune;
-  // Short-circuit: a search stops measuring once a candidate's reading is within this factor
-  // of the roofline floor (compulsory work at peak). 0: off.
-  double floor_factor = 0;
-
   // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR once through getenv (a
   // parameter, so tests pass their own).
   static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);

@@ -114,7 +114,10 @@ Artifact Artifact::parse(std::string_view text) {
   for (const auto& [name, value] : config.items())
     a.config.set(name, json_value(value, "config." + name));
   if (j.contains("evidence")) {
-    if (!j["evidence"].is_array()) throw ParseError("artifact.evidence must be an array", 0);
+    const Json& e = j["evidence"];
+    const bool object_form = e.is_object() && e.contains("candidates") && e["candidates"].is_array();
+    if (!e.is_array() && !object_form)
+      throw ParseError("artifact.evidence must be an array or {\"candidates\": [...]}", 0);
     a.evidence = j["evidence"].dump();
   }
   return a;
@@ -139,7 +142,7 @@ Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& d
   a.architecture = device.architecture;
   a.compute_units = device.compute_units;
   a.candidate = std::string(candidate);
-  a.config = op.candidates()[*index].config;
+  a.config = op.candidate(*index).config;
   a.evidence = std::move(evidence);
   return a;
 }
@@ -216,7 +219,7 @@ std::optional<std::string> check_artifact(const Artifact& artifact, const OpBase
   }
   const auto index = op.find(artifact.candidate);
   if (!index) return "op '" + op.name() + "' has no candidate '" + artifact.candidate + "'";
-  const Config& declared = op.candidates()[*index].config;
+  const Config declared = op.candidate(*index).config;
   for (const Field& f : artifact.config.fields()) {
     if (key.find(f.name)) continue;  // a key axis: the key wins
     const Value* mine = declared.find(f.name);

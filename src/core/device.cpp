@@ -7,6 +7,7 @@ namespace {
 class HostTrial final : public Trial {
  public:
   HostTrial(Workload& workload, std::size_t index) : workload_(workload), index_(index) {}
+  Outcome build() override { return workload_.build_candidate(index_); }
   Outcome prepare() override { return Outcome::success(); }
   void launch() override { workload_.run_candidate(index_); }
   void sync() override {}

@@ -1,6 +1,8 @@
 #include "tunekit/op.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
 #include "core/field_text.hpp"
 
@@ -13,10 +15,89 @@ OpBase::OpBase(std::string name, int schema_version)
 
 OpBase::~OpBase() = default;
 
+std::size_t OpBase::size() const {
+  return spaced() ? enumeration().size() : candidates_.size();
+}
+
+const Enumeration& OpBase::enumeration() const {
+  std::call_once(enumerate_once_, [this] {
+    if (space_) {
+      enumeration_ = space_->enumerate();
+      return;
+    }
+    if (points_) {
+      enumeration_ = *points_;
+      return;
+    }
+    // A list is a space of one parameter: strategies search both the same way.
+    Parameter p{"candidate", {}};
+    std::vector<std::uint32_t> points;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      p.values.emplace_back(candidates_[i].name);
+      points.push_back(static_cast<std::uint32_t>(i));
+    }
+    enumeration_ = Enumeration::from_points({std::move(p)}, std::move(points));
+  });
+  return enumeration_;
+}
+
+Config OpBase::config_of(std::size_t index) const {
+  if (!spaced()) return candidates_.at(index).config;
+  if (index >= enumeration().size())
+    throw UsageError("op '" + name_ + "': candidate " + std::to_string(index) +
+                     " is not a point of its space (" + std::to_string(enumeration().size()) +
+                     " points)");
+  return enumeration().config(index);
+}
+
+Candidate OpBase::candidate(std::size_t index) const {
+  if (!spaced()) return candidates_.at(index);
+  Candidate c;
+  c.config = config_of(index);
+  c.name = c.config.text();
+  c.version = space_version_;
+  c.preference = static_cast<int>(std::min<std::size_t>(index, INT32_MAX));
+  if (numerics_of_config_) c.numerics = numerics_of_config_(c.config);
+  if (eligible_of_config_) {
+    c.eligible = [fn = eligible_of_config_, config = c.config](const Key& key) {
+      return fn(key, config);
+    };
+  }
+  return c;
+}
+
 std::optional<std::size_t> OpBase::find(std::string_view candidate_name) const {
+  if (spaced()) {
+    // A space candidate is named by its Config text: parse it and look the point up.
+    try {
+      return enumeration().index_of(Config::parse(candidate_name));
+    } catch (const UsageError&) {  // ParseError included: not a config's text
+      return std::nullopt;
+    }
+  }
   for (std::size_t i = 0; i < candidates_.size(); ++i)
     if (candidates_[i].name == candidate_name) return i;
   return std::nullopt;
+}
+
+void OpBase::set_points(Enumeration points, int version) {
+  require_unsealed("space");
+  if (spaced() || !candidates_.empty())
+    throw UsageError("op '" + name_ +
+                     "': an op has a list of candidates or one space, not both (and one space "
+                     "only)");
+  points_ = std::move(points);
+  space_version_ = version;
+}
+
+void OpBase::set_space(Space space, int version) {
+  require_unsealed("space");
+  if (spaced() || !candidates_.empty())
+    throw UsageError("op '" + name_ +
+                     "': an op has a list of candidates or one space, not both (and one space "
+                     "only)");
+  space_ = std::move(space);
+  space_version_ = version;
 }
 
 void OpBase::require_unsealed(std::string_view what) const {
@@ -28,6 +109,8 @@ void OpBase::require_unsealed(std::string_view what) const {
 
 void OpBase::add_candidate(Candidate candidate) {
   require_unsealed("adding a candidate");
+  if (spaced())
+    throw UsageError("op '" + name_ + "': an op has a list of candidates or one space, not both");
   if (candidate.name.empty()) throw UsageError("op '" + name_ + "': a candidate needs a name");
   if (find(candidate.name))
     throw UsageError("op '" + name_ + "' already has a candidate named '" + candidate.name + "'");
@@ -35,6 +118,15 @@ void OpBase::add_candidate(Candidate candidate) {
 }
 
 std::size_t OpBase::default_index(const Key& key) const {
+  if (spaced()) {
+    if (enumeration().size() == 0)
+      throw UsageError("op '" + name_ + "': its space has no valid point");
+    if (!default_config_ && !default_config_of_key_) return 0;
+    const Config config = default_config_of_key_ ? default_config_of_key_(key) : *default_config_;
+    if (auto i = enumeration().index_of(config)) return *i;
+    throw UsageError("op '" + name_ + "': the default config '" + config.text() +
+                     "' is not a valid point of its space");
+  }
   if (candidates_.empty()) throw UsageError("op '" + name_ + "' has no candidates");
   std::string name = default_of_key_ ? default_of_key_(key) : default_name_;
   if (name.empty()) return 0;  // the first candidate is the default unless one is named
@@ -47,8 +139,8 @@ Tolerance OpBase::tolerance(const Key& key) const {
 }
 
 std::optional<Work> OpBase::work(const Key& key, std::size_t index) const {
-  if (!work_fn_ || index >= candidates_.size()) return std::nullopt;
-  return work_fn_(key, candidates_[index]);
+  if (!work_fn_ || index >= size()) return std::nullopt;
+  return work_fn_(key, candidate(index));
 }
 
 int OpBase::rotation(const Key& key) const {
@@ -117,6 +209,31 @@ const Digest& OpBase::checksum() const {
   std::call_once(seal_once_, [this] {
     std::string manifest =
         std::to_string(name_.size()) + ":" + name_ + "#" + std::to_string(schema_version_) + ";";
+    if (spaced()) {
+      // A space's definition, not its points: parameters and values in order, constraints.
+      // Explicit points are digested as they are.
+      manifest += "space v" + std::to_string(space_version_) + ";";
+      const std::vector<Parameter>& params =
+          space_ ? space_->parameters() : points_->parameters();
+      for (const Parameter& p : params) {
+        manifest += std::to_string(p.name.size()) + ":" + p.name + "[";
+        for (const Value& v : p.values) {
+          const std::string t = v.text();
+          manifest += std::to_string(static_cast<int>(v.type())) + std::to_string(t.size()) +
+                      ":" + t;
+        }
+        manifest += "];";
+      }
+      if (space_) {
+        for (const Constraint& c : space_->constraints())
+          manifest += "c" + std::to_string(c.text().size()) + ":" + c.text() + ";";
+      } else {
+        for (std::size_t i = 0; i < points_->size(); ++i) {
+          for (std::uint32_t v : points_->point(i)) manifest += std::to_string(v) + ",";
+          manifest += ";";
+        }
+      }
+    }
     for (const auto& c : candidates_) {
       std::string config = c.config.text();
       manifest += std::to_string(c.name.size()) + ":" + c.name + "v" + std::to_string(c.version) +

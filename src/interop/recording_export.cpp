@@ -185,6 +185,7 @@ Recording recording_from_report(const TuneReport& report, const Key& key) {
         for (double s : c->timing->samples) r.times_ms.push_back(s * 1000.0);
     }
     if (c->timing) r.benchmark_ms = c->timing->wall_seconds * 1000.0;
+    r.compile_ms = c->compile_seconds * 1000.0;
     results.push_back(std::move(r));
   }
   std::vector<Value> problem_size;

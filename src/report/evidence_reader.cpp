@@ -45,6 +45,8 @@ TimingResult timing_from(const Json& j) {
 std::vector<CandidateReport> candidates_from_json(std::string_view evidence) {
   std::vector<CandidateReport> out;
   Json j = Json::parse(evidence.begin(), evidence.end(), nullptr, false);
+  // {"search": ..., "candidates": [...]}, or the bare array older entries hold.
+  if (j.is_object() && j.contains("candidates")) j = Json(j["candidates"]);
   if (j.is_discarded() || !j.is_array()) return out;
   for (const Json& c : j) {
     if (!c.is_object()) continue;
@@ -64,6 +66,7 @@ std::vector<CandidateReport> candidates_from_json(std::string_view evidence) {
     r.retries = get<int>(c, "retries", 0);
     r.score = get<double>(c, "score", 0);
     r.vs_default = get<double>(c, "vs_default", 0);
+    r.compile_seconds = get<double>(c, "compile_seconds", 0);  // absent before the compile pass
     if (c.contains("timing") && c["timing"].is_object()) r.timing = timing_from(c["timing"]);
     out.push_back(std::move(r));
   }

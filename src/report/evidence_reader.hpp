@@ -9,7 +9,8 @@
 
 namespace tunekit::detail {
 
-// Tolerant: a missing field keeps its default; text that is not a JSON array gives nothing.
+// Tolerant: a missing field keeps its default; text that is neither {"candidates": [...]} nor
+// a JSON array gives nothing.
 std::vector<CandidateReport> candidates_from_json(std::string_view evidence);
 
 // Sets report.candidates from the evidence and, where the winner and the default carry

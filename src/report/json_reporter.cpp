@@ -60,6 +60,7 @@ Json candidate_json(const CandidateReport& c) {
   j["score"] = c.score;
   j["vs_default"] = c.vs_default;
   j["retries"] = c.retries;
+  j["compile_seconds"] = c.compile_seconds;
   j["timing"] = c.timing ? timing_json(*c.timing) : Json(nullptr);
   return j;
 }
@@ -87,6 +88,32 @@ Json timing_json(const TimingResult& t) {
   return j;
 }
 
+Json search_json(const TuneReport& r) {
+  Json j;
+  j["strategy"] = r.strategy;
+  j["schedule"] = r.schedule;
+  j["seed"] = r.seed;
+  j["space_size"] = r.space_size;
+  j["evaluated"] = r.candidates.size();
+  j["stop_reason"] = r.stop_reason;
+  Json b;
+  b["seconds"] = r.budget.seconds;
+  b["evaluations"] = r.budget.evaluations;
+  b["cut"] = r.budget.cut;
+  b["stopped"] = r.budget.stopped;
+  b["reserve_seconds"] = r.budget.reserve_seconds;
+  b["not_started"] = r.budget.not_started;
+  j["budget"] = std::move(b);
+  return j;
+}
+
+std::string evidence_text(const TuneReport& r) {
+  Json j;
+  j["search"] = search_json(r);
+  j["candidates"] = report_json(r)["candidates"];
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 Json report_json(const TuneReport& r) {
   Json j;
   j["format"] = "tunekit.report";
@@ -108,10 +135,11 @@ Json report_json(const TuneReport& r) {
   j["statistic"] = str(to_string(r.statistic));
   j["tie_band"] = r.tie_band;
   j["numerics_policy"] = str(to_string(r.numerics_policy));
-  j["search"] = r.search;
+  j["search"] = search_json(r);
   j["confirmed"] = r.confirmed;
   j["paired_ratio"] = r.paired_ratio;
   j["paired_pairs"] = r.paired_pairs;
+  j["seconds_compiling"] = r.seconds_compiling;
   j["seconds_validating"] = r.seconds_validating;
   j["seconds_measuring"] = r.seconds_measuring;
   j["seconds_total"] = r.seconds_total;

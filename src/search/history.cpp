@@ -13,7 +13,9 @@ void History::add(const Evaluation& e) {
   if (evaluated_[e.index])
     throw UsageError("index " + std::to_string(e.index) + " was already evaluated");
   evaluated_[e.index] = true;
-  value_[e.index] = e.ok() ? e.value : std::numeric_limits<double>::infinity();
+  // A hopeless point keeps its partial reading (slow, and known to be); a failure is inf.
+  const bool informative = e.ok() || e.status == Status::hopeless;
+  value_[e.index] = informative ? e.value : std::numeric_limits<double>::infinity();
   list_.push_back(e);
   list_.back().value = value_[e.index];
   if (e.ok() && (!best_ || e.value < list_[*best_].value)) best_ = list_.size() - 1;

@@ -19,34 +19,16 @@ StrategyRegistry StrategyRegistry::builtin() {
   r.add({"bayes", "Bayesian optimisation: Gaussian process (Matern 5/2) + expected improvement",
          "init=20, train=64, pool=150, xi=0.01", detail::make_bayes});
   r.add({"bo", "alias of bayes", "as bayes", detail::make_bayes});
+  r.add({"model",
+         "cost-model order: the best-ranked points first, unscored ones after; stops once a "
+         "reading is within floor of the roofline floor, or after top / fraction of the scored "
+         "points",
+         "top=K (integer), fraction=F (in (0, 1]), floor=X (factor over the floor, 0: off)",
+         detail::make_model});
   r.add({"bandit", "AUC bandit ensemble over other strategies (OpenTuner)",
          "arms=ils+anneal+genetic+random, window=50, c=0.05",
          [](StrategyOptions& o) { return detail::make_bandit(o, StrategyRegistry::builtin()); }});
   return r;
-}
-
-void StrategyRegistry::add(StrategyEntry entry) {
-  if (!entry.make) throw UsageError("strategy '" + entry.name + "' needs a factory");
-  for (const StrategyEntry& e : entries_)
-    if (e.name == entry.name) throw UsageError("strategy '" + entry.name + "' is registered twice");
-  entries_.push_back(std::move(entry));
-}
-
-std::unique_ptr<Strategy> StrategyRegistry::make(std::string_view spec) const {
-  const std::size_t colon = spec.find(':');
-  const std::string name(spec.substr(0, colon));
-  const std::string_view options_text =
-      colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
-  for (const StrategyEntry& e : entries_) {
-    if (e.name != name) continue;
-    StrategyOptions options = StrategyOptions::parse(name, options_text);
-    std::unique_ptr<Strategy> s = e.make(options);
-    options.check();
-    return s;
-  }
-  std::string known;
-  for (const StrategyEntry& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
-  throw UsageError("unknown strategy '" + name + "'; use one of " + known);
 }
 
 }  // namespace tunekit

@@ -73,7 +73,7 @@ namespace detail {
 StoredChoice make_stored_choice(const Identity& identity, const TuneReport& report,
                                 const std::string& winner_config, bool budget_cut) {
   return tunekit::make_stored_choice(identity, report.winner_name, winner_config,
-                                     report_json(report)["candidates"].dump(), budget_cut);
+                                     evidence_text(report), budget_cut);
 }
 
 }  // namespace detail

@@ -97,7 +97,7 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   r.envelope = source.envelope;
   r.envelope_origin = source.origin;
   r.default_index = op.default_index(key);
-  r.default_name = op.candidates()[r.default_index].name;
+  r.default_name = op.candidate(r.default_index).name;
   r.winner = r.default_index;
   r.winner_name = r.default_name;
   r.source = Source::use_default;
@@ -106,15 +106,17 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   std::optional<Outcome> failure;  // the first classified failure of a work model
   std::string failed_name;
   double floor = std::numeric_limits<double>::infinity();
-  const auto& cs = op.candidates();
-  for (std::size_t i = 0; i < cs.size(); ++i) {
+  const std::size_t n = op.size();
+  r.candidates.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Candidate cand = op.candidate(i);
     ModelCandidate c;
     c.index = i;
-    c.name = cs[i].name;
-    c.config = cs[i].config.text();
-    c.numerics = cs[i].numerics;
+    c.name = cand.name;
+    c.config = cand.config.text();
+    c.numerics = cand.numerics;
     c.is_default = i == r.default_index;
-    if (auto refused = precheck(cs[i], key, options.numerics_policy)) c.admission = *refused;
+    if (auto refused = precheck(cand, key, options.numerics_policy)) c.admission = *refused;
     if (!usable) {
       c.unscored_why = "no usable envelope";
     } else if (!op.has_work_model()) {
@@ -153,14 +155,14 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
 
   // The decision rule on model scores (below) applied again and again to what is left: the
   // rank is the order of those picks, so the model's pick is rank 1 and a prune never cuts it.
-  std::vector<CandidateReport> scored(cs.size());
-  std::vector<bool> in(cs.size(), false);
-  for (std::size_t i = 0; i < cs.size(); ++i) {
+  std::vector<CandidateReport> scored(n);
+  std::vector<bool> in(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
     CandidateReport& s = scored[i];
     const ModelCandidate& c = r.candidates[i];
     s.index = i;
     s.name = c.name;
-    s.preference = cs[i].preference;
+    s.preference = op.candidate(i).preference;
     s.is_default = c.is_default;
     s.score = c.time.seconds;
     // The default is admitted whatever the policy says: it is what the caller declared.
@@ -206,38 +208,12 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
         "one with");
   }
   r.winner = first.value_or(r.default_index);
-  r.winner_name = cs[r.winner].name;
+  r.winner_name = r.candidates[r.winner].name;
   r.candidates[r.winner].chosen = true;
   r.source = Source::model;
   r.winner_seconds = r.candidates[r.winner].time.seconds;
   r.speedup = r.winner_seconds > 0 ? r.default_seconds / r.winner_seconds : 1;
   return r;
-}
-
-std::size_t prune_keep(std::string_view spec, std::size_t ranked) {
-  if (spec.empty()) return ranked;
-  auto bad = [&]() -> UsageError {
-    return UsageError("model_prune: use top:K (K >= 1) or fraction:F (0 < F <= 1), not '" +
-                      std::string(spec) + "'");
-  };
-  const auto colon = spec.find(':');
-  if (colon == spec.npos) throw bad();
-  const std::string name(spec.substr(0, colon)), value(spec.substr(colon + 1));
-  char* end = nullptr;
-  const double x = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !std::isfinite(x)) throw bad();
-  if (name == "top") {
-    if (x < 1 || x != std::floor(x)) throw bad();
-    // Clamp before the cast: a double past SIZE_MAX does not convert (undefined behaviour).
-    if (x >= static_cast<double>(ranked)) return ranked;
-    return static_cast<std::size_t>(x);
-  }
-  if (name == "fraction") {
-    if (!(x > 0 && x <= 1)) throw bad();
-    const auto keep = static_cast<std::size_t>(std::ceil(x * static_cast<double>(ranked)));
-    return std::min(ranked, std::max<std::size_t>(1, keep));
-  }
-  throw bad();
 }
 
 }  // namespace tunekit::detail

@@ -32,9 +32,4 @@ EnvelopeSource resolve_envelope(const TunerOptions& options, const DeviceIdentit
 ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource& envelope,
                          const TunerOptions& options);
 
-// How many of `ranked` admitted, scored candidates a model_prune spec keeps: "top:K" keeps K,
-// "fraction:F" keeps ceil(F · ranked) (at least one). A malformed spec is a UsageError; an
-// empty one keeps all.
-std::size_t prune_keep(std::string_view spec, std::size_t ranked);
-
 }  // namespace tunekit::detail

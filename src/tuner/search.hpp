@@ -1,41 +1,29 @@
-// The tuner's search strategies, found by name: "exhaustive" and "racing" (DESIGN §6).
+// The tuner's search (DESIGN §6): the one search loop of src/search over the op's candidate
+// space, with the strategy and the schedule TunerOptions name, the compile pass and the budget.
 #pragma once
-
-#include <string>
-#include <string_view>
-#include <vector>
 
 #include "tunekit/device.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/strategy.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::detail {
 
-class SearchContext;
+// Checks TunerOptions' search fields (strategy, schedule, budgets, threads): a UsageError
+// that says what to write instead.
+void check_search_options(const TunerOptions& options);
 
-// Parsed "name:k=v,k=v" options of a search.
-struct SearchOptions {
-  std::string name;
-  std::vector<std::pair<std::string, double>> values;
-  double get(std::string_view key, double fallback) const;
-};
-SearchOptions parse_search_spec(std::string_view spec);
+// Whether a search with these options may stop before its strategy is done (a budget, or a
+// strategy that prunes): such a search is stored as budget_cut.
+bool search_is_restricted(const TunerOptions& options);
 
-void exhaustive_search(SearchContext& context, const SearchOptions& options);
-void racing_search(SearchContext& context, const SearchOptions& options);
-
-// Runs the search TunerOptions::search names and returns the report with the winner set (the
-// default when nothing validated and measured cleanly). Classified failures are in the
-// report; UsageError (an unknown search, a malformed option) and FatalError propagate.
-// `model` (may be null): the cost model's ranking for model-guided searches
-// (TunerOptions::model_prune, floor_factor). `model_cut` (may be null) is set to whether the
-// model left admitted candidates unmeasured (a partial search).
-TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
-                      const ModelReport* model = nullptr, bool* model_cut = nullptr);
-
-// The known search names, for messages and the CLI.
-std::vector<std::string> search_names();
+// Runs the search and returns the report with the winner set (the default when nothing
+// validated and measured cleanly, or when the budget left the default unmeasured: source
+// budget_floor_unmeasured). `prior` carries the cost model's view of the points when there is
+// one. Classified failures are in the report; UsageError and FatalError propagate.
+TuneReport run_search(Device& device, const OpBase& op, const Key& key,
+                      const TunerOptions& options, const SearchPrior& prior);
 
 }  // namespace tunekit::detail

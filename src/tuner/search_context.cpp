@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <exception>
-#include <map>
 
 #include "core/classify.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/stats.hpp"
 #include "tuner/admission.hpp"
 #include "tuner/decision.hpp"
-#include "tuner/model_choice.hpp"
 
 namespace tunekit::detail {
 namespace {
@@ -22,28 +20,32 @@ SearchContext::SearchContext(Device& device, const OpBase& op, const Key& key,
                              const TunerOptions& options)
     : device_(device), op_(op), key_(key), options_(options) {
   r_.default_index = op_.default_index(key_);
-  r_.default_name = op_.candidates()[r_.default_index].name;
-  const auto& cs = op_.candidates();
-  r_.candidates.resize(cs.size());
-  trials_.resize(cs.size());
-  total_ = cs.size();
-  for (std::size_t i = 0; i < cs.size(); ++i) {
-    CandidateReport& c = r_.candidates[i];
-    c.index = i;
-    c.name = cs[i].name;
-    c.config = cs[i].config.text();
-    c.numerics = cs[i].numerics;
-    c.group = cs[i].group;
-    c.preference = cs[i].preference;
-    c.is_default = i == r_.default_index;
-    c.outcome = {Status::skipped, "not reached"};
-  }
+  r_.default_name = op_.candidate(r_.default_index).name;
+  r_.space_size = op_.size();
   r_.winner = r_.default_index;
   r_.winner_name = r_.default_name;
+  total_ = r_.space_size;
 }
 
 SearchContext::~SearchContext() {
-  for (std::size_t i = 0; i < trials_.size(); ++i) drop_trial(i);
+  while (!trials_.empty()) drop_trial(trials_.begin()->first);
+}
+
+CandidateReport& SearchContext::entry(std::size_t index) {
+  if (auto it = position_.find(index); it != position_.end()) return r_.candidates[it->second];
+  const Candidate cand = op_.candidate(index);
+  CandidateReport c;
+  c.index = index;
+  c.name = cand.name;
+  c.config = cand.config.text();
+  c.numerics = cand.numerics;
+  c.group = cand.group;
+  c.preference = cand.preference;
+  c.is_default = index == r_.default_index;
+  c.outcome = {Status::skipped, "not reached"};
+  position_.emplace(index, r_.candidates.size());
+  r_.candidates.push_back(std::move(c));
+  return r_.candidates.back();
 }
 
 bool SearchContext::prepare_inputs() {
@@ -64,25 +66,18 @@ bool SearchContext::prepare_inputs() {
   }
 }
 
-std::vector<std::vector<std::size_t>> SearchContext::plan() const {
-  std::map<int, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < op_.candidates().size(); ++i) {
-    if (!pruned_.empty() && pruned_[i]) continue;
-    auto& members = groups[op_.candidates()[i].group];
-    // The default is measured first in its group: the incumbent every other is judged by.
-    if (i == r_.default_index) {
-      members.insert(members.begin(), i);
-    } else {
-      members.push_back(i);
-    }
-  }
-  std::vector<std::vector<std::size_t>> out;
-  for (auto& [g, members] : groups) out.push_back(std::move(members));
-  return out;
+std::unique_ptr<Trial> SearchContext::build_trial(std::size_t index) {
+  return device_.make_trial(*workload_, index);
+}
+
+void SearchContext::built(std::size_t index, const Outcome& outcome, double seconds) {
+  entry(index).compile_seconds = seconds;
+  built_[index] = true;
+  if (!outcome.ok()) finish(index, outcome, std::nullopt);
 }
 
 Trial* SearchContext::admit(std::size_t index) {
-  const Candidate& cand = op_.candidates()[index];
+  const Candidate cand = op_.candidate(index);
   auto fail = [&](Outcome o) -> Trial* {
     finish(index, std::move(o), std::nullopt);
     return nullptr;
@@ -90,11 +85,25 @@ Trial* SearchContext::admit(std::size_t index) {
   if (auto refused = precheck(cand, key_, options_.numerics_policy)) return fail(*refused);
   try {
     trials_[index] = make_trial(index);
+    if (!built_[index]) {
+      const auto start = Wall::now();
+      Outcome b = trials_[index]->build();
+      entry(index).compile_seconds = since(start);
+      r_.seconds_compiling += since(start);
+      built_[index] = true;
+      if (!b.ok()) {
+        drop_trial(index);
+        return fail(b);
+      }
+    }
     Outcome prepared = trials_[index]->prepare();
     if (!prepared.ok()) {
       drop_trial(index);
       return fail(prepared);
     }
+  } catch (const FatalError&) {
+    drop_trial(index);
+    throw;
   } catch (...) {
     drop_trial(index);
     return fail(classify_exception(std::current_exception(), "prepare", Status::compile_failed));
@@ -119,6 +128,19 @@ Trial* SearchContext::admit(std::size_t index) {
   return trials_[index].get();
 }
 
+Trial* SearchContext::acquire(std::size_t index) {
+  if (auto it = trials_.find(index); it != trials_.end()) return it->second.get();
+  try {
+    auto trial = make_trial(index);
+    if (Outcome o = trial->prepare(); !o.ok()) return nullptr;
+    return (trials_[index] = std::move(trial)).get();
+  } catch (const FatalError&) {
+    throw;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
 namespace {
 
 // Cycles launches over one trial per input copy; the first is the validated workload's, and
@@ -128,6 +150,8 @@ class RotatingTrial final : public Trial {
  public:
   explicit RotatingTrial(std::vector<std::unique_ptr<Trial>> trials)
       : trials_(std::move(trials)), launched_(trials_.size(), false) {}
+  // One build serves every copy: the program does not depend on the inputs.
+  Outcome build() override { return trials_.front()->build(); }
   Outcome prepare() override {
     for (auto& t : trials_)
       if (Outcome o = t->prepare(); !o.ok()) return o;
@@ -165,28 +189,34 @@ std::unique_ptr<Trial> SearchContext::make_trial(std::size_t index) {
 }
 
 void SearchContext::drop_trial(std::size_t index) {
-  if (!trials_[index]) return;
+  auto it = trials_.find(index);
+  if (it == trials_.end()) return;
   try {
-    trials_[index]->release();
+    if (it->second) it->second->release();
   } catch (...) {  // a failing release must not hide the outcome
   }
-  trials_[index].reset();
+  trials_.erase(it);
 }
 
-TimingOptions SearchContext::timing_options() const {
+TimingOptions SearchContext::timing_options(std::size_t index) const {
   TimingOptions timing = options_.timing;
   if ((options_.evict || op_.evicts()) && !timing.evictor) timing.evictor = device_.evictor();
+  if (stop_ && index != r_.default_index) {
+    // The caller's stop() and the budget's: either ends the window.
+    timing.stop = [user = timing.stop, budget = stop_] { return (user && user()) || budget(); };
+  }
   return timing;
 }
 
 TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timing) {
   const auto start = Wall::now();
-  CandidateReport& c = r_.candidates[index];
-  TimingResult result = time_routine(*trials_[index], device_.clock(), timing);
+  Trial& trial = *trials_.at(index);
+  TimingResult result = time_routine(trial, device_.clock(), timing);
   if (result.ok() && result.contended) {
+    CandidateReport& c = entry(index);
     if (options_.on_retry) options_.on_retry(c.name, result);
     ++c.retries;
-    result = time_routine(*trials_[index], device_.clock(), timing);
+    result = time_routine(trial, device_.clock(), timing);
     if (result.ok() && result.contended) {
       result.outcome = {
           Status::refused,
@@ -198,62 +228,27 @@ TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timi
   return result;
 }
 
-void SearchContext::guide(const ModelReport& model) {
-  if (model.source != Source::model) {
-    if (!options_.model_prune.empty() || options_.floor_factor > 0) {
-      r_.reason = "model-guided search off (" + model.reason + "): every candidate measured";
-    }
-    return;
-  }
-  if (options_.floor_factor > 0 && model.floor_seconds > 0)
-    floor_bound_ = model.floor_seconds * options_.floor_factor;
-  if (options_.model_prune.empty()) return;
-  std::size_t ranked = 0;
-  for (const auto& c : model.candidates) ranked += c.rank > 0;
-  const std::size_t keep = prune_keep(options_.model_prune, ranked);
-  pruned_.assign(model.candidates.size(), false);
-  for (const auto& c : model.candidates) {
-    // The model's own pick is never pruned (rank 1 by construction; kept explicitly too).
-    if (c.rank <= 0 || static_cast<std::size_t>(c.rank) <= keep || c.is_default ||
-        c.index == model.winner)
-      continue;
-    pruned_[c.index] = true;
-    model_cut_ = true;
-    r_.candidates[c.index].outcome = {
-        Status::skipped, "pruned by the cost model: rank " + std::to_string(c.rank) + " of " +
-                             std::to_string(ranked) + " (" + options_.model_prune + ")"};
-  }
-}
-
-double SearchContext::short_circuit() const {
-  return std::max(options_.limit, floor_bound_);
-}
-
 double SearchContext::score(const TimingResult& t) const {
   return options_.statistic == Statistic::min ? t.min : t.median;
 }
 
 void SearchContext::finish(std::size_t index, Outcome outcome, std::optional<TimingResult> timing) {
-  CandidateReport& c = r_.candidates[index];
+  CandidateReport& c = entry(index);
   c.outcome = std::move(outcome);
   c.timing = std::move(timing);
-  if (c.outcome.ok() && c.timing) c.score = score(*c.timing);
+  if (c.outcome.ok() && c.timing) {
+    c.score = score(*c.timing);
+    if (incumbent_ == 0 || c.score < incumbent_) incumbent_ = c.score;
+  }
   if (options_.on_progress)
-    options_.on_progress(ProgressEvent{op_.name(), position_, total_, c.name, &c});
-  ++position_;
-}
-
-void SearchContext::mark_skipped_after(const std::vector<std::vector<std::size_t>>& plan,
-                                       std::size_t group) {
-  for (std::size_t g = group + 1; g < plan.size(); ++g)
-    for (std::size_t i : plan[g])
-      r_.candidates[i].outcome = {Status::skipped,
-                                  "an earlier plan group already produced a valid candidate"};
+    options_.on_progress(
+        ProgressEvent{op_.name(), finished_, std::max(total_, finished_ + 1), c.name, &c});
+  ++finished_;
 }
 
 void SearchContext::choose() {
   r_.source = Source::searched;
-  const CandidateReport& def = r_.candidates[r_.default_index];
+  const CandidateReport& def = entry(r_.default_index);
   r_.default_score = def.outcome.ok() ? def.score : 0;
   if (auto w = decide(r_.candidates, r_.default_index, options_.tie_band)) {
     r_.winner = *w;
@@ -261,8 +256,9 @@ void SearchContext::choose() {
     r_.winner = r_.default_index;
     r_.reason = "no candidate validated and measured cleanly; the default stands";
   }
-  if (r_.winner != r_.default_index && def.outcome.ok() && options_.confirm_pairs > 0) confirm();
-  CandidateReport& win = r_.candidates[r_.winner];
+  if (r_.winner != r_.default_index && r_.default_score > 0 && options_.confirm_pairs > 0)
+    confirm();
+  CandidateReport& win = entry(r_.winner);
   win.winner = true;
   r_.winner_name = win.name;
   r_.winner_score = win.outcome.ok() ? win.score : 0;
@@ -275,22 +271,20 @@ void SearchContext::choose() {
 void SearchContext::confirm() {
   const std::size_t def = r_.default_index;
   const std::size_t win = r_.winner;
-  // Both trials prepared again if a strategy released them.
-  for (std::size_t i : {def, win}) {
-    if (trials_[i]) continue;
-    trials_[i] = make_trial(i);
-    if (!trials_[i]->prepare().ok()) return;  // cannot confirm: keep the decision
-  }
+  // Both trials prepared again (the schedules release every trial after timing it); the
+  // winner is rebuilt from its config, its build already in the backend's cache.
+  for (std::size_t i : {def, win})
+    if (!acquire(i)) return;  // cannot confirm: keep the decision
   // Each side of a pair is one short window at the depth the main window used.
   auto window_for = [&](std::size_t i) {
-    TimingOptions t = timing_options();
+    TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
     t.warmup = 0;
     t.repeats_floor = 5;  // each side of a pair: the best of five launches (batches)
     t.max_runs = 5;
     t.sample_budget = 0;
     t.hopeless_against = 0;
     t.on_call = nullptr;
-    if (r_.candidates[i].timing) t.fixed_depth = r_.candidates[i].timing->depth;
+    if (const CandidateReport* c = find(i); c && c->timing) t.fixed_depth = c->timing->depth;
     return t;
   };
   const auto start = Wall::now();
@@ -300,7 +294,7 @@ void SearchContext::confirm() {
       // A B B A: the order alternates so drift hits both sides equally.
       double a = 0, b = 0;
       auto one = [&](std::size_t i) {
-        TimingResult t = time_routine(*trials_[i], device_.clock(), window_for(i));
+        TimingResult t = time_routine(*trials_.at(i), device_.clock(), window_for(i));
         // The minimum of the side's five: interference only ever adds time, so the minimum is
         // the reading least disturbed by whatever else the machine is doing.
         return t.ok() ? t.min : 0.0;
@@ -315,9 +309,13 @@ void SearchContext::confirm() {
       ref.push_back(a);
       cand.push_back(b);
     }
+  } catch (const FatalError&) {
+    throw;
   } catch (...) {
+    drop_trial(def), drop_trial(win);
     return;  // a failure here leaves the measured decision as it was
   }
+  drop_trial(def), drop_trial(win);
   r_.seconds_measuring += since(start);
   stats::PairedScore s = stats::paired_score(ref, cand, options_.paired);
   r_.paired_pairs = s.pairs;

@@ -1,17 +1,19 @@
-// What every search strategy of the tuner shares: inputs and reference, admission (numerics,
-// eligibility, prepare), validation, measured windows with one retry, the decision, and the
-// paired confirmation against the default.
+// What one search of the tuner shares between its evaluator and its schedule: inputs and
+// reference, the report (only the candidates touched, in evaluation order), admission
+// (numerics, eligibility, prepare, validation), measured windows with one retry, the
+// decision and the paired confirmation against the default.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "tunekit/device.hpp"
 #include "tunekit/key.hpp"
-#include "tunekit/model_report.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/tuner.hpp"
@@ -23,49 +25,60 @@ class SearchContext {
  public:
   SearchContext(Device& device, const OpBase& op, const Key& key, const TunerOptions& options);
   ~SearchContext();
+  SearchContext(const SearchContext&) = delete;
+  SearchContext& operator=(const SearchContext&) = delete;
 
   TuneReport& report() { return r_; }
   const TunerOptions& options() const { return options_; }
   Device& device() { return device_; }
+  const OpBase& op() const { return op_; }
+  const Key& key() const { return key_; }
   std::size_t default_index() const { return r_.default_index; }
 
   // Inputs and reference; false (source pre_search_failure) when they cannot be produced.
   bool prepare_inputs();
-  // Plan groups in ascending order, the default's group first among equals.
-  std::vector<std::vector<std::size_t>> plan() const;
 
-  // Admission, prepare and validation of one candidate. On success the trial stays prepared
-  // (release() with the context or by drop_trial); otherwise the outcome is recorded.
+  // The report entry of candidate `index`, created (status skipped, "not reached") on first
+  // use. The reference is valid until the next entry() of a new index.
+  CandidateReport& entry(std::size_t index);
+  const CandidateReport* find(std::size_t index) const { return r_.find(index); }
+
+  // A trial for building only (the compile pass): no buffers, safe to build() on any thread.
+  std::unique_ptr<Trial> build_trial(std::size_t index);
+  // Records the compile pass's verdict on a candidate: its build time, and on failure its
+  // final outcome. Built candidates are not built again by admit().
+  void built(std::size_t index, const Outcome& outcome, double seconds);
+
+  // Admission (numerics, eligibility), prepare and validation of one candidate. On success
+  // the trial stays prepared until drop_trial(); otherwise the outcome is recorded.
   Trial* admit(std::size_t index);
+  // The prepared trial of a candidate that was already validated (racing and the paired
+  // confirmation re-prepare rather than keep several candidates' buffers alive).
+  Trial* acquire(std::size_t index);
   void drop_trial(std::size_t index);
+  // Trials alive now (at most one while timing, DESIGN §3).
+  std::size_t live_trials() const { return trials_.size(); }
 
   // One timing window; a contended window is retried once, then refused.
   TimingResult measure(std::size_t index, const TimingOptions& timing);
-  TimingOptions timing_options() const;
+  // The search's timing options for candidate `index`: evictor, and the budget's stop() for
+  // every candidate but the default (the floor is exempt).
+  TimingOptions timing_options(std::size_t index) const;
+  // Set by the evaluator: asked before every batch of a window (true: stop it).
+  void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
+  // How many candidates progress events count towards (the space, or what the budget allows).
+  void set_progress_total(std::size_t total) { total_ = total; }
 
   // Records a final outcome (and score from the timing) and reports progress.
   void finish(std::size_t index, Outcome outcome, std::optional<TimingResult> timing);
-  void mark_skipped_after(const std::vector<std::vector<std::size_t>>& plan, std::size_t group);
 
   // Decides the winner among ok candidates (tie band), then confirms a non-default winner
   // with paired A B B A windows against the default. Fills the report's decision fields.
   void choose();
 
   double score(const TimingResult& t) const;
-
-  // Model-guided search (DESIGN §6, §9): candidates the cost model ranks below the
-  // model_prune cut are left out of the plan (skipped, with their rank); unscored candidates
-  // and the default stay. The floor times floor_factor becomes a short-circuit bound.
-  void guide(const ModelReport& model);
-  // Seconds at or under which a reading ends the search: the larger of TunerOptions::limit
-  // and the model's floor times floor_factor (0: none).
-  double short_circuit() const;
-  // The model's floor times floor_factor alone (0: none); exhaustive searches stop on it.
-  double floor_bound() const { return floor_bound_; }
-  // Whether the model left admitted candidates unmeasured (pruned, or a floor stop): the
-  // search is partial and is stored like a budget cut (DESIGN §7).
-  bool model_cut() const { return model_cut_; }
-  void mark_model_cut() { model_cut_ = true; }
+  // The best ok score so far (0: none): the incumbent hopeless cuts judge by.
+  double incumbent() const { return incumbent_; }
 
  private:
   void confirm();
@@ -79,15 +92,16 @@ class SearchContext {
   const Key& key_;
   const TunerOptions& options_;
   TuneReport r_;
-  std::unique_ptr<Workload> workload_;               // validated against the reference
-  std::vector<std::unique_ptr<Workload>> rotation_;  // further input copies for timing
+  std::unordered_map<std::size_t, std::size_t> position_;  // index -> r_.candidates position
+  std::unique_ptr<Workload> workload_;                     // validated against the reference
+  std::vector<std::unique_ptr<Workload>> rotation_;        // further input copies for timing
   std::optional<Reference> reference_;
   Tolerance tolerance_;
-  std::vector<std::unique_ptr<Trial>> trials_;
-  std::vector<bool> pruned_;
-  double floor_bound_ = 0;
-  bool model_cut_ = false;
-  std::size_t position_ = 0;
+  std::unordered_map<std::size_t, std::unique_ptr<Trial>> trials_;
+  std::unordered_map<std::size_t, bool> built_;  // index -> built in the compile pass
+  std::function<bool()> stop_;
+  double incumbent_ = 0;
+  std::size_t finished_ = 0;
   std::size_t total_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "tunekit/tuner.hpp"
 
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -33,6 +34,8 @@ std::string_view to_string(Source source) {
       return "pre_search_failure";
     case Source::model:
       return "model";
+    case Source::budget_floor_unmeasured:
+      return "budget_floor_unmeasured";
   }
   return "unknown";
 }
@@ -61,12 +64,10 @@ class Tuner::Impl {
   Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
     if (!(options_.tie_band >= 0 && options_.tie_band < 1))
       throw UsageError("TunerOptions: tie_band must be in [0, 1), e.g. 0.02 for 2 %");
-    detail::parse_search_spec(options_.search);  // an unknown search fails here, not mid-call
+    detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
+    restricted_ = detail::search_is_restricted(options_);
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;
-    detail::prune_keep(options_.model_prune, 0);  // a malformed spec fails here
-    if (!(options_.floor_factor >= 0 && std::isfinite(options_.floor_factor)))
-      throw UsageError("TunerOptions: floor_factor must be finite and >= 0 (0: off), e.g. 1.5");
     // A profile named explicitly fails here (missing, malformed), not at the first call.
     if (options_.envelope || !options_.profile.empty()) envelope_source();
   }
@@ -189,11 +190,10 @@ class Tuner::Impl {
     const bool persistent = store_ && device_.identity().known;
     const Identity id = identity(op, key);
     if (!force && options_.mode != Mode::force && persistent) {
-      // A partial entry (budget cut, model-pruned or floor-stopped) serves a search that is
-      // partial too; a search without those limits replaces it (DESIGN §7).
-      const bool unrestricted = options_.model_prune.empty() && options_.floor_factor == 0;
+      // A partial entry (a budget cut, a pruning strategy) serves a search that is restricted
+      // too; a search without those limits replaces it (DESIGN §7).
       auto stored = store_->find(id.digest().hex());
-      if (stored && stored->budget_cut && unrestricted) stored.reset();
+      if (stored && stored->budget_cut && !restricted_) stored.reset();
       if (stored) {
         if (auto index = op.find(stored->winner)) {
           table_.publish(pending.op, pending.key, *index);
@@ -219,15 +219,11 @@ class Tuner::Impl {
     if (!force && options_.mode == Mode::cached)
       return serve_default(Source::search_disabled, "mode is cached and no choice is known");
 
-    std::optional<ModelReport> model;  // ranks a model-guided search
-    if (!options_.model_prune.empty() || options_.floor_factor > 0)
-      model = detail::model_decide(op, key, envelope_source(), options_);
-    bool partial = false;  // the model pruned or floor-stopped it: stored as budget_cut
-    TuneReport r =
-        detail::run_search(device_, op, key, options_, model ? &*model : nullptr, &partial);
+    TuneReport r = detail::run_search(device_, op, key, options_, prior(op, key));
     fill_identity(r, op, key);
     table_.publish(pending.op, pending.key, r.winner);
-    const bool measured = r.source == Source::searched && r.candidates[r.winner].outcome.ok();
+    const CandidateReport* winner = r.find(r.winner);
+    const bool measured = r.source == Source::searched && winner && winner->outcome.ok();
     if (!measured) {
       r.reason += std::string(r.reason.empty() ? "" : "; ") +
                   "no clean measurement: kept in memory for this session only";
@@ -235,8 +231,8 @@ class Tuner::Impl {
       r.reason += std::string(r.reason.empty() ? "" : "; ") +
                   "device identity unknown: kept in memory for this session only";
     } else if (store_) {
-      store_->put(detail::make_stored_choice(id, r, op.candidates()[r.winner].config.text(),
-                                             /*budget_cut=*/partial));
+      store_->put(detail::make_stored_choice(id, r, op.candidate(r.winner).config.text(),
+                                             /*budget_cut=*/r.budget.cut));
     }
     if (measured && device_.identity().known && options_.mode == Mode::force &&
         !options_.artifact_dir.empty()) {
@@ -248,6 +244,21 @@ class Tuner::Impl {
     Choice choice{r.winner, r.source};
     if (report) *report = std::move(r);
     return choice;
+  }
+
+  // What the search knows before its first evaluation: the cost model's view of every point,
+  // when the op has a work model and an envelope is known.
+  SearchPrior prior(const OpBase& op, const Key& key) const {
+    SearchPrior p;
+    if (!op.has_work_model() || !envelope_source().envelope) return p;
+    const ModelReport m = detail::model_decide(op, key, envelope_source(), options_);
+    if (m.source != Source::model) return p;
+    p.model_seconds.assign(op.size(), std::numeric_limits<double>::quiet_NaN());
+    for (const ModelCandidate& c : m.candidates)
+      if (c.scored && c.admission.ok() && c.index < p.model_seconds.size())
+        p.model_seconds[c.index] = c.time.seconds;
+    p.floor_seconds = m.floor_seconds;
+    return p;
   }
 
   void fill_identity(TuneReport& r, const OpBase& op, const Key& key) const {
@@ -268,9 +279,10 @@ class Tuner::Impl {
     r.source = source;
     r.reason = std::move(reason);
     r.winner = index;
-    r.winner_name = op.candidates()[index].name;
+    r.winner_name = op.candidate(index).name;
     r.default_index = op.default_index(key);
-    r.default_name = op.candidates()[r.default_index].name;
+    r.default_name = op.candidate(r.default_index).name;
+    r.space_size = op.size();
     return r;
   }
 
@@ -280,6 +292,7 @@ class Tuner::Impl {
   std::mutex pending_mutex_;
   std::set<PendingKey> pending_;
   bool used_ = false;  // guarded by pending_mutex_
+  bool restricted_ = false;  // searches may stop early (budget, pruning): stored as budget_cut
   EnvironmentTags environment_;
   std::unique_ptr<Store> store_;
   mutable std::once_flag envelope_once_;

@@ -22,10 +22,24 @@ class ReplayDevice::ReplayTrial final : public Trial {
  public:
   ReplayTrial(ReplayDevice& device, Workload& workload, std::size_t index)
       : device_(device), workload_(workload), index_(index) {}
+  // The compile pass charges the recorded compile time; a recorded compile failure fails here.
+  Outcome build() override {
+    const RecordedResult& r = device_.recording().result(index_);
+    if (device_.built_.at(index_)) return Outcome::success();
+    device_.built_[index_] = true;
+    device_.now_seconds_ += r.compile_ms / 1000.0;
+    if (r.status == Status::compile_failed) return {r.status, "recorded as " + r.failure};
+    return Outcome::success();
+  }
+  // The first prepare charges the recorded verification (and a compile, when build() was not
+  // called); preparing again (racing re-prepares for each window) costs nothing.
   Outcome prepare() override {
     const RecordedResult& r = device_.recording().result(index_);
-    // A failed recording cost what it cost when it was recorded (often the compile).
-    device_.now_seconds_ += (r.compile_ms + r.verification_ms) / 1000.0;
+    if (Outcome b = build(); !b.ok()) return b;
+    if (!device_.verified_.at(index_)) {
+      device_.verified_[index_] = true;
+      device_.now_seconds_ += r.verification_ms / 1000.0;
+    }
     if (r.status != Status::ok) return {r.status, "recorded as " + r.failure};
     return Outcome::success();
   }
@@ -49,6 +63,8 @@ ReplayDevice::ReplayDevice(const Recording& recording, ReplayDeviceOptions optio
     : recording_(&recording),
       options_(options),
       rng_(options.seed),
+      built_(recording.size(), false),
+      verified_(recording.size(), false),
       clock_(std::make_unique<SimulatedClock>()) {
   identity_.backend = "replay";
   identity_.product =
@@ -113,15 +129,11 @@ std::unique_ptr<OpBase> make_replay_op(const Recording& recording) {
       .key([key](const ReplayArgs&) { return key; })
       .inputs([](const Key&) { return ReplayArgs{}; })
       .outputs([](ReplayArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
-      .reference([](ReplayArgs& a) { a.out[0] = 1.0f; });
-  const Enumeration& space = recording.space();
-  for (std::size_t i = 0; i < space.size(); ++i) {
-    Candidate c;
-    c.config = space.config(i);
-    c.name = c.config.text();
-    op->candidate(std::move(c), [](ReplayArgs& a) { a.out[0] = 1.0f; });
-  }
-  op->default_candidate(space.config(*first_valid).text());
+      .reference([](ReplayArgs& a) { a.out[0] = 1.0f; })
+      // The recording's own points, so strategies see its parameters and neighbourhoods.
+      .space(recording.space(),
+             [](const Config&) { return [](ReplayArgs& a) { a.out[0] = 1.0f; }; })
+      .default_config(recording.space().config(*first_valid));
   return op;
 }
 

@@ -200,7 +200,19 @@ std::pair<double, double> median_and_min(const Json& timing, std::size_t& sample
 }
 
 void print_evidence(const StoredChoice& c) {
-  const Json evidence = embedded(c.evidence);
+  Json evidence = embedded(c.evidence);
+  // {"search": {...}, "candidates": [...]}; entries stored before the search record are a bare
+  // array of candidates.
+  if (evidence.is_object() && evidence.contains("candidates")) {
+    const Json search = evidence.value("search", Json::object());
+    if (search.is_object() && search.contains("strategy")) {
+      std::cout << fmt::format("  search       {} / {}, seed {}, {} of {} points, stopped by {}\n",
+                               search.value("strategy", "?"), search.value("schedule", "?"),
+                               search.value("seed", std::uint64_t{0}), search.value("evaluated", std::size_t{0}),
+                               search.value("space_size", std::size_t{0}), search.value("stop_reason", "?"));
+    }
+    evidence = Json(evidence["candidates"]);
+  }
   if (!evidence.is_array()) {
     std::cout << "  evidence     (unreadable: " << one_line(c.evidence) << ")\n";
     return;

@@ -191,7 +191,7 @@ void run_import(const CacheCommand& command) {
       skip(path, *why);
       continue;
     }
-    const auto& winner = op->candidates()[*op->find(artifact.candidate)];
+    const Candidate winner = op->candidate(*op->find(artifact.candidate));
     const StoredChoice c = make_stored_choice(
         tuner.identity(*op, key), winner.name, winner.config.text(),
         artifact.evidence.empty() ? "[]" : artifact.evidence, /*budget_cut=*/false);

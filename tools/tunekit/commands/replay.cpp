@@ -1,6 +1,7 @@
-// tunekit replay --dataset F --strategy S [--budget-evals N | --budget-time T] [--repeats R]
-//                [--seed S] [--json] [--export-kt FILE] [--export-t4 FILE]: runs a strategy
-//                against a recorded space (the exports hold the first run's evaluations).
+// tunekit replay --dataset F [--strategy S] [--schedule S] [--budget-evals N | --budget T]
+//                [--repeats R] [--seed S] [--json] [--export-kt FILE] [--export-t4 FILE]: the
+//                live tuner's search on a recorded space (a ReplayDevice); the exports hold the
+//                first run's evaluations.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -12,11 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/duration.hpp"
 #include "commands/export_flags.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/methodology.hpp"
 #include "tunekit/replay.hpp"
+#include "tunekit/replay_search.hpp"
 #include "tunekit/strategy.hpp"
 
 namespace tunekit::cli {
@@ -26,9 +29,10 @@ using Json = nlohmann::ordered_json;
 
 struct ReplayOptions {
   std::string dataset;
-  std::string strategy = "bandit";
+  std::string strategy = std::string(kDefaultStrategy);
+  std::string schedule = "full";
   std::size_t budget_evals = 0;
-  double budget_time = 0;
+  std::string budget_time;
   std::size_t repeats = 1;
   std::uint64_t seed = 1;
   bool json = false;
@@ -38,10 +42,14 @@ struct ReplayOptions {
 void run_replay(const ReplayOptions& o) {
   if (o.repeats == 0) throw UsageError("--repeats must be at least 1");
   const Recording recording = Recording::load(o.dataset);
-  const StrategyRegistry registry = StrategyRegistry::builtin();
-  Budget budget;
+  ReplaySearchOptions search;
+  search.strategy = o.strategy;
+  search.schedule = o.schedule;
+  search.budget_evaluations = o.budget_evals;
+  if (!o.budget_time.empty()) search.budget_seconds = parse_duration(o.budget_time, "--budget");
+  Budget budget;  // as reported
   if (o.budget_evals > 0) budget.evaluations = o.budget_evals;
-  if (o.budget_time > 0) budget.seconds = o.budget_time;
+  if (search.budget_seconds > 0) budget.seconds = search.budget_seconds;
   std::vector<double> values(recording.size());
   for (std::size_t i = 0; i < recording.size(); ++i)
     values[i] = recording.result(i).status == Status::ok ? recording.result(i).time_ms
@@ -53,15 +61,13 @@ void run_replay(const ReplayOptions& o) {
   std::optional<Recording> first_run;  // what the exports write
   for (std::size_t r = 0; r < o.repeats; ++r) {
     const std::uint64_t seed = o.seed + r;
-    ReplayBackend backend(recording, seed);
-    std::unique_ptr<Strategy> strategy = registry.make(o.strategy);
-    const SearchResult result = search(
-        recording.space(), *strategy,
-        [&](std::size_t i) {
-          const ReplayMeasurement m = backend.measure(i);
-          return ObjectiveResult{m.status, m.recorded_ms, m.charged_ms / 1000.0, m.message};
-        },
-        budget, seed);
+    search.seed = seed;
+    const ReplayRun replay = replay_search(recording, search);
+    struct {
+      const History& history;
+      double clock_seconds;
+      const std::string& stop_reason;
+    } result{replay.history, replay.simulated_seconds, replay.report.stop_reason};
     if (r == 0 && o.exports.any()) first_run = recording_from_history(recording, result.history);
     const Evaluation* best = result.history.best();
     Json run;
@@ -75,6 +81,10 @@ void run_replay(const ReplayOptions& o) {
     run["best_ms"] = best ? Json(best->value) : Json(nullptr);
     run["fraction_of_optimum"] = best ? Json(recording.optimum_ms() / best->value) : Json(0.0);
     run["best_config"] = best ? recording.space().config(best->index).text() : "";
+    run["winner"] = replay.report.winner_name;
+    Json trace = Json::array();
+    for (const Evaluation& e : result.history.evaluations()) trace.push_back(e.index);
+    run["trace"] = std::move(trace);
     if (result.history.size() >= baseline.cutoff_budget) {
       const double score = methodology_score(
           best_so_far(result.history, baseline.cutoff_budget, baseline.worst), baseline);
@@ -101,6 +111,7 @@ void run_replay(const ReplayOptions& o) {
     j["configurations"] = recording.size();
     j["optimum_ms"] = recording.optimum_ms();
     j["strategy"] = o.strategy;
+    j["schedule"] = o.schedule;
     j["budget_evals"] = budget.evaluations ? Json(*budget.evaluations) : Json(nullptr);
     j["budget_seconds"] = budget.seconds ? Json(*budget.seconds) : Json(nullptr);
     j["methodology_budget"] = baseline.cutoff_budget;
@@ -131,12 +142,16 @@ void register_replay(CLI::App& app) {
                   "Recorded space: Kernel Tuner cache (.json, .json.gz) or T4 file")
       ->required();
   cmd->add_option("--strategy", o->strategy,
-                  "Strategy, with options: e.g. anneal:t0=2 (exhaustive, random, anneal, genetic, "
-                  "ils, bayes, bandit)");
-  auto* evals = cmd->add_option("--budget-evals", o->budget_evals, "Stop after N evaluations");
-  auto* time =
-      cmd->add_option("--budget-time", o->budget_time,
-                      "Stop at T seconds of simulated time (compile + benchmark + verification)");
+                  "Which points to measure, as in 'tune': exhaustive (default), random, anneal, "
+                  "genetic, ils, bayes, bandit, model; options after ':' (e.g. anneal:t0=2)");
+  cmd->add_option("--schedule", o->schedule, "How windows are shared: full | racing[:opts]")
+      ->capture_default_str();
+  auto* evals = cmd->add_option("--budget-evals", o->budget_evals,
+                                "Measure at most N points beyond the default");
+  auto* time = cmd->add_option(
+      "--budget,--budget-time", o->budget_time,
+      "Simulated-time budget (the recorded compile and verification times and the readings of "
+      "every timing window), e.g. 600s or 10m");
   evals->excludes(time);
   cmd->add_option("--repeats", o->repeats, "Independent runs (seeds S, S+1, ...)");
   cmd->add_option("--seed", o->seed, "Seed of the first run");

@@ -1,9 +1,11 @@
 // tunekit tune <op> --shape k=v,... [--threads N] [--mode M] [--json] [--statistic S]
 //                   [--tie-band X] [--evict] [--quiet] [--store SPEC]
-//                   [--strategy exhaustive|racing[:opts]] [--timing isolated|queued]
+//                   [--strategy S[:opts]] [--schedule full|racing[:opts]] [--seed N]
+//                   [--budget 90s] [--budget-evals N] [--build-threads N]
+//                   [--timing isolated|queued]
 //                   [--limit SECONDS] [--numerics CLASS] [--confirm-pairs N]
 //                   [--save-artifact] [--artifact-dir D]
-//                   [--model] [--profile F] [--model-prune top:K|fraction:F] [--floor-factor X]
+//                   [--model] [--profile F]
 //                   [--backend cpu|opencl] [--device INDEX|NAME]
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "commands/backend.hpp"
 #include "commands/commands.hpp"
 #include "commands/environment.hpp"
+#include "commands/duration.hpp"
 #include "commands/export_flags.hpp"
 #include "commands/spread.hpp"
 #include "progress_bar.hpp"
@@ -47,6 +50,11 @@ struct TuneCommand {
   std::string reporter = "console";
   bool evict = false;
   std::string strategy;
+  std::string schedule;
+  std::uint64_t seed = 1;
+  std::string budget;  // "90s", "2m", "1.5h" or seconds
+  std::size_t budget_evals = 0;
+  int build_threads = 0;
   std::string timing;
   double limit = 0;
   std::string numerics;
@@ -62,9 +70,7 @@ struct TuneCommand {
 
   // Cost model.
   bool model = false;       // zero measurement: the cost model's pick (model_default)
-  std::string profile;      // device profile for the cost model (default: the stored one)
-  std::string model_prune;  // model-guided search: "top:K" | "fraction:F"
-  double floor_factor = 0;  // stop once a reading is within this factor of the floor
+  std::string profile;  // device profile for the cost model (default: the stored one)
   // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
   CLI::Option* tie_band_option = nullptr;
 };
@@ -117,12 +123,13 @@ std::optional<std::string> measured_evidence(const TuneReport& report, Tuner& tu
                                              const DeviceIdentity& device) {
   switch (report.source) {
     case Source::searched: {
-      if (report.winner >= report.candidates.size() ||
-          !report.candidates[report.winner].outcome.ok()) {
-        return std::nullopt;
-      }
+      const CandidateReport* winner = report.find(report.winner);
+      if (!winner || !winner->outcome.ok()) return std::nullopt;
       const nlohmann::ordered_json j = nlohmann::ordered_json::parse(to_json(report));
-      return j.at("candidates").dump();
+      nlohmann::ordered_json evidence;
+      evidence["search"] = j.at("search");
+      evidence["candidates"] = j.at("candidates");
+      return evidence.dump();
     }
     case Source::cache_replay:
       if (Store* store = tuner.store()) {
@@ -183,7 +190,12 @@ void run_tune(const TuneCommand& command) {
   if (!command.statistic.empty()) options.statistic = statistic_from_string(command.statistic);
   if (command.tie_band_option->count() > 0) options.tie_band = command.tie_band;
   if (command.evict) options.evict = true;
-  if (!command.strategy.empty()) options.search = command.strategy;
+  if (!command.strategy.empty()) options.strategy = command.strategy;
+  if (!command.schedule.empty()) options.schedule = command.schedule;
+  options.seed = command.seed;
+  if (!command.budget.empty()) options.budget_seconds = parse_duration(command.budget, "--budget");
+  options.budget_evaluations = command.budget_evals;
+  options.build_threads = command.build_threads;
   if (!command.timing.empty()) {
     if (command.timing != "isolated" && command.timing != "queued")
       throw UsageError(
@@ -213,8 +225,6 @@ void run_tune(const TuneCommand& command) {
         "have nothing to write: drop them, or drop --model to search");
   }
   if (!command.profile.empty()) options.profile = command.profile;
-  options.model_prune = command.model_prune;
-  options.floor_factor = command.floor_factor;
   const std::unique_ptr<Reporter> reporter =
       make_reporter(command.json ? "json" : command.reporter);
 
@@ -285,7 +295,21 @@ void register_tune(CLI::App& app) {
       ->capture_default_str();
   tune->add_flag("--evict", command->evict, "Flush the last-level cache before each sample");
   tune->add_option("--strategy", command->strategy,
-                   "exhaustive | racing, with options after ':' (e.g. racing:round=4,z=1.96)");
+                   "Which points to measure: exhaustive (default), random, anneal, genetic, ils, "
+                   "bayes, bandit, model; options after ':' (e.g. genetic:pop=20, "
+                   "model:top=4,floor=1.5); see 'tunekit strategies'");
+  tune->add_option("--schedule", command->schedule,
+                   "How windows are shared: full (default) | racing[:round=4,z=1.96,...]");
+  tune->add_option("--seed", command->seed, "The strategy's seed (recorded in the report)")
+      ->capture_default_str();
+  tune->add_option("--budget", command->budget,
+                   "Wall-clock budget of the search: 90s, 2m, 1.5h or seconds (the default is "
+                   "always measured; a cut search is stored as budget_cut)");
+  tune->add_option("--budget-evals", command->budget_evals,
+                   "Measure at most N points beyond the default");
+  tune->add_option("--build-threads", command->build_threads,
+                   "Threads of the compile pass (0: one per hardware thread)")
+      ->check(CLI::Range(0, 1024));
   tune->add_option("--timing", command->timing,
                    "isolated (one launch per sample) | queued (calibrated batches)");
   tune->add_option("--limit", command->limit,
@@ -320,13 +344,6 @@ void register_tune(CLI::App& app) {
                  "calibrate'); the default stands when the model cannot decide");
   tune->add_option("--profile", command->profile,
                    "Device profile for the cost model (default: this device's stored profile)");
-  tune->add_option("--model-prune", command->model_prune,
-                   "Measure only the model's best: top:K or fraction:F (unscored candidates and "
-                   "the default are always measured)");
-  tune->add_option("--floor-factor", command->floor_factor,
-                   "Stop measuring once a candidate is within this factor of the roofline floor "
-                   "(0: off)")
-      ->check(CLI::NonNegativeNumber);
   command->exports.add_to(*tune, "the measured candidates");
   tune->callback([command] { run_tune(*command); });
 }

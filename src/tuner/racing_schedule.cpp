@@ -1,0 +1,182 @@
+// racing (DESIGN §6): the points of a batch are measured in round-robin windows; after each
+// round a point whose median confidence interval lies wholly above the leader's — or above the
+// best of earlier batches — by more than the tie band is dropped. The race ends when one point
+// survives, when the survivors are statistically tied, when the leader's upper bound reaches
+// the short-circuit limit, when every survivor has a full window's worth of samples, or at
+// max_samples. Every point is validated once, then re-prepared for each of its windows, so
+// only one candidate's buffers are alive at a time.
+#include <algorithm>
+#include <limits>
+
+#include "tunekit/stats.hpp"
+#include "tuner/schedule.hpp"
+#include "tuner/search_context.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+struct Runner {
+  std::size_t index;
+  TimingResult all;  // samples of every round so far
+  bool alive = true;
+  double accumulated = 0;  // seconds of timed batches so far
+};
+
+double stat(const std::vector<double>& xs, Statistic s) {
+  return s == Statistic::min ? stats::min(xs) : stats::median(xs);
+}
+
+class RacingSchedule final : public Schedule {
+ public:
+  RacingSchedule(int round, double z, int min_samples, int max_samples)
+      : round_(round), z_(z), min_samples_(min_samples), max_samples_(max_samples) {}
+  std::string_view name() const override { return "racing"; }
+
+  std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,
+                               const std::function<bool(std::size_t)>& may_start) override {
+    std::vector<Runner> runners;
+    std::vector<PointResult> out;
+    for (std::size_t i : points) {
+      if (context.admit(i)) {
+        context.drop_trial(i);  // validated; re-prepared for each window
+        runners.push_back({i, {}, true});
+      } else {
+        out.push_back(point_result(context, i));
+      }
+    }
+    bool out_of_time = false;
+    race(runners, context, may_start, out_of_time);
+    // Every runner that measured cleanly is ranked on all its samples.
+    const TunerOptions& opt = context.options();
+    for (Runner& r : runners) {
+      const CandidateReport* c = context.find(r.index);
+      const bool failed = c && c->outcome.status != Status::skipped;
+      if (!failed && r.all.samples.empty()) {
+        if (out_of_time) finish_not_started(context, r.index);
+        continue;  // never measured: not evaluated
+      }
+      if (!failed) {
+        TimingResult& t = r.all;
+        t.outcome = Outcome::success();
+        t.min = stats::min(t.samples);
+        t.median = stats::median(t.samples);
+        t.mean = stats::mean(t.samples);
+        t.mad = stats::mad(t.samples);
+        t.p10 = stats::quantile(t.samples, 0.1);
+        t.p90 = stats::quantile(t.samples, 0.9);
+        t.stalled_fraction = stats::stalled_fraction(t.samples, opt.timing.stall_ratio);
+        context.finish(r.index, Outcome::success(), std::move(t));
+      }
+      out.push_back(point_result(context, r.index));
+    }
+    return out;
+  }
+
+ private:
+  void race(std::vector<Runner>& runners, SearchContext& context,
+            const std::function<bool(std::size_t)>& may_start, bool& out_of_time) {
+    const TunerOptions& opt = context.options();
+    const double band = 1 + opt.tie_band;
+    bool first_round = true;
+    // A survivor stops being measured once it has what a full window would give it: racing
+    // never spends more on a point than `full` does, and usually far less on the losers.
+    auto satisfied = [&](const Runner& r) {
+      const int n = static_cast<int>(r.all.samples.size());
+      return n >= min_samples_ && more_samples_wanted(opt.timing, n, r.accumulated) == 0;
+    };
+    while (true) {
+      bool measured = false;
+      for (Runner& r : runners) {
+        if (!r.alive || satisfied(r)) continue;
+        if (!may_start(r.index)) {
+          out_of_time = true;
+          return;
+        }
+        Trial* trial = context.acquire(r.index);
+        if (!trial) {
+          r.alive = false;
+          context.finish(r.index, {Status::launch_failed, "could not be prepared again"},
+                         std::nullopt);
+          continue;
+        }
+        measured = true;
+        TimingOptions w = context.timing_options(r.index);
+        w.warmup = first_round ? w.warmup : 0;
+        w.repeats_floor = round_;
+        w.max_runs = round_;
+        w.sample_budget = 0;
+        if (!first_round && w.mode == TimingMode::queued) w.fixed_depth = r.all.depth;
+        TimingResult t = context.measure(r.index, w);
+        context.drop_trial(r.index);
+        if (!t.ok()) {
+          r.alive = false;
+          Outcome o = t.outcome;
+          context.finish(r.index, std::move(o), std::move(t));
+          continue;
+        }
+        r.all.samples.insert(r.all.samples.end(), t.samples.begin(), t.samples.end());
+        for (double x : t.samples) r.accumulated += x * t.depth;
+        r.all.depth = t.depth;
+        r.all.dispatches += t.dispatches;
+        r.all.wall_seconds += t.wall_seconds;
+        r.all.mode = t.mode;
+        r.all.clock = t.clock;
+        r.all.probes.insert(r.all.probes.end(), t.probes.begin(), t.probes.end());
+      }
+      first_round = false;
+      if (!measured) return;  // every survivor has its full window
+      std::vector<Runner*> alive;
+      for (Runner& r : runners)
+        if (r.alive) alive.push_back(&r);
+      if (alive.empty()) return;
+      if (runners.size() == 1) continue;  // alone (the default): a full window, nothing to race
+      if (static_cast<int>(alive.front()->all.samples.size()) < min_samples_) continue;
+
+      std::vector<stats::Interval> ci(alive.size());
+      std::size_t lead = 0;
+      for (std::size_t k = 0; k < alive.size(); ++k) {
+        ci[k] = stats::median_interval(alive[k]->all.samples, z_);
+        if (stat(alive[k]->all.samples, opt.statistic) <
+            stat(alive[lead]->all.samples, opt.statistic))
+          lead = k;
+      }
+      // Drop the clearly slower ones: slower than this batch's leader, or than the best of
+      // the batches before (the incumbent).
+      const double incumbent = context.incumbent();
+      for (std::size_t k = 0; k < alive.size(); ++k) {
+        const bool behind_leader = k != lead && ci[k].low > ci[lead].high * band;
+        const bool behind_incumbent = incumbent > 0 && ci[k].low > incumbent * band &&
+                                      alive[k]->index != context.default_index();
+        if (behind_leader || behind_incumbent) alive[k]->alive = false;
+      }
+      std::size_t survivors = 0;
+      bool tied = true;  // every survivor's interval sits within the band of the leader's
+      for (std::size_t k = 0; k < alive.size(); ++k) {
+        if (!alive[k]->alive) continue;
+        ++survivors;
+        tied &= ci[k].high <= ci[lead].low * band;
+      }
+      if (survivors <= 1 || tied) return;
+      if (opt.limit > 0 && ci[lead].high <= opt.limit) return;
+      if (static_cast<int>(alive[lead]->all.samples.size()) >= max_samples_) return;
+    }
+  }
+
+  int round_;
+  double z_;
+  int min_samples_;
+  int max_samples_;
+};
+
+}  // namespace
+
+std::unique_ptr<Schedule> make_racing_schedule(SpecOptions& options) {
+  const int round = static_cast<int>(options.count("round", 4, 1, 1024));
+  const double z = options.number("z", 1.96, 0.1, 10);
+  const int min_samples = static_cast<int>(options.count("min_samples", 8, 2, 100000));
+  const int max_samples = static_cast<int>(options.count("max_samples", 64, 2, 1000000));
+  return std::make_unique<RacingSchedule>(round, z, min_samples,
+                                          std::max(min_samples, max_samples));
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,47 @@
+#include "tunekit/replay_search.hpp"
+
+#include <limits>
+#include <memory>
+
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+
+ReplayRun replay_search(const Recording& recording, const ReplaySearchOptions& options) {
+  ReplayDeviceOptions device_options;
+  device_options.reading = options.reading;
+  device_options.seed = options.seed;
+  ReplayDevice device(recording, device_options);
+  const std::unique_ptr<OpBase> op = make_replay_op(recording);
+  TunerOptions t;
+  t.store = "none";
+  t.strategy = options.strategy;
+  t.schedule = options.schedule;
+  t.seed = options.seed;
+  t.budget_evaluations = options.budget_evaluations;
+  t.budget_seconds = options.budget_seconds;
+  t.now = [&device] { return device.simulated_seconds(); };
+  // A recording has one reading per configuration: confirming a winner in pairs would only
+  // spend simulated time re-reading the same numbers.
+  t.confirm_pairs = 0;
+  Tuner tuner(device, t);
+  ReplayRun run;
+  run.report = tuner.tune(*op, recording_key(recording));
+  run.history = History(recording.size());
+  for (const CandidateReport& c : run.report.candidates) {
+    const bool not_started = c.outcome.status == Status::stopped && !c.timing;
+    if (not_started || c.outcome.status == Status::skipped) continue;
+    Evaluation e;
+    e.index = c.index;
+    e.status = c.outcome.status;
+    const RecordedResult& recorded = recording.result(c.index);
+    e.value = c.outcome.ok() || c.outcome.status == Status::hopeless
+                  ? recorded.time_ms
+                  : std::numeric_limits<double>::infinity();
+    run.history.add(e);
+  }
+  run.simulated_seconds = device.simulated_seconds();
+  return run;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,39 @@
+// The wall-clock budget of one search (DESIGN §7): pure rules over a clock, so tests drive
+// them with a scripted one.
+#pragma once
+
+#include <functional>
+
+namespace tunekit::detail {
+
+class SearchBudget {
+ public:
+  // `seconds` 0: no budget. `now` reads the budget clock (seconds, monotonic).
+  SearchBudget(double seconds, std::function<double()> now);
+
+  bool limited() const { return seconds_ > 0; }
+  double seconds() const { return seconds_; }
+  double elapsed() const;
+  // The projection of one build: the costliest build so far (0 before the first).
+  double projected_build() const { return projected_; }
+  // The reserve held back for the winner's rebuild: one projected build.
+  double reserve() const { return projected_; }
+  void saw_build(double seconds);
+
+  // A point may be built only while the elapsed time plus two projected builds (its own and
+  // the reserve) fits.
+  bool admits_build() const;
+  // A point's timing may start (and a running window goes on) only before the budget less the
+  // reserve.
+  bool admits_timing() const;
+  // The whole budget is spent (the default's timing, exempt otherwise, does not start).
+  bool spent() const;
+
+ private:
+  double seconds_;
+  std::function<double()> now_;
+  double start_;
+  double projected_ = 0;
+};
+
+}  // namespace tunekit::detail

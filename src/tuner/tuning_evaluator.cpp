@@ -1,0 +1,92 @@
+#include "tuner/tuning_evaluator.hpp"
+
+#include <algorithm>
+
+#include "tuner/admission.hpp"
+#include "tuner/compile_pass.hpp"
+
+namespace tunekit::detail {
+
+TuningEvaluator::TuningEvaluator(SearchContext& context, Schedule& schedule,
+                                 SearchBudget& budget, int build_threads,
+                                 std::function<double()> now)
+    : context_(context),
+      schedule_(schedule),
+      budget_(budget),
+      build_threads_(std::max(1, build_threads)),
+      now_(std::move(now)) {}
+
+void TuningEvaluator::out_of_time(std::string what) {
+  if (stopped_.empty()) stopped_ = "time budget";
+  BudgetReport& b = context_.report().budget;
+  if (b.stopped.empty()) b.stopped = std::move(what);
+}
+
+std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size_t> points,
+                                                       std::vector<PointResult>& out) {
+  const std::size_t def = context_.default_index();
+  const OpBase& op = context_.op();
+  std::vector<std::size_t> built;
+  std::size_t k = 0;
+  while (k < points.size()) {
+    // A chunk of at most build_threads points, each admitted by the budget when it starts.
+    std::vector<std::size_t> chunk;
+    std::vector<std::unique_ptr<Trial>> trials;
+    while (k < points.size() && chunk.size() < static_cast<std::size_t>(build_threads_)) {
+      const std::size_t i = points[k];
+      if (i != def && !budget_.admits_build()) break;
+      ++k;
+      // Nothing is built for a candidate the numerics policy or the key turns away.
+      if (auto refused = precheck(op.candidate(i), context_.key(), context_.options().numerics_policy)) {
+        context_.finish(i, *refused, std::nullopt);
+        out.push_back(point_result(context_, i));
+        continue;
+      }
+      chunk.push_back(i);
+      trials.push_back(context_.build_trial(i));
+    }
+    if (chunk.empty() && k < points.size()) break;  // the budget admits no more builds
+    const double start = now_();
+    const std::vector<BuildVerdict> verdicts = build_all(trials, build_threads_, now_);
+    context_.report().seconds_compiling += now_() - start;
+    for (std::size_t c = 0; c < chunk.size(); ++c) {
+      budget_.saw_build(verdicts[c].seconds);
+      context_.built(chunk[c], verdicts[c].outcome, verdicts[c].seconds);
+      if (verdicts[c].outcome.ok()) {
+        built.push_back(chunk[c]);
+      } else {
+        out.push_back(point_result(context_, chunk[c]));
+      }
+    }
+  }
+  if (k < points.size()) {
+    for (; k < points.size(); ++k) {
+      finish_not_started(context_, points[k]);
+      ++context_.report().budget.not_started;
+    }
+    out_of_time("builds: a proposed point's build (and the reserve) no longer fit");
+  }
+  return built;
+}
+
+std::vector<PointResult> TuningEvaluator::evaluate(std::span<const std::size_t> batch) {
+  std::vector<PointResult> out;
+  const std::vector<std::size_t> built = compile_pass(batch, out);
+  const std::size_t def = context_.default_index();
+  std::size_t refused = 0;
+  auto may_start = [&](std::size_t i) {
+    const bool ok = i == def ? !budget_.spent() : budget_.admits_timing();
+    refused += !ok;
+    return ok;
+  };
+  std::vector<PointResult> timed = schedule_.run(built, context_, may_start);
+  out.insert(out.end(), timed.begin(), timed.end());
+  if (refused > 0 || (budget_.limited() && !budget_.admits_timing())) {
+    context_.report().budget.not_started += refused;
+    out_of_time("timing: windows stopped or not started once the budget less the reserve for "
+                "the winner's rebuild was spent");
+  }
+  return out;
+}
+
+}  // namespace tunekit::detail

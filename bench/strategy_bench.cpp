@@ -1,4 +1,4 @@
-// Strategy benchmark on the recorded GPU spaces (../shared/datasets): for every strategy on
+// Strategy benchmark on the recorded GPU spaces (data/): for every strategy on
 // every dataset, seeded repeats of a replayed search; reports the autotuning-methodology score
 // (0 = expected random search, 1 = optimum, averaged up to the 0.96-cutoff budget) and the
 // fraction of optimum (optimum / best found) at 25, 50, 100, 200 and 400 evaluations.

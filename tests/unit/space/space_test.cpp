@@ -110,8 +110,7 @@ TEST(Enumeration, FromPointsSortsAndDropsDuplicates) {
 }
 
 TEST(T1SpaceFile, CountsTheSharedSpaces) {
-  if (!std::filesystem::exists(datasets() / "spaces"))
-    GTEST_SKIP() << "no shared datasets at " << datasets();
+  REQUIRE_DATASETS();
   const Enumeration conv = read_t1_space(datasets() / "spaces/convolution_milo.json").enumerate();
   EXPECT_EQ(conv.size(), 4362u);
   const Enumeration dd = read_t1_space(datasets() / "spaces/dedispersion_milo.json").enumerate();

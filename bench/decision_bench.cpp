@@ -40,9 +40,9 @@ std::string fixed_protocol(const tunekit::OpBase& op, const tunekit::Key& key) {
   auto workload = op.make_workload(key);
   std::string best;
   double best_median = 1e300;
-  for (std::size_t i = 0; i < op.candidates().size(); ++i) {
-    if (op.candidates()[i].numerics > tunekit::Numerics::reassociates) continue;
-    if (op.candidates()[i].eligible && op.candidates()[i].eligible(key)) continue;
+  for (std::size_t i = 0; i < op.size(); ++i) {
+    if (op.candidate(i).numerics > tunekit::Numerics::reassociates) continue;
+    if (op.candidate(i).eligible && op.candidate(i).eligible(key)) continue;
     auto start = Clock::now();
     while (seconds_since(start) < 0.025) workload->run_candidate(i);
     std::vector<double> times;
@@ -55,7 +55,7 @@ std::string fixed_protocol(const tunekit::OpBase& op, const tunekit::Key& key) {
     double m = tunekit::stats::median(times);
     if (m < best_median) {
       best_median = m;
-      best = op.candidates()[i].name;
+      best = op.candidate(i).name;
     }
   }
   return best;

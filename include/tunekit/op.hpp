@@ -173,6 +173,7 @@ class Op final : public OpBase {
   using Fn = std::function<void(Args&)>;
   using OpBase::tolerance;  // the getter, beside the builder's setters
   using OpBase::work;
+  using OpBase::candidate;  // the getter, beside the builder
 
   Op(std::string name, int schema_version) : OpBase(std::move(name), schema_version) {}
 

@@ -62,6 +62,9 @@ struct SearchPrior {
   // Per index: the model's ranking seconds; NaN where the model cannot score a point. Empty
   // when there is no model.
   std::vector<double> model_seconds;
+  // Per index: the model's decision rank (1: its pick; ties broken as the tuner breaks them),
+  // 0 where unranked. Empty when there is no model.
+  std::vector<int> model_rank;
   double floor_seconds = 0;  // the roofline floor (0: unknown)
   // Stop once a measured point is within this factor of floor_seconds (0: never).
   double floor_factor = 0;

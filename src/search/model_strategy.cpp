@@ -21,12 +21,21 @@ class ModelStrategy final : public Strategy {
 
   void start(const Enumeration& space, const SearchPrior& prior) override {
     const std::vector<double>& score = prior.model_seconds;
+    const std::vector<int>& rank = prior.model_rank;
     order_.resize(space.size());
     std::iota(order_.begin(), order_.end(), std::size_t{0});
     auto scored = [&](std::size_t i) { return i < score.size() && std::isfinite(score[i]); };
+    // The model's decision rank where it gives one (its pick first, its tie rules kept), else
+    // the score.
+    auto before = [&](std::size_t a, std::size_t b) {
+      const int ra = a < rank.size() ? rank[a] : 0, rb = b < rank.size() ? rank[b] : 0;
+      if ((ra > 0) != (rb > 0)) return ra > 0;
+      if (ra > 0) return ra < rb;
+      return score[a] < score[b];
+    };
     std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
       if (scored(a) != scored(b)) return scored(a);
-      return scored(a) && score[a] < score[b];
+      return scored(a) && before(a, b);
     });
     const std::size_t n_scored =
         static_cast<std::size_t>(std::count_if(order_.begin(), order_.end(), scored));
@@ -70,7 +79,7 @@ class ModelStrategy final : public Strategy {
 }  // namespace
 
 std::unique_ptr<Strategy> make_model(StrategyOptions& options) {
-  const std::size_t top = options.count("top", 0, 0, std::size_t{1} << 40);
+  const std::size_t top = options.count("top", 0, 1, std::size_t{1} << 40);  // absent: all
   const double fraction = options.number("fraction", 1, 1e-9, 1);
   const double floor = options.number("floor", 0, 0, 1e9);
   return std::make_unique<ModelStrategy>(top, fraction, floor);

@@ -1,6 +1,8 @@
 #include "tuner/search.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <thread>
 
@@ -25,6 +27,107 @@ int build_threads(const TunerOptions& options, const Device& device) {
   if (!device.parallel_builds()) return 1;
   if (options.build_threads > 0) return options.build_threads;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Plan groups (DESIGN §6): candidates grouped by priority, searched in ascending order; the
+// search stops after the first group with a measured, valid candidate. One group (every space
+// op, most lists) is the whole space.
+std::vector<std::vector<std::size_t>> plan_groups(const OpBase& op) {
+  std::map<int, std::vector<std::size_t>> groups;
+  if (op.space() == nullptr) {
+    for (std::size_t i = 0; i < op.size(); ++i) groups[op.candidate(i).group].push_back(i);
+  }
+  std::vector<std::vector<std::size_t>> out;
+  for (auto& [g, members] : groups) out.push_back(std::move(members));
+  return out;
+}
+
+// One group's points as a space of their own: the strategy's index i is members[i].
+class GroupEvaluator final : public Evaluator {
+ public:
+  GroupEvaluator(Evaluator& inner, const SearchContext& context,
+                 const std::vector<std::size_t>& members)
+      : inner_(inner), context_(context), members_(members) {}
+  std::vector<PointResult> evaluate(std::span<const std::size_t> batch) override {
+    std::vector<std::size_t> fresh;
+    std::vector<PointResult> out;
+    for (std::size_t i : batch) {
+      const std::size_t index = members_.at(i);
+      if (const CandidateReport* c = context_.find(index); c && c->outcome.status != Status::skipped) {
+        PointResult known = point_result(context_, index);  // the default, evaluated first
+        known.index = i;
+        out.push_back(known);
+      } else {
+        fresh.push_back(index);
+      }
+    }
+    for (PointResult p : inner_.evaluate(fresh)) {
+      p.index = static_cast<std::size_t>(
+          std::lower_bound(members_.begin(), members_.end(), p.index) - members_.begin());
+      out.push_back(p);
+    }
+    return out;
+  }
+  double elapsed_seconds() const override { return inner_.elapsed_seconds(); }
+  std::string stopped() const override { return inner_.stopped(); }
+
+ private:
+  Evaluator& inner_;
+  const SearchContext& context_;
+  const std::vector<std::size_t>& members_;
+};
+
+Enumeration group_space(const Enumeration& all, const std::vector<std::size_t>& members) {
+  std::vector<std::uint32_t> flat;
+  for (std::size_t i : members) {
+    const auto point = all.point(i);
+    flat.insert(flat.end(), point.begin(), point.end());
+  }
+  return Enumeration::from_points(all.parameters(), std::move(flat));
+}
+
+struct Searched {
+  std::string stop_reason;
+  std::size_t evaluated = 0;
+};
+
+// Searches group after group; the first with a valid candidate ends the plan.
+Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const TunerOptions& options,
+                       TuningEvaluator& evaluator, SearchContext& context,
+                       SearchSettings settings) {
+  const std::vector<std::vector<std::size_t>> groups = plan_groups(op);
+  if (groups.size() <= 1) {
+    const SearchResult result = search(op.enumeration(), strategy_of_first, evaluator, settings);
+    return {result.stop_reason, result.history.size()};
+  }
+  const std::size_t def = context.default_index();
+  evaluator.evaluate(std::span<const std::size_t>(&def, 1));  // the floor, whatever its group
+  Searched done{"", 1};
+  settings.first.clear();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.strategy);
+    GroupEvaluator group(evaluator, context, groups[g]);
+    const SearchResult result = search(group_space(op.enumeration(), groups[g]), *strategy,
+                                       group, settings);
+    done.stop_reason = result.stop_reason;
+    for (std::size_t i : groups[g]) done.evaluated += i != def && context.find(i) != nullptr;
+    const bool valid = std::any_of(groups[g].begin(), groups[g].end(), [&](std::size_t i) {
+      const CandidateReport* c = context.find(i);
+      return c && c->outcome.ok();
+    });
+    if (!evaluator.stopped().empty()) break;
+    if (valid) {
+      for (std::size_t h = g + 1; h < groups.size(); ++h)
+        for (std::size_t i : groups[h])
+          if (i != def)
+            context.entry(i).outcome = {Status::skipped,
+                                        "an earlier plan group already produced a valid candidate"};
+      done.stop_reason = "plan group " + std::to_string(g) + " produced a valid candidate";
+      done.evaluated = op.size();  // the plan is complete
+      break;
+    }
+  }
+  return done;
 }
 
 }  // namespace
@@ -70,19 +173,18 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key,
     settings.prior = prior;
     settings.prior.default_index = r.default_index;
     settings.first = {r.default_index};  // the floor: measured first, whatever the budget
-    const SearchResult result = search(op.enumeration(), *strategy, evaluator, settings);
+    const Searched result = search_groups(op, *strategy, options, evaluator, context, settings);
     r.stop_reason = result.stop_reason;
     r.budget.reserve_seconds = budget.reserve();
-    const bool exhausted = result.history.size() == op.size();
+    const bool exhausted = result.evaluated >= op.size();
     r.budget.cut = !exhausted && (result.stop_reason == "evaluation budget" ||
                                   result.stop_reason == "time budget" || strategy->prunes());
     if (r.budget.cut && r.budget.stopped.empty()) {
+      const std::size_t left = op.size() - result.evaluated;
       r.budget.stopped = result.stop_reason == "evaluation budget"
-                             ? "the evaluation budget: " + std::to_string(op.size() -
-                                                                          result.history.size()) +
+                             ? "the evaluation budget: " + std::to_string(left) +
                                    " points never proposed"
-                             : "the strategy pruned: " +
-                                   std::to_string(op.size() - result.history.size()) +
+                             : "the strategy pruned: " + std::to_string(left) +
                                    " points left unmeasured by design";
     }
     context.choose();

@@ -254,9 +254,12 @@ class Tuner::Impl {
     const ModelReport m = detail::model_decide(op, key, envelope_source(), options_);
     if (m.source != Source::model) return p;
     p.model_seconds.assign(op.size(), std::numeric_limits<double>::quiet_NaN());
-    for (const ModelCandidate& c : m.candidates)
-      if (c.scored && c.admission.ok() && c.index < p.model_seconds.size())
-        p.model_seconds[c.index] = c.time.seconds;
+    p.model_rank.assign(op.size(), 0);
+    for (const ModelCandidate& c : m.candidates) {
+      if (c.index >= p.model_seconds.size()) continue;
+      if (c.scored && c.admission.ok()) p.model_seconds[c.index] = c.time.seconds;
+      p.model_rank[c.index] = c.rank;
+    }
     p.floor_seconds = m.floor_seconds;
     return p;
   }

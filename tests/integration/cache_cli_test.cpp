@@ -102,8 +102,12 @@ TEST_F(CacheCli, SecondTuneReplaysAndTheEntryCanBeListedShownAndRemoved) {
   EXPECT_FALSE(entry.at("device").at("product").get<std::string>().empty());
   EXPECT_TRUE(entry.at("toolchain").is_object());
   EXPECT_TRUE(entry.at("environment").is_object());
-  EXPECT_TRUE(entry.at("evidence").is_array());
-  EXPECT_EQ(entry.at("evidence").size(), first.at("candidates").size());
+  // The evidence: how the search ran (strategy, seed, budget) and every candidate it touched.
+  ASSERT_TRUE(entry.at("evidence").is_object()) << entry.dump(2);
+  EXPECT_TRUE(entry.at("evidence").at("candidates").is_array());
+  EXPECT_EQ(entry.at("evidence").at("candidates").size(), first.at("candidates").size());
+  EXPECT_EQ(entry.at("evidence").at("search").at("strategy"), "exhaustive");
+  EXPECT_EQ(entry.at("evidence").at("search").at("seed"), first.at("search").at("seed"));
   for (const char* field : {"numerics_policy", "candidates", "winner_config", "measured",
                             "budget_cut", "created_at", "tunekit_version"}) {
     EXPECT_TRUE(entry.contains(field)) << field;

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     if (!tuner.store()) return 1;
     for (int n = first; n < first + count; ++n) {
       auto choice = tuner.select(*op, tunekit::Key{{"n", n}});
-      if (op->candidates()[choice.index].name != "fast") {
+      if (op->candidate(choice.index).name != "fast") {
         std::cerr << "key n=" << n << ": wrong winner\n";
         return 1;
       }

@@ -89,32 +89,32 @@ TEST_P(Candidates, AgreeWithTheReference) {
   ASSERT_TRUE(op_->has_reference());
   const Reference ref = Reference::capture(*workload_, true, op_->default_index(key_));
   const Tolerance tolerance = op_->tolerance(key_);
-  for (std::size_t i = 0; i < op_->candidates().size(); ++i) {
+  for (std::size_t i = 0; i < op_->size(); ++i) {
     const Outcome outcome = ref.check(*workload_, i, tolerance);
-    EXPECT_TRUE(outcome.ok()) << op_->candidates()[i].name << " at " << key_.text() << ": "
+    EXPECT_TRUE(outcome.ok()) << op_->candidate(i).name << " at " << key_.text() << ": "
                               << outcome.message;
   }
 }
 
 TEST_P(Candidates, BitwiseCandidatesReproduceTheDefault) {
   const std::size_t def = op_->default_index(key_);
-  EXPECT_EQ(op_->candidates()[def].numerics, Numerics::bitwise);
+  EXPECT_EQ(op_->candidate(def).numerics, Numerics::bitwise);
   run(def);
   const auto expected = output_bits();
-  for (std::size_t i = 0; i < op_->candidates().size(); ++i) {
-    if (op_->candidates()[i].numerics != Numerics::bitwise) continue;
+  for (std::size_t i = 0; i < op_->size(); ++i) {
+    if (op_->candidate(i).numerics != Numerics::bitwise) continue;
     run(i);
     EXPECT_EQ(output_bits(), expected)
-        << op_->candidates()[i].name << " claims bitwise at " << key_.text();
+        << op_->candidate(i).name << " claims bitwise at " << key_.text();
   }
 }
 
 TEST_P(Candidates, AreDeterministic) {
-  for (std::size_t i = 0; i < op_->candidates().size(); ++i) {
+  for (std::size_t i = 0; i < op_->size(); ++i) {
     run(i);
     const auto first = output_bits();
     run(i);
-    EXPECT_EQ(output_bits(), first) << op_->candidates()[i].name << " at " << key_.text();
+    EXPECT_EQ(output_bits(), first) << op_->candidate(i).name << " at " << key_.text();
   }
 }
 

@@ -48,18 +48,19 @@ TEST(Catalog, EveryEntryBuildsAUsableOp) {
     EXPECT_TRUE(op->has_inputs());
     EXPECT_FALSE(op->key_schema().empty());
     // A choice matters: more than a handful of candidates, the default among them.
-    EXPECT_GE(op->candidates().size(), 6u);
+    EXPECT_GE(op->size(), 6u);
     const Key key = op->parse_shape(entry.example_shape);
     const std::size_t def = op->default_index(key);
-    ASSERT_LT(def, op->candidates().size());
-    EXPECT_EQ(op->candidates()[def].numerics, Numerics::bitwise);
+    ASSERT_LT(def, op->size());
+    EXPECT_EQ(op->candidate(def).numerics, Numerics::bitwise);
     EXPECT_EQ(key["dtype"], Value("f32")) << key.text();  // the schema's default
     std::set<std::string> names;
-    for (const Candidate& c : op->candidates()) {
+    for (std::size_t i = 0; i < op->size(); ++i) {
+      const Candidate c = op->candidate(i);
       EXPECT_FALSE(c.config.empty()) << c.name;
       names.insert(c.name);
     }
-    EXPECT_EQ(names.size(), op->candidates().size());
+    EXPECT_EQ(names.size(), op->size());
     const Tolerance tolerance = op->tolerance(key);
     EXPECT_GT(tolerance.abs + tolerance.rel, 0.0);
     EXPECT_LT(tolerance.rel, 1e-2);
@@ -72,7 +73,8 @@ TEST(Catalog, ThreadCountsFollowThePool) {
     cpu::ThreadPool pool(threads);
     const std::unique_ptr<OpBase> op = find_builtin_op("rmsnorm").make(pool);
     std::set<std::int64_t> seen;
-    for (const Candidate& c : op->candidates()) seen.insert(c.config["threads"].as_int());
+    for (std::size_t i = 0; i < op->size(); ++i)
+      seen.insert(op->candidate(i).config["threads"].as_int());
     std::set<std::int64_t> want{1, threads};
     if (threads > 2) want.insert(threads / 2);
     EXPECT_EQ(seen, want) << "pool of " << threads;

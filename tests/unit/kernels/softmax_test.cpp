@@ -31,7 +31,7 @@ TEST(Softmax, KeyOfArgsMatchesTheParsedShape) {
   cpu::ThreadPool pool(2);
   const auto op = make_softmax_op_typed(pool);
   EXPECT_EQ(op->key_of(make_softmax_args(3, 5)), op->parse_shape("cols=5,rows=3"));
-  EXPECT_EQ(op->candidates()[op->default_index(op->parse_shape("rows=1,cols=1"))].name,
+  EXPECT_EQ(op->candidate(op->default_index(op->parse_shape("rows=1,cols=1"))).name,
             "two_pass_v1_r16_t1");
 }
 

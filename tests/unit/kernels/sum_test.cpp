@@ -27,7 +27,7 @@ TEST(Sum, KeyOfArgsMatchesTheParsedShape) {
   cpu::ThreadPool pool(2);
   const auto op = make_sum_op_typed(pool);
   EXPECT_EQ(op->key_of(make_sum_args(9)), op->parse_shape("n=9"));
-  EXPECT_EQ(op->candidates()[op->default_index(op->parse_shape("n=1"))].name, "serial");
+  EXPECT_EQ(op->candidate(op->default_index(op->parse_shape("n=1"))).name, "serial");
 }
 
 // The tolerance is not vacuous where it can be tight: dropping one element fails at small n.

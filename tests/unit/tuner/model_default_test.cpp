@@ -65,7 +65,7 @@ TEST_F(ModelDefault, PicksTheArgminWithZeroMeasurement) {
   Tuner tuner(dev_, options());
   ModelReport r;
   const Choice c = tuner.model_default(*op, key_, &r);
-  EXPECT_EQ(op->candidates()[c.index].name, "fast");
+  EXPECT_EQ(op->candidate(c.index).name, "fast");
   EXPECT_EQ(c.source, Source::model);
   EXPECT_EQ(to_string(r.source), "model");
   EXPECT_DOUBLE_EQ(r.speedup, 2.0);
@@ -189,26 +189,26 @@ TEST_F(ModelDefault, RanksFollowTheDecision) {
   EXPECT_EQ(r.candidates[0].rank, 3);
 }
 
-TEST_F(ModelDefault, MalformedGuidanceOptionsAreUsageErrors) {
+TEST_F(ModelDefault, MalformedModelStrategyOptionsAreUsageErrors) {
   TunerOptions o = options();
-  o.floor_factor = std::numeric_limits<double>::infinity();
-  EXPECT_THROW(Tuner(dev_, o), UsageError);
-  o.floor_factor = 0;
-  for (const char* spec : {"top:inf", "top:nan", "fraction:inf", "top:0", "top:1.5"}) {
-    o.model_prune = spec;
+  for (const char* spec : {"model:top=inf", "model:top=nan", "model:fraction=inf",
+                           "model:top=0", "model:top=1.5", "model:top=1e300",
+                           "model:floor=inf"}) {
+    o.strategy = spec;
     EXPECT_THROW(Tuner(dev_, o), UsageError) << spec;
   }
-  // Huge but finite: clamped to the candidates there are (it was an out-of-range cast).
+  // The largest accepted count keeps every scored candidate.
   works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
-  o.model_prune = "top:1e300";
+  o.strategy = "model:top=1099511627776";
   o.confirm_pairs = 0;
   dev_.behaviour["def"].seconds = 2e-3;
   dev_.behaviour["fast"].seconds = 1e-3;
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op, key_);
   EXPECT_EQ(r.winner_name, "fast");
-  EXPECT_EQ(r.candidates[1].outcome.status, Status::ok);
+  ASSERT_NE(r.find(1), nullptr);
+  EXPECT_EQ(r.find(1)->outcome.status, Status::ok);
 }
 
 TEST_F(ModelDefault, MissingEnvelopeGivesTheDefaultAndSaysSo) {
@@ -264,7 +264,7 @@ TEST_F(ModelDefault, TheNumericsPolicyAndEligibilityAreHonoured) {
       [this](const Key&, const Candidate& c) -> std::optional<Work> { return works_[c.name]; });
   Tuner tuner(dev_, options());  // policy: reassociates
   ModelReport r;
-  EXPECT_EQ(op->candidates()[tuner.model_default(*op, key_, &r).index].name, "ok");
+  EXPECT_EQ(op->candidate(tuner.model_default(*op, key_, &r).index).name, "ok");
   EXPECT_EQ(r.candidates[1].admission.status, Status::skipped);
   EXPECT_EQ(r.candidates[2].admission.status, Status::rejected);
   EXPECT_EQ(r.candidates[2].admission.message, "n too small");

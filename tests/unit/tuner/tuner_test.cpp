@@ -32,7 +32,7 @@ TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
   TuneReport r;
   Choice c = tuner.select(*op, key, &r);
   EXPECT_EQ(c.source, Source::searched);
-  EXPECT_EQ(op->candidates()[c.index].name, "fast");
+  EXPECT_EQ(op->candidate(c.index).name, "fast");
   EXPECT_EQ(r.winner_name, "fast");
   EXPECT_EQ(r.default_name, "def");
   EXPECT_DOUBLE_EQ(r.speedup, 2.0);
@@ -106,7 +106,7 @@ TEST(Tuner, SlightlyNoisyButSeparatedCandidatesRankCorrectly) {
   dev.behaviour["fast"] = {.seconds = 1e-3, .jitter = 0.03};
   auto op = make_fake_op(dev, {"def", "fast"}, "def");
   Tuner tuner(dev);
-  EXPECT_EQ(op->candidates()[tuner.select(*op, Key{{"n", 2}}).index].name, "fast");
+  EXPECT_EQ(op->candidate(tuner.select(*op, Key{{"n", 2}}).index).name, "fast");
 }
 
 TEST(Tuner, PairedConfirmation) {

@@ -75,7 +75,7 @@ TEST(ReplayDevice, TunerPicksTheRecordedBestAndReportsRecordedFailures) {
   const auto op = make_replay_op(r);
   EXPECT_EQ(op->name(), "kt:k");
   EXPECT_EQ(recording_key(r).text(), "x=64,y=32");
-  EXPECT_EQ(op->candidates()[op->default_index(recording_key(r))].name, "v=a");
+  EXPECT_EQ(op->candidate(op->default_index(recording_key(r))).name, "v=a");
   Tuner tuner(device, exact_options());
   const TuneReport report = tuner.tune(*op, recording_key(r));
   EXPECT_EQ(report.source, Source::searched);

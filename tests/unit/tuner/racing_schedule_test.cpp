@@ -1,4 +1,4 @@
-// Racing (src/tuner/racing_search.cpp) against a fake device with known time distributions.
+// Racing (src/tuner/racing_schedule.cpp) against a fake device with known time distributions.
 #include <gtest/gtest.h>
 
 #include "fakes/fake_device.hpp"
@@ -27,11 +27,11 @@ TEST(Racing, DropsClearlySlowerCandidatesEarly) {
   set_up(dev, 0.05);
   auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
   TunerOptions o;
-  o.search = "racing";
+  o.schedule = "racing";
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "best");
-  EXPECT_EQ(r.search, "racing");
+  EXPECT_EQ(r.schedule, "racing");
   // The slow ones were dropped at the first check (8 samples); the leaders ran longer.
   EXPECT_EQ(find(r, "slow").timing->samples.size(), 8u);
   EXPECT_EQ(find(r, "slower").timing->samples.size(), 8u);
@@ -49,7 +49,7 @@ TEST(Racing, PicksTheTrueBestIn99PercentOf1000SeededRuns) {
     set_up(dev, 0.15);  // +-15 % uniform noise on every reading
     auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
     TunerOptions o;
-    o.search = "racing";
+    o.schedule = "racing";
     TuneReport r;
     Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
     right += r.winner_name == "best";
@@ -70,7 +70,7 @@ TEST(Racing, ShortCircuitLimitAndBadOptions) {
   set_up(dev, 0.0);
   auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
   TunerOptions o;
-  o.search = "racing:min_samples=4,round=4";
+  o.schedule = "racing:min_samples=4,round=4";
   o.limit = 0.9e-3;  // "best" is already good enough at the first check
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
@@ -78,11 +78,11 @@ TEST(Racing, ShortCircuitLimitAndBadOptions) {
   EXPECT_EQ(find(r, "best").timing->samples.size(), 4u);
 
   TunerOptions bad;
-  bad.search = "racing:rounds=4";
+  bad.schedule = "racing:rounds=4";
   EXPECT_THROW(Tuner(dev, bad), UsageError);
-  bad.search = "bogus";
+  bad.schedule = "bogus";
   EXPECT_THROW(Tuner(dev, bad), UsageError);
-  bad.search = "racing:z=abc";
+  bad.schedule = "racing:z=abc";
   EXPECT_THROW(Tuner(dev, bad), UsageError);
 }
 
@@ -94,7 +94,7 @@ TEST(Racing, FailuresAndTiesBehaveAsInExhaustive) {
   dev.behaviour["throws"] = {.seconds = 1e-5, .throw_at_launch = true};
   auto op = fakes::make_fake_op(dev, {"def", "tie", "wrong", "throws"}, "def");
   TunerOptions o;
-  o.search = "racing";
+  o.schedule = "racing";
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "def");

@@ -1,6 +1,6 @@
-// Model-guided search (src/tuner/search_context.cpp guide, exhaustive/racing short-circuit):
-// only the model's best are measured, unscored candidates and the default always are, and a
-// reading near the roofline floor ends the search.
+// The model strategy (src/search/model_strategy.cpp) through the live tuner: only the model's
+// best are measured, unscored candidates and the default always are, and a reading near the
+// roofline floor ends the search; such a search is partial (stored as budget_cut).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -26,7 +26,7 @@ Work compute(double seconds) {
   return w;
 }
 
-class ModelGuided : public ::testing::Test {
+class ModelStrategy : public ::testing::Test {
  protected:
   void SetUp() override {
     // Model ranks: c1 < c2 < c3 < c4 < def; the device agrees.
@@ -59,6 +59,12 @@ class ModelGuided : public ::testing::Test {
       if (c.name == name) return c;
     throw std::runtime_error("no candidate " + name);
   }
+  // Not measured at all: a pruned point is never proposed, so the report does not list it.
+  static bool untouched(const TuneReport& r, const std::string& name) {
+    for (const auto& c : r.candidates)
+      if (c.name == name) return false;
+    return true;
+  }
 
   fakes::FakeDevice dev_;
   std::map<std::string, Work> works_;
@@ -66,99 +72,101 @@ class ModelGuided : public ::testing::Test {
   Key key_{{"n", 4}};
 };
 
-TEST_F(ModelGuided, TopKMeasuresOnlyTheBestTheDefaultAndTheUnscored) {
+TEST_F(ModelStrategy, TopKMeasuresOnlyTheBestTheDefaultAndTheUnscored) {
   TunerOptions o = options();
-  o.model_prune = "top:2";
+  o.strategy = "model:top=2";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_EQ(r.winner_name, "c1");
   for (const char* name : {"def", "c1", "c2", "unscored"})
     EXPECT_TRUE(measured(candidate(r, name))) << name;
-  for (const char* pruned : {"c3", "c4"}) {
-    EXPECT_EQ(candidate(r, pruned).outcome.status, Status::skipped) << pruned;
-    EXPECT_NE(candidate(r, pruned).outcome.message.find("pruned by the cost model"),
-              std::string::npos);
-  }
-  EXPECT_NE(candidate(r, "c4").outcome.message.find("rank 4 of 5"), std::string::npos)
-      << candidate(r, "c4").outcome.message;
+  for (const char* pruned : {"c3", "c4"}) EXPECT_TRUE(untouched(r, pruned)) << pruned;
+  EXPECT_TRUE(r.budget.cut);
+  EXPECT_NE(r.budget.stopped.find("pruned"), std::string::npos) << r.budget.stopped;
+  // The model's order: the default first (the floor), then c1, c2, then the unscored one.
+  ASSERT_EQ(r.candidates.size(), 4u);
+  EXPECT_EQ(r.candidates[0].name, "def");
+  EXPECT_EQ(r.candidates[1].name, "c1");
+  EXPECT_EQ(r.candidates[2].name, "c2");
+  EXPECT_EQ(r.candidates[3].name, "unscored");
 }
 
-TEST_F(ModelGuided, FractionKeepsTheRoundedUpShare) {
+TEST_F(ModelStrategy, FractionKeepsTheRoundedUpShare) {
   TunerOptions o = options();
-  o.model_prune = "fraction:0.5";  // ceil(0.5 x 5) = 3: c1, c2, c3 (and the default)
+  o.strategy = "model:fraction=0.5";  // ceil(0.5 x 5) = 3: c1, c2, c3 (and the default)
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_TRUE(measured(candidate(r, "c3")));
-  EXPECT_EQ(candidate(r, "c4").outcome.status, Status::skipped);
+  EXPECT_TRUE(untouched(r, "c4"));
 }
 
-TEST_F(ModelGuided, WithoutAnEnvelopeEveryCandidateIsMeasured) {
+TEST_F(ModelStrategy, WithoutAnEnvelopeEveryCandidateIsMeasured) {
   TunerOptions o = options();
   o.envelope.reset();
-  o.model_prune = "top:1";
+  o.strategy = "model:top=1";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
+  EXPECT_EQ(r.candidates.size(), op_->size());  // nothing is scored: nothing is pruned
   for (const auto& c : r.candidates) EXPECT_TRUE(measured(c)) << c.name;
-  EXPECT_NE(r.reason.find("model-guided search off"), std::string::npos) << r.reason;
 }
 
-TEST_F(ModelGuided, MalformedPruneSpecsAreUsageErrors) {
-  for (const char* bad :
-       {"top", "top:0", "top:1.5", "fraction:0", "fraction:2", "best:3", "top:x"}) {
+TEST_F(ModelStrategy, MalformedPruneSpecsAreUsageErrors) {
+  for (const char* bad : {"model:top", "model:top=0", "model:top=1.5", "model:fraction=0",
+                          "model:fraction=2", "model:best=3", "model:top=x", "model:floor=-1",
+                          "model:floor=nan", "model:fraction=inf"}) {
     TunerOptions o = options();
-    o.model_prune = bad;
+    o.strategy = bad;
     EXPECT_THROW(Tuner(dev_, o), UsageError) << bad;
   }
-  TunerOptions o = options();
-  o.floor_factor = -1;
-  EXPECT_THROW(Tuner(dev_, o), UsageError);
 }
 
-TEST_F(ModelGuided, ExhaustiveStopsNearTheRooflineFloor) {
+TEST_F(ModelStrategy, ExhaustiveStopsNearTheRooflineFloor) {
   // c1's floor is 1 ms and it measures 1 ms: within 1.5x, so after the default and c1 the
-  // search stops (plan order: def, c1, c2, ...).
+  // search stops (model order: def, c1, c2, ...).
   TunerOptions o = options();
-  o.floor_factor = 1.5;
+  o.strategy = "model:floor=1.5";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_EQ(r.winner_name, "c1");
-  EXPECT_EQ(candidate(r, "c2").outcome.status, Status::skipped);
-  EXPECT_NE(candidate(r, "c2").outcome.message.find("roofline floor"), std::string::npos);
+  EXPECT_TRUE(untouched(r, "c2"));
+  EXPECT_TRUE(r.budget.cut);
   // Off: everything is measured.
-  Tuner full(dev_, options());
+  TunerOptions all_options = options();
+  all_options.strategy = "model";
+  Tuner full(dev_, all_options);
   const TuneReport all = full.tune(*op_, key_);
   EXPECT_TRUE(measured(candidate(all, "c4")));
 }
 
-TEST_F(ModelGuided, ExhaustiveKeepsGoingWhileFarFromTheFloor) {
+TEST_F(ModelStrategy, ExhaustiveKeepsGoingWhileFarFromTheFloor) {
   // The floor is c1's 1 ms; the device is 3x slower than the model everywhere.
   for (auto& [name, b] : dev_.behaviour) b.seconds *= 3;
   TunerOptions o = options();
-  o.floor_factor = 1.5;
+  o.strategy = "model:floor=1.5";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   for (const auto& c : r.candidates) EXPECT_TRUE(measured(c)) << c.name;
 }
 
-TEST_F(ModelGuided, TheModelsPickSurvivesTopOne) {
+TEST_F(ModelStrategy, TheModelsPickSurvivesTopOne) {
   // c2 scores a hair under c1 (tied within the band) but moves more bytes: the model picks c1.
   // A rank from a strict sort on the score made c1 rank 2, and top:1 pruned the model's pick.
   works_["c2"] = compute(0.995e-3);
   works_["c2"].reread_bytes = 20e6;
   works_["c1"].reread_bytes = 5e6;
   TunerOptions o = options();
-  o.model_prune = "top:1";
+  o.strategy = "model:top=1";
   Tuner tuner(dev_, o);
   ModelReport m;
   tuner.model_default(*op_, key_, &m);
   EXPECT_EQ(m.winner_name, "c1");
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_TRUE(measured(candidate(r, "c1")));
-  EXPECT_EQ(candidate(r, "c2").outcome.status, Status::skipped);
+  EXPECT_TRUE(untouched(r, "c2"));
   EXPECT_EQ(r.winner_name, "c1");
 }
 
-TEST_F(ModelGuided, APartialSearchIsReplacedByAFullOne) {
+TEST_F(ModelStrategy, APartialSearchIsReplacedByAFullOne) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("tunekit-guided-" + std::to_string(getpid()));
   fs::remove_all(dir);
@@ -166,7 +174,7 @@ TEST_F(ModelGuided, APartialSearchIsReplacedByAFullOne) {
   dev_.behaviour["c4"].seconds = 0.5e-3;
   TunerOptions o = options();
   o.store = "sqlite:" + (dir / "choices.db").string();
-  o.model_prune = "top:1";
+  o.strategy = "model:top=1";
   {
     Tuner pruned(dev_, o);
     EXPECT_EQ(pruned.select(*op_, key_).source, Source::searched);
@@ -180,7 +188,7 @@ TEST_F(ModelGuided, APartialSearchIsReplacedByAFullOne) {
     EXPECT_EQ(again.select(*op_, key_).source, Source::cache_replay);
   }
   TunerOptions full = o;
-  full.model_prune.clear();
+  full.strategy = "exhaustive";
   {
     Tuner unrestricted(dev_, full);
     TuneReport r;
@@ -196,7 +204,7 @@ TEST_F(ModelGuided, APartialSearchIsReplacedByAFullOne) {
   // A floor stop is partial too.
   fs::remove_all(dir);
   TunerOptions floor = full;
-  floor.floor_factor = 1.5;
+  floor.strategy = "model:floor=1.5";
   {
     Tuner stopped(dev_, floor);
     stopped.select(*op_, key_);
@@ -205,27 +213,6 @@ TEST_F(ModelGuided, APartialSearchIsReplacedByAFullOne) {
     EXPECT_TRUE(entries[0].budget_cut);
   }
   fs::remove_all(dir);
-}
-
-TEST_F(ModelGuided, RacingStopsAtTheFloorBound) {
-  // c1 and c2 read 1 ms with 30 % jitter: their intervals overlap, so a race without a bound
-  // keeps sampling them; with the floor bound (1 ms x 1.5) it stops at the first comparison.
-  for (const char* name : {"c1", "c2"}) {
-    dev_.behaviour[name].seconds = 1e-3;
-    dev_.behaviour[name].jitter = 0.3;
-  }
-  TunerOptions o = options();
-  o.search = "racing";
-  const auto samples = [&](double factor) {
-    o.floor_factor = factor;
-    Tuner tuner(dev_, o);
-    const TuneReport r = tuner.tune(*op_, key_);
-    const auto& c = candidate(r, "c1");
-    return c.timing ? c.timing->samples.size() : 0u;
-  };
-  ASSERT_GT(samples(1.5), 0u);
-  EXPECT_LE(samples(1.5), 8u);
-  EXPECT_GT(samples(0), 8u);
 }
 
 }  // namespace

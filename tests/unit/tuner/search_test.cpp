@@ -1,0 +1,319 @@
+// The tuner's search (src/tuner/search.cpp, tuning_evaluator.cpp, compile_pass.cpp,
+// search_budget.cpp, the schedules) on a simulated device: strategies over a space op, the
+// evaluation and wall-clock budgets, the compile pass and memory discipline.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "fakes/simulated_space.hpp"
+#include "fakes/temp_dir.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/strategy.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+using fakes::grid_space;
+using fakes::make_space_op;
+using fakes::SimulatedDevice;
+
+const Key kKey{{"n", 1}};
+
+TunerOptions simulated(SimulatedDevice& dev) {
+  TunerOptions o;
+  o.now = dev.clock_fn();
+  o.confirm_pairs = 0;
+  return o;
+}
+
+const CandidateReport* named(const TuneReport& r, const std::string& name) {
+  for (const CandidateReport& c : r.candidates)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::size_t timed_count(const TuneReport& r) {
+  std::size_t n = 0;
+  for (const CandidateReport& c : r.candidates) n += c.timing.has_value();
+  return n;
+}
+
+TEST(Search, RandomUnderAnEvaluationBudgetBuildsAndMeasuresAtMostBudgetPlusTheDefault) {
+  SimulatedDevice dev;
+  dev.seconds = [](const Config& c) {
+    return 1e-4 * (1 + static_cast<double>(c["x"].as_int() + c["y"].as_int()));
+  };
+  auto op = make_space_op(dev, grid_space(100), Config{{"x", 50}, {"y", 50}});
+  ASSERT_EQ(op->size(), 10000u);
+  TunerOptions o = simulated(dev);
+  o.strategy = "random";
+  o.budget_evaluations = 50;
+  o.seed = 11;
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  EXPECT_LE(dev.builds.size(), 51u);
+  for (const auto& [config, count] : dev.builds) EXPECT_EQ(count, 1) << config << " built twice";
+  EXPECT_LE(timed_count(r), 51u);
+  EXPECT_EQ(r.candidates.size(), 51u);  // the report lists what was touched, not 10,000 points
+  EXPECT_EQ(r.candidates.front().name, "x=50,y=50");  // the default first
+  EXPECT_EQ(r.space_size, 10000u);
+  EXPECT_EQ(r.stop_reason, "evaluation budget");
+  EXPECT_TRUE(r.budget.cut);
+  EXPECT_EQ(r.strategy, "random");
+  EXPECT_EQ(r.seed, 11u);
+  EXPECT_EQ(dev.builds_in_window, 0);
+}
+
+TEST(Search, AnAttemptThatWouldOverrunTheBudgetIsNotStarted) {
+  SimulatedDevice dev;
+  dev.build_seconds = 1.0;  // each build: 1 s of the budget clock; launches 1 ms
+  auto op = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.budget_seconds = 5;
+  o.build_threads = 1;
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  // The default builds at 0 and is timed (~26 ms); the next batch is built before it is timed:
+  // at 1.03 and 2.03 s; a third would leave no reserve for the winner's rebuild (3.03 + 2 > 5).
+  EXPECT_EQ(dev.builds.size(), 3u);
+  EXPECT_LE(dev.now(), o.budget_seconds);
+  EXPECT_TRUE(r.budget.cut);
+  EXPECT_EQ(r.stop_reason, "time budget");
+  EXPECT_GE(r.budget.not_started, 1u);
+  EXPECT_DOUBLE_EQ(r.budget.reserve_seconds, 1.0);
+  EXPECT_FALSE(r.budget.stopped.empty());
+  std::size_t stopped = 0;
+  for (const CandidateReport& c : r.candidates)
+    stopped += c.outcome.status == Status::stopped && !c.timing;
+  EXPECT_GE(stopped, 1u);
+}
+
+TEST(Search, ABudgetStopsARunningWindowWithinOneBatch) {
+  SimulatedDevice dev;
+  dev.seconds = [](const Config& c) {
+    return c["x"].as_int() == 0 && c["y"].as_int() == 0 ? 1e-3 : 0.9e-3;
+  };
+  auto op = make_space_op(dev, grid_space(2), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.timing.repeats_floor = 1000;  // long windows: ~1 s for the default
+  o.timing.max_runs = 1000;
+  o.budget_seconds = 1.5;
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  const CandidateReport* def = named(r, "x=0,y=0");
+  ASSERT_NE(def, nullptr);
+  EXPECT_TRUE(def->outcome.ok()) << def->outcome.message;  // the floor: measured in full
+  EXPECT_EQ(def->timing->samples.size(), 1000u);
+  const CandidateReport* cut = named(r, "x=0,y=1");  // the next in enumeration order
+  ASSERT_NE(cut, nullptr);
+  EXPECT_EQ(cut->outcome.status, Status::stopped) << cut->outcome.message;
+  ASSERT_TRUE(cut->timing.has_value());
+  EXPECT_GT(cut->timing->samples.size(), 100u);  // it ran until the budget was spent
+  const CandidateReport* later = named(r, "x=1,y=0");
+  ASSERT_NE(later, nullptr);
+  EXPECT_EQ(later->outcome.status, Status::stopped);  // not started
+  EXPECT_FALSE(later->timing.has_value());
+  // Stopped before its next batch once the budget was spent: at most one launch past it.
+  EXPECT_LE(dev.now(), o.budget_seconds + 0.9e-3 + 1e-12);
+  EXPECT_GT(dev.now(), o.budget_seconds - 0.9e-3);
+  EXPECT_EQ(r.winner_name, "x=0,y=0");  // a stopped window is never ranked
+}
+
+TEST(Search, TheDefaultIsMeasuredWhateverTheBudgetAndACutSearchIsStoredAsSuch) {
+  testing::TempDir dir("search-budget");
+  SimulatedDevice dev;
+  dev.seconds = [](const Config& c) { return c["y"].as_int() == 1 ? 0.5e-3 : 1e-3; };
+  auto op = make_space_op(dev, grid_space(3), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.store = "sqlite:" + (dir.path() / "choices.db").string();
+  o.budget_seconds = 0.01;  // less than the default's own window (~26 ms)
+  {
+    Tuner tuner(dev, o);
+    TuneReport r;
+    EXPECT_EQ(tuner.select(*op, kKey, &r).source, Source::searched);
+    ASSERT_FALSE(r.candidates.empty());
+    EXPECT_TRUE(r.candidates.front().outcome.ok());  // the default, in full
+    EXPECT_EQ(timed_count(r), 1u);
+    const auto entries = tuner.store()->list();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_TRUE(entries[0].budget_cut);
+  }
+  {
+    Tuner budgeted(dev, o);  // a cut search serves a budgeted one
+    EXPECT_EQ(budgeted.select(*op, kKey).source, Source::cache_replay);
+  }
+  TunerOptions full = o;
+  full.budget_seconds = 0;
+  {
+    Tuner unbudgeted(dev, full);  // and is replaced by a search without a budget
+    TuneReport r;
+    EXPECT_EQ(unbudgeted.select(*op, kKey, &r).source, Source::searched);
+    EXPECT_EQ(r.candidates.size(), 9u);
+    EXPECT_EQ(r.winner_name.substr(r.winner_name.size() - 3), "y=1");
+    const auto entries = unbudgeted.store()->list();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_FALSE(entries[0].budget_cut);
+  }
+  Tuner again(dev, full);
+  EXPECT_EQ(again.select(*op, kKey).source, Source::cache_replay);
+}
+
+TEST(Search, ABudgetSpentBeforeTheDefaultIsMeasuredShipsTheDefaultAndStoresNothing) {
+  testing::TempDir dir("search-floor");
+  SimulatedDevice dev;
+  dev.build_seconds = 2.0;  // the default's own build overruns the whole budget
+  auto op = make_space_op(dev, grid_space(3), Config{{"x", 1}, {"y", 1}});
+  TunerOptions o = simulated(dev);
+  o.store = "sqlite:" + (dir.path() / "choices.db").string();
+  o.budget_seconds = 1.0;
+  Tuner tuner(dev, o);
+  TuneReport r;
+  const Choice c = tuner.select(*op, kKey, &r);
+  EXPECT_EQ(c.source, Source::budget_floor_unmeasured);
+  EXPECT_EQ(c.index, op->default_index(kKey));
+  EXPECT_EQ(r.winner_name, "x=1,y=1");
+  EXPECT_EQ(timed_count(r), 0u);
+  EXPECT_TRUE(tuner.store()->list().empty());
+}
+
+TEST(Search, TheCompilePassBuildsBeforeAnyWindowAndNeverTwice) {
+  SimulatedDevice dev;
+  dev.build_seconds = 0.1;  // 100 ms per build on the clock the windows read
+  auto op = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.confirm_pairs = 16;  // the winner and the default are prepared again: no rebuild
+  dev.seconds = [](const Config& c) { return c["x"].as_int() == 3 ? 0.5e-3 : 1e-3; };
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  EXPECT_EQ(dev.builds_in_window, 0);
+  EXPECT_EQ(dev.builds.size(), 16u);
+  for (const auto& [config, count] : dev.builds) EXPECT_EQ(count, 1) << config;
+  for (const CandidateReport& c : r.candidates) {
+    EXPECT_NEAR(c.compile_seconds, 0.1, 1e-9) << c.name;
+    if (c.timing) {
+      EXPECT_LT(c.timing->median, 0.05) << c.name << ": a build inside a window";
+    }
+  }
+  EXPECT_GE(r.seconds_compiling, 1.6 - 1e-9);
+}
+
+TEST(Search, BuildsOfABatchOverlapOnTwoThreads) {
+  SimulatedDevice dev;
+  dev.build_seconds = 0.1;
+  dev.sleep_builds = true;  // real time: four builds on two threads
+  auto op = make_space_op(dev, grid_space(2), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.build_threads = 2;
+  Tuner(dev, o).tune(*op, kKey);
+  EXPECT_EQ(dev.builds.size(), 4u);
+  EXPECT_GE(dev.max_building.load(), 2);
+}
+
+TEST(Search, ABuildFailureIsCompileFailedWithItsLogAndNeverTimed) {
+  SimulatedDevice dev;
+  dev.build_outcome = [](const Config& c) -> Outcome {
+    if (c["x"].as_int() == 1)
+      return {Status::compile_failed, "<source>:3:7: error: use of undeclared identifier 'VW'"};
+    return Outcome::success();
+  };
+  auto op = make_space_op(dev, grid_space(2), Config{{"x", 0}, {"y", 0}});
+  const TuneReport r = Tuner(dev, simulated(dev)).tune(*op, kKey);
+  for (const char* name : {"x=1,y=0", "x=1,y=1"}) {
+    const CandidateReport* c = named(r, name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_EQ(c->outcome.status, Status::compile_failed);
+    EXPECT_NE(c->outcome.message.find("undeclared identifier 'VW'"), std::string::npos);
+    EXPECT_FALSE(c->timing.has_value());
+    EXPECT_EQ(std::count(dev.timed.begin(), dev.timed.end(), std::string(name)), 0);
+  }
+}
+
+TEST(Search, AtMostOneCandidatesBuffersAreAliveWhileTiming) {
+  for (const char* schedule : {"full", "racing"}) {
+    SimulatedDevice dev;
+    dev.seconds = [](const Config& c) {
+      return 1e-3 * (1 + 0.1 * static_cast<double>(c["x"].as_int() * 3 + c["y"].as_int()));
+    };
+    auto op = make_space_op(dev, grid_space(3), Config{{"x", 0}, {"y", 0}});
+    TunerOptions o = simulated(dev);
+    o.schedule = schedule;
+    o.confirm_pairs = 8;
+    const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+    EXPECT_EQ(dev.max_live, 1) << schedule;
+    EXPECT_EQ(dev.live, 0) << schedule;
+    EXPECT_EQ(r.schedule, schedule);
+  }
+}
+
+// The bowl of tests/unit/search/strategy_test.cpp (minimum 1.0 at (13, 7, 3)), as seconds.
+Space bowl_space() {
+  Space s;
+  std::vector<Value> v20, v10;
+  for (int i = 0; i < 20; ++i) v20.push_back(i);
+  for (int i = 0; i < 10; ++i) v10.push_back(i);
+  s.param("a", v20).param("b", v20).param("c", v10).constraint("a + b >= 4");
+  return s;
+}
+
+double bowl(const Config& c) {
+  const double a = static_cast<double>(c["a"].as_int()) - 13.0;
+  const double b = static_cast<double>(c["b"].as_int()) - 7.0;
+  const double d = static_cast<double>(c["c"].as_int()) - 3.0;
+  return 1e-4 * (1.0 + a * a + 2 * b * b + 0.5 * d * d);
+}
+
+TEST(Search, EveryStrategyFindsTheOptimumThroughTheLiveTunerWithinItsPromisedBudget) {
+  // strategy_test.cpp promises: within 300 evaluations, two steps of the minimum (value <= 3).
+  for (const char* name : {"anneal", "ils", "genetic", "bayes", "bandit", "random"}) {
+    SimulatedDevice dev;
+    dev.seconds = bowl;
+    auto op = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
+    TunerOptions o = simulated(dev);
+    o.strategy = name;
+    o.budget_evaluations = 300;
+    o.seed = 2;
+    const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+    const double best = r.winner_score;
+    const double limit = std::string(name) == "random" ? 6e-4 : 3e-4;
+    EXPECT_LE(best, limit * 1.001) << name << " picked " << r.winner_name;
+    EXPECT_LE(r.candidates.size(), 301u) << name;
+  }
+  // exhaustive measures the whole space and finds the minimum itself.
+  SimulatedDevice dev;
+  dev.seconds = bowl;
+  auto op = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
+  const TuneReport r = Tuner(dev, simulated(dev)).tune(*op, kKey);
+  EXPECT_EQ(r.winner_name, "a=13,b=7,c=3");
+  EXPECT_EQ(r.candidates.size(), op->size());
+  EXPECT_FALSE(r.budget.cut);
+}
+
+TEST(Search, BadSearchOptionsAreUsageErrorsThatSayWhatToWrite) {
+  SimulatedDevice dev;
+  TunerOptions o;
+  o.strategy = "genetic:pop=abc";
+  EXPECT_THROW(Tuner(dev, o), UsageError);
+  o.strategy = "racing";
+  try {
+    Tuner t(dev, o);
+    ADD_FAILURE() << "racing is a schedule";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown strategy 'racing'"), std::string::npos)
+        << e.what();
+  }
+  o = TunerOptions{};
+  o.schedule = "racing:z=abc";
+  EXPECT_THROW(Tuner(dev, o), UsageError);
+  o.schedule = "full:x=1";
+  EXPECT_THROW(Tuner(dev, o), UsageError);
+  for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    o = TunerOptions{};
+    o.budget_seconds = bad;
+    EXPECT_THROW(Tuner(dev, o), UsageError) << bad;
+  }
+  o = TunerOptions{};
+  o.build_threads = -2;
+  EXPECT_THROW(Tuner(dev, o), UsageError);
+}
+
+}  // namespace
+}  // namespace tunekit

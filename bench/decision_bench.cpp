@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
       // The reference, under the same load: an exhaustive search; agreeing = within the tie
       // band of its winner.
       tunekit::TunerOptions reference;
-      reference.search = "exhaustive";
+      reference.strategy = "exhaustive";
       reference.confirm_pairs = 0;
       tunekit::Tuner exhaustive(device, reference);
       tunekit::TuneReport ref = exhaustive.tune(*op, key);
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
       Tally racing, fixed;
       for (int r = 0; r < reps; ++r) {
         tunekit::TunerOptions o;
-        o.search = "racing";
+        o.schedule = "racing";
         tunekit::Tuner tuner(device, o);  // a fresh tuner: nothing in memory
         auto t0 = Clock::now();
         tunekit::TuneReport rep = tuner.tune(*op, key);

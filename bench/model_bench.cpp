@@ -148,18 +148,23 @@ int main(int argc, char** argv) {
     const tunekit::TuneReport measured = tuner.tune(*op, key);
 
     std::vector<double> predicted, observed;
+    // The report lists candidates in evaluation order: look each up by index.
+    auto score_of = [&](std::size_t index) {
+      const tunekit::CandidateReport* c = measured.find(index);
+      return c && c->outcome.ok() ? c->score : 0.0;
+    };
     for (const auto& m : model.candidates) {
-      const auto& c = measured.candidates[m.index];
-      if (!m.scored || !m.admission.ok() || !c.outcome.ok()) continue;
+      const tunekit::CandidateReport* c = measured.find(m.index);
+      if (!m.scored || !m.admission.ok() || !c || !c->outcome.ok()) continue;
       // The scores themselves: genuine ties share their average rank (ranks()), rather than
       // being broken by the decision order (memory time, then declaration order).
       predicted.push_back(m.time.seconds);
-      observed.push_back(c.score);
+      observed.push_back(c->score);
     }
     const double rho = spearman(predicted, observed);
-    const double def = measured.candidates[measured.default_index].score;
-    const double pick = measured.candidates[model.winner].score;
-    const double best = measured.candidates[measured.winner].score;
+    const double def = score_of(measured.default_index);
+    const double pick = score_of(model.winner);
+    const double best = score_of(measured.winner);
     const double model_speedup = def > 0 && pick > 0 ? def / pick : std::nan("");
     const double best_speedup = def > 0 && best > 0 ? def / best : std::nan("");
     std::printf("| %s | %s | %zu | %.2f | %s %.3g ms | %s %.3g ms | %.2fx | %s %.3g ms | %.2fx |\n",

@@ -39,6 +39,13 @@ class SpecOptions {
   std::vector<std::string> known_;
 };
 
+// What a listing shows of a plug-in.
+struct PluginDescription {
+  std::string name;
+  std::string description;
+  std::string options;
+};
+
 // One plug-in: how it is named, what it does, its option grammar, and its factory.
 template <class T>
 struct RegistryEntry {
@@ -80,6 +87,11 @@ class Registry {
   }
 
   const std::vector<RegistryEntry<T>>& entries() const { return entries_; }
+  std::vector<PluginDescription> describe() const {
+    std::vector<PluginDescription> out;
+    for (const RegistryEntry<T>& e : entries_) out.push_back({e.name, e.description, e.options});
+    return out;
+  }
   const std::string& kind() const { return kind_; }
   // "exhaustive, random, ..." for messages.
   std::string names() const {

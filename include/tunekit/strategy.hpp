@@ -79,9 +79,13 @@ class Strategy {
   virtual void start(const Enumeration& space, const SearchPrior& prior) {
     (void)space, (void)prior;
   }
-  // Whether it leaves points unevaluated by design (the model strategy's pruning and floor
-  // stop): such a search is partial, stored like a budget cut and replaced by a full one.
-  virtual bool prunes() const { return false; }
+  // Whether it leaves points of `space` unevaluated by design (the model strategy's pruning
+  // and floor stop, auto's cap on a large space) when no budget is given: such a search is
+  // partial, stored like a budget cut and replaced by a full one.
+  virtual bool prunes(const Enumeration& space) const {
+    (void)space;
+    return false;
+  }
   // Up to `max` (>= 1) distinct indices that `history` has not evaluated. Returning none says
   // the strategy has nothing more to propose. All randomness comes from `rng`.
   virtual std::vector<std::size_t> propose(const Enumeration& space, const History& history,
@@ -107,8 +111,9 @@ class StrategyRegistry : public Registry<Strategy> {
   static StrategyRegistry builtin();
 };
 
-// The strategy `tune` and `replay` use when none is named.
-inline constexpr std::string_view kDefaultStrategy = "exhaustive";
+// The strategy `tune` and `replay` use when none is named: `auto` measures a small space
+// exhaustively and searches a large one with a robust strategy, capped (see strategies.md).
+inline constexpr std::string_view kDefaultStrategy = "auto";
 
 struct Budget {
   std::optional<std::size_t> evaluations;  // at most this many evaluations

@@ -16,9 +16,11 @@
 #include "tunekit/key.hpp"
 #include "tunekit/model_report.hpp"
 #include "tunekit/op.hpp"
+#include "tunekit/registry.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/stats.hpp"
 #include "tunekit/store.hpp"
+#include "tunekit/strategy.hpp"
 #include "tunekit/timing.hpp"
 
 namespace tunekit {
@@ -55,12 +57,12 @@ struct TunerOptions {
 
   // The search (DESIGN §6): a strategy proposes points of the op's candidate space, a
   // schedule shares timing windows among them. Strategies (StrategyRegistry::builtin()):
-  // exhaustive, random, anneal, genetic, ils, bayes, bandit, model, with options after a
-  // colon ("genetic:pop=20", "model:top=4,floor=1.5"). Schedules: "full" (one full window
+  // auto (the default), exhaustive, random, anneal, genetic, ils, bayes, bandit, model, with
+  // options after a colon ("genetic:pop=20", "model:top=4,floor=1.5"). Schedules: "full" (one full window
   // each; a point that can no longer come within timing.hopeless_ratio of the best so far is
   // cut) or "racing" (round-robin windows, confidence intervals, losers dropped early;
   // "racing:round=4,z=1.96,min_samples=8,max_samples=64").
-  std::string strategy = "exhaustive";
+  std::string strategy = std::string(kDefaultStrategy);
   std::string schedule = "full";
   std::uint64_t seed = 1;  // the strategy's seed, recorded in reports and stored evidence
   // Budgets (DESIGN §7); 0: none. An attempt starts only while the elapsed time plus two
@@ -105,6 +107,9 @@ struct TunerOptions {
   static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
   static TunerOptions from_environment();
 };
+
+// The schedules TunerOptions::schedule may name (the strategies: StrategyRegistry::builtin()).
+std::vector<PluginDescription> builtin_schedules();
 
 struct Choice {
   std::size_t index = 0;

@@ -17,7 +17,9 @@ class ModelStrategy final : public Strategy {
   ModelStrategy(std::size_t top, double fraction, double floor)
       : top_(top), fraction_(fraction), floor_(floor) {}
   std::string_view name() const override { return "model"; }
-  bool prunes() const override { return top_ > 0 || fraction_ < 1 || floor_ > 0; }
+  bool prunes(const Enumeration&) const override {
+    return top_ > 0 || fraction_ < 1 || floor_ > 0;
+  }
 
   void start(const Enumeration& space, const SearchPrior& prior) override {
     const std::vector<double>& score = prior.model_seconds;

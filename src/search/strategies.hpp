@@ -16,6 +16,7 @@ std::unique_ptr<Strategy> make_genetic(StrategyOptions& options);
 std::unique_ptr<Strategy> make_ils(StrategyOptions& options);
 std::unique_ptr<Strategy> make_bayes(StrategyOptions& options);
 std::unique_ptr<Strategy> make_model(StrategyOptions& options);
+std::unique_ptr<Strategy> make_auto(StrategyOptions& options);
 // The bandit builds its arms through the registry.
 std::unique_ptr<Strategy> make_bandit(StrategyOptions& options, const StrategyRegistry& registry);
 

@@ -6,6 +6,10 @@ namespace tunekit {
 
 StrategyRegistry StrategyRegistry::builtin() {
   StrategyRegistry r;
+  r.add({"auto",
+         "the default: exhaustive on a space of at most `small` points, else `inner` capped at "
+         "`cap` evaluations (unless an evaluation budget is given)",
+         "small=256, cap=200, inner=genetic (a strategy spec without options)", detail::make_auto});
   r.add(
       {"exhaustive", "every configuration in enumeration order", "none", detail::make_exhaustive});
   r.add({"random", "uniform sampling without replacement", "none", detail::make_random});

@@ -1,6 +1,8 @@
 // The schedules by name, and what they share.
 #include <limits>
 
+#include "tunekit/tuner.hpp"
+
 #include "tuner/schedule.hpp"
 #include "tuner/search_context.hpp"
 
@@ -43,3 +45,11 @@ void finish_not_started(SearchContext& context, std::size_t index) {
 }
 
 }  // namespace tunekit::detail
+
+namespace tunekit {
+
+std::vector<PluginDescription> builtin_schedules() {
+  return detail::builtin_schedules().describe();
+}
+
+}  // namespace tunekit

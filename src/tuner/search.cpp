@@ -143,9 +143,9 @@ void check_search_options(const TunerOptions& options) {
     throw UsageError("TunerOptions: limit must be finite and >= 0 seconds (0: off)");
 }
 
-bool search_is_restricted(const TunerOptions& options) {
+bool search_is_restricted(const TunerOptions& options, const OpBase& op) {
   return options.budget_seconds > 0 || options.budget_evaluations > 0 ||
-         StrategyRegistry::builtin().make(options.strategy)->prunes();
+         StrategyRegistry::builtin().make(options.strategy)->prunes(op.enumeration());
 }
 
 TuneReport run_search(Device& device, const OpBase& op, const Key& key,
@@ -178,7 +178,8 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key,
     r.budget.reserve_seconds = budget.reserve();
     const bool exhausted = result.evaluated >= op.size();
     r.budget.cut = !exhausted && (result.stop_reason == "evaluation budget" ||
-                                  result.stop_reason == "time budget" || strategy->prunes());
+                                  result.stop_reason == "time budget" ||
+                                  strategy->prunes(op.enumeration()));
     if (r.budget.cut && r.budget.stopped.empty()) {
       const std::size_t left = op.size() - result.evaluated;
       r.budget.stopped = result.stop_reason == "evaluation budget"

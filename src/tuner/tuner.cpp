@@ -65,7 +65,6 @@ class Tuner::Impl {
     if (!(options_.tie_band >= 0 && options_.tie_band < 1))
       throw UsageError("TunerOptions: tie_band must be in [0, 1), e.g. 0.02 for 2 %");
     detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
-    restricted_ = detail::search_is_restricted(options_);
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;
     // A profile named explicitly fails here (missing, malformed), not at the first call.
@@ -193,7 +192,8 @@ class Tuner::Impl {
       // A partial entry (a budget cut, a pruning strategy) serves a search that is restricted
       // too; a search without those limits replaces it (DESIGN §7).
       auto stored = store_->find(id.digest().hex());
-      if (stored && stored->budget_cut && !restricted_) stored.reset();
+      if (stored && stored->budget_cut && !detail::search_is_restricted(options_, op))
+        stored.reset();
       if (stored) {
         if (auto index = op.find(stored->winner)) {
           table_.publish(pending.op, pending.key, *index);
@@ -295,7 +295,6 @@ class Tuner::Impl {
   std::mutex pending_mutex_;
   std::set<PendingKey> pending_;
   bool used_ = false;  // guarded by pending_mutex_
-  bool restricted_ = false;  // searches may stop early (budget, pruning): stored as budget_cut
   EnvironmentTags environment_;
   std::unique_ptr<Store> store_;
   mutable std::once_flag envelope_once_;

@@ -106,7 +106,7 @@ TEST_F(CacheCli, SecondTuneReplaysAndTheEntryCanBeListedShownAndRemoved) {
   ASSERT_TRUE(entry.at("evidence").is_object()) << entry.dump(2);
   EXPECT_TRUE(entry.at("evidence").at("candidates").is_array());
   EXPECT_EQ(entry.at("evidence").at("candidates").size(), first.at("candidates").size());
-  EXPECT_EQ(entry.at("evidence").at("search").at("strategy"), "exhaustive");
+  EXPECT_EQ(entry.at("evidence").at("search").at("strategy"), "auto");
   EXPECT_EQ(entry.at("evidence").at("search").at("seed"), first.at("search").at("seed"));
   for (const char* field : {"numerics_policy", "candidates", "winner_config", "measured",
                             "budget_cut", "created_at", "tunekit_version"}) {

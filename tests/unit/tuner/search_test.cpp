@@ -281,10 +281,37 @@ TEST(Search, EveryStrategyFindsTheOptimumThroughTheLiveTunerWithinItsPromisedBud
   SimulatedDevice dev;
   dev.seconds = bowl;
   auto op = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
-  const TuneReport r = Tuner(dev, simulated(dev)).tune(*op, kKey);
+  TunerOptions o = simulated(dev);
+  o.strategy = "exhaustive";
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   EXPECT_EQ(r.winner_name, "a=13,b=7,c=3");
   EXPECT_EQ(r.candidates.size(), op->size());
   EXPECT_FALSE(r.budget.cut);
+}
+
+TEST(Search, AutoMeasuresASmallSpaceInFullAndCapsALargeOne) {
+  SimulatedDevice dev;
+  dev.seconds = bowl;
+  auto big = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
+  ASSERT_GT(big->size(), 256u);
+  TunerOptions o = simulated(dev);
+  ASSERT_EQ(o.strategy, "auto");  // the default
+  const TuneReport r = Tuner(dev, o).tune(*big, kKey);
+  EXPECT_EQ(r.candidates.size(), 200u);  // the cap, the default included
+  EXPECT_TRUE(r.budget.cut);             // partial: replaced by an unrestricted search
+  EXPECT_LE(r.winner_score, 3e-4 * 1.001) << r.winner_name;
+  o.budget_evaluations = 50;  // an explicit budget replaces the cap
+  const TuneReport budgeted = Tuner(dev, o).tune(*big, kKey);
+  EXPECT_EQ(budgeted.candidates.size(), 51u);
+  auto small = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
+  const TuneReport all = Tuner(dev, simulated(dev)).tune(*small, kKey);
+  EXPECT_EQ(all.candidates.size(), 16u);
+  EXPECT_FALSE(all.budget.cut);
+  TunerOptions bad = simulated(dev);
+  for (const char* spec : {"auto:inner=auto", "auto:inner=nope", "auto:cap=0", "auto:small=-1"}) {
+    bad.strategy = spec;
+    EXPECT_THROW(Tuner(dev, bad), UsageError) << spec;
+  }
 }
 
 TEST(Search, BadSearchOptionsAreUsageErrorsThatSayWhatToWrite) {

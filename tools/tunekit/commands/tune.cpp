@@ -190,6 +190,12 @@ void run_tune(const TuneCommand& command) {
   if (!command.statistic.empty()) options.statistic = statistic_from_string(command.statistic);
   if (command.tie_band_option->count() > 0) options.tie_band = command.tie_band;
   if (command.evict) options.evict = true;
+  if (command.strategy == "racing" || command.strategy.rfind("racing:", 0) == 0) {
+    throw UsageError(fmt::format(
+        "--strategy {}: racing is a schedule (how windows are shared), not a strategy (which "
+        "points are measured): write --schedule {}",
+        command.strategy, command.strategy));
+  }
   if (!command.strategy.empty()) options.strategy = command.strategy;
   if (!command.schedule.empty()) options.schedule = command.schedule;
   options.seed = command.seed;

@@ -41,6 +41,7 @@ TunerOptions exact_options() {
   TunerOptions o;
   o.tie_band = 0;       // rank by the readings alone
   o.confirm_pairs = 0;  // the readings are the recording: nothing to confirm against noise
+  o.strategy = "exhaustive";
   return o;
 }
 

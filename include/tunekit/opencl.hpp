@@ -43,12 +43,13 @@ std::size_t select_device(std::span<const DeviceInfo> devices, std::string_view 
 struct BuildStats {
   std::size_t builds = 0;  // programs actually built (compiler invocations)
   std::size_t hits = 0;    // requests answered from the program cache
-  double seconds = 0;      // wall time spent building
+  double seconds = 0;      // time spent building, summed over builds (concurrent ones overlap)
 };
 
 class Context;
 
-// A kernel of a built program. Not thread-safe: one trial uses it at a time.
+// A kernel of a built program. Not thread-safe: one trial uses it at a time (each
+// Program::kernel call makes a kernel object of its own, so threads never share one).
 class Kernel {
  public:
   Kernel() = default;
@@ -65,10 +66,18 @@ class Kernel {
   // TrialError(launch_failed) before anything is enqueued; a failing enqueue throws
   // TrialError(launch_failed, or out_of_memory for allocation failures).
   void launch(std::span<const std::size_t> global, std::span<const std::size_t> local);
+  // Dispatches one work-group of `local` (global = local; the arguments must be set) on a
+  // private queue of its own and waits for it, neither timed nor recorded: a driver that
+  // generates code lazily, per work-group size, at a kernel's first launch (PoCL) does it here,
+  // so a build step can absorb it. The same checks as launch() first (TrialError
+  // launch_failed). Safe on several threads at once for different kernel objects.
+  void warm_up(std::span<const std::size_t> local);
   // The kernel's own limits on this device (CL_KERNEL_WORK_GROUP_SIZE, local memory).
   std::size_t max_work_group() const;
 
  private:
+  void check_launch(std::span<const std::size_t> global, std::span<const std::size_t> local) const;
+
   std::shared_ptr<Context> context_;
   std::shared_ptr<void> handle_;  // cl_kernel
   std::string name_;
@@ -92,7 +101,8 @@ class Program {
 };
 
 // Source + build options ("-DMWG=64 ...") -> program. A build failure throws
-// TrialError(compile_failed) whose message carries the build log.
+// TrialError(compile_failed) whose message carries the build log. build() and stats() may be
+// called from several threads at once (the tuner's compile pass builds in parallel).
 class Compiler {
  public:
   virtual ~Compiler() = default;
@@ -101,7 +111,10 @@ class Compiler {
 };
 
 // Remembers every program by (source digest, options, device) so nothing is built twice in a
-// process; failures are remembered too (a broken candidate is not rebuilt either).
+// process; failures are remembered too, with their log (a broken candidate is not rebuilt
+// either). Thread-safe: different programs build concurrently (the compile runs outside the
+// cache's lock); a thread asking for a program another thread is building waits for that
+// build and shares its result (a hit), so no program is ever built twice.
 class CachingCompiler final : public Compiler {
  public:
   CachingCompiler(std::unique_ptr<Compiler> inner, std::string device_key);
@@ -146,7 +159,8 @@ class Context : public std::enable_shared_from_this<Context> {
 
   const DeviceInfo& info() const { return info_; }
   Compiler& compiler() { return *compiler_; }
-  // Builds through the cache and returns the named kernel.
+  // Builds through the cache and returns the named kernel (a kernel object of its own).
+  // Thread-safe, as the cache is.
   Kernel kernel(std::string_view source, const std::string& options, const std::string& name);
   void finish();  // waits for everything enqueued
 
@@ -156,6 +170,7 @@ class Context : public std::enable_shared_from_this<Context> {
   double end_window();
 
   // Replaces the compiler (tests count builds through a wrapper); the cache is the caller's.
+  // Not thread-safe: call it before any build.
   void set_compiler(std::unique_ptr<Compiler> compiler) { compiler_ = std::move(compiler); }
   // The runtime's raw compiler (no cache), for wrapping.
   std::unique_ptr<Compiler> raw_compiler();
@@ -185,7 +200,9 @@ class EventClock final : public Clock {
   std::shared_ptr<Context> context_;
 };
 
-// The Device seam for OpenCL: launch is the candidate's enqueue, sync waits for the queue.
+// The Device seam for OpenCL: build is the op's build step (Workload::build_candidate: the
+// program built through the context's cache, and warmed up), launch is the candidate's
+// enqueue, sync waits for the queue.
 class OpenclDevice final : public Device {
  public:
   explicit OpenclDevice(std::shared_ptr<Context> context);

@@ -1,6 +1,8 @@
-// The built-in OpenCL ops (sgemm, softmax, rmsnorm), by name: `tunekit tune <op> --backend
-// opencl` tunes these. Each op's candidates are the valid points of its Space; every candidate
-// is validated against the CPU reference.
+// The built-in OpenCL ops (sgemm, softmax, rmsnorm, conv2d), by name: `tunekit tune <op>
+// --backend opencl` tunes these. Each op is a space op (Op::space): its candidates are the
+// valid points of its Space, built lazily through the op's build step (the program compiled
+// through the context's cache) for the points a strategy proposes; every candidate is
+// validated against the CPU reference.
 #pragma once
 
 #include <functional>

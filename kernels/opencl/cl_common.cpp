@@ -9,10 +9,43 @@ namespace tunekit::kernels::cl {
 opencl::Kernel& KernelSet::get(std::string_view source, const std::string& options,
                                const std::string& name) {
   const std::string key = name + '\n' + options;
-  auto it = kernels_.find(key);
-  if (it == kernels_.end())
-    it = kernels_.emplace(key, context_->kernel(source, options, name)).first;
-  return it->second;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
+  }
+  opencl::Kernel kernel = context_->kernel(source, options, name);  // outside the lock
+  std::lock_guard lock(mutex_);
+  return kernels_.try_emplace(key, std::move(kernel)).first->second;  // a racing twin wins
+}
+
+Outcome BuildStep::operator()(const std::string& options, std::span<const std::size_t> local,
+                              std::size_t scratch_bytes, const Bind& bind) {
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = entries_.try_emplace(options);
+    if (inserted) it->second = std::make_shared<Entry>();
+    entry = it->second;
+  }
+  std::call_once(entry->once, [&] {
+    opencl::Kernel kernel;
+    try {
+      kernel = context_->kernel(source_, options, name_);
+    } catch (const TrialError& e) {
+      entry->outcome = {e.status(), e.what()};
+      return;
+    }
+    try {
+      // Not written: nothing may enter the context's queue, which a timing may be using.
+      opencl::Buffer scratch(*context_, scratch_bytes);
+      bind(kernel, scratch);
+      kernel.warm_up(local);
+    } catch (const TrialError&) {
+      // Work-group or resource limits: the launch checks the same and classifies it.
+    }
+    entry->outcome = Outcome::success();
+  });
+  return entry->outcome;
 }
 
 std::string build_options(const Config& config) {
@@ -21,23 +54,6 @@ std::string build_options(const Config& config) {
     if (!out.empty()) out += ' ';
     out += "-D" + f.name + "=" + (f.value.is_string() ? f.value.as_string() : f.value.text());
   }
-  return out;
-}
-
-std::string candidate_name(const Config& config) {
-  std::string out;
-  for (const Field& f : config.fields()) {
-    if (!out.empty()) out += '_';
-    out += f.name + (f.value.is_string() ? f.value.as_string() : f.value.text());
-  }
-  return out;
-}
-
-std::vector<Config> space_points(const Space& space) {
-  const Enumeration e = space.enumerate();
-  std::vector<Config> out;
-  out.reserve(e.size());
-  for (std::size_t i = 0; i < e.size(); ++i) out.push_back(e.config(i));
   return out;
 }
 

@@ -2,8 +2,14 @@
 // per work-item (TX, TY) and local-memory staging (SL), validated against a double-precision
 // CPU reference.
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "opencl/cl_common.hpp"
 #include "opencl/cl_ops.hpp"
@@ -37,6 +43,42 @@ void conv2d_reference(Conv2dHost& a) {
   }
 }
 
+// The filter sizes of one op's live workloads. The build step sees a config, not a key, but
+// the filter size (a key field) joins the build options: the step builds the config for each
+// filter size a live workload has (during a tune, the one being tuned). A workload holds its
+// size while it lives.
+class LiveFilters : public std::enable_shared_from_this<LiveFilters> {
+ public:
+  using Size = std::pair<std::size_t, std::size_t>;  // fh, fw
+  std::shared_ptr<void> hold(Size size) {
+    std::lock_guard lock(mutex_);
+    ++live_[size];
+    return std::make_shared<Hold>(shared_from_this(), size);
+  }
+  std::vector<Size> sizes() const {
+    std::lock_guard lock(mutex_);
+    std::vector<Size> out;
+    for (const auto& [size, count] : live_) out.push_back(size);
+    return out;
+  }
+
+ private:
+  struct Hold {
+    Hold(std::shared_ptr<LiveFilters> o, Size s) : owner(std::move(o)), size(s) {}
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    ~Hold() { owner->release(size); }
+    std::shared_ptr<LiveFilters> owner;
+    Size size;
+  };
+  void release(Size size) {
+    std::lock_guard lock(mutex_);
+    if (auto it = live_.find(size); it != live_.end() && --it->second == 0) live_.erase(it);
+  }
+  mutable std::mutex mutex_;
+  std::map<Size, int> live_;
+};
+
 struct Conv2dState {
   Conv2dState(std::shared_ptr<opencl::Context> context, Conv2dHost args)
       : host(std::move(args)),
@@ -58,6 +100,7 @@ struct Conv2dState {
   KernelSet kernels;
   opencl::Buffer in, filter;
   MirroredOutput out;
+  std::shared_ptr<void> filter_hold;  // counts this filter size in the op's LiveFilters
 };
 
 struct ClConv2dArgs {
@@ -85,6 +128,10 @@ std::size_t param(const Config& c, const char* name) {
   return static_cast<std::size_t>(c[name].as_int());
 }
 
+std::string filter_options(const Config& config, std::size_t fh, std::size_t fw) {
+  return build_options(config) + " -DFH=" + std::to_string(fh) + " -DFW=" + std::to_string(fw);
+}
+
 }  // namespace
 
 Space conv2d_space() {
@@ -103,7 +150,9 @@ Space conv2d_space() {
 
 std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
                                        cpu::ThreadPool& /*pool*/) {
-  auto op = std::make_unique<Op<ClConv2dArgs>>("conv2d", 1);
+  // Schema 2: the candidates are the points of one space (schema 1 was a list).
+  auto op = std::make_unique<Op<ClConv2dArgs>>("conv2d", 2);
+  auto live = std::make_shared<LiveFilters>();
   op->describe(
         "OpenCL 2D convolution (valid correlation) of an h×w output with an fh×fw filter: "
         "work-group BX×BY, outputs per work-item TX×TY, local-memory staging SL")
@@ -122,7 +171,7 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
                    {"dtype", "f32"}};
       })
       .key_check(check_conv2d_key)
-      .inputs([context](const Key& key) {
+      .inputs([context, live](const Key& key) {
         check_conv2d_key(key);
         Conv2dHost host;
         host.h = static_cast<std::size_t>(key.integer("h"));
@@ -135,7 +184,10 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
         std::mt19937 rng(0x5eed0c0du);
         fill_uniform(host.in, rng, -1.0f, 2.0f);
         fill_uniform(host.filter, rng, -1.0f, 2.0f);
-        return ClConv2dArgs{std::make_shared<Conv2dState>(context, std::move(host))};
+        const LiveFilters::Size filter{host.fh, host.fw};
+        auto state = std::make_shared<Conv2dState>(context, std::move(host));
+        state->filter_hold = live->hold(filter);
+        return ClConv2dArgs{std::move(state)};
       })
       .outputs([](ClConv2dArgs& a) {
         a.state->out.read();
@@ -151,31 +203,44 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
         return Tolerance{0x1p-20 * terms, 0x1p-17};
       });
 
-  CandidateList<ClConv2dArgs> candidates(*op);
-  std::string default_name;
-  for (const Config& config : space_points(conv2d_space())) {
-    const std::string name = candidate_name(config);
-    if (config == Config{{"BX", 16}, {"BY", 4}, {"TX", 1}, {"TY", 1}, {"SL", 0}})
-      default_name = name;
-    // The filter size is part of the key: it joins the candidate's build options at launch.
-    candidates.add(name, config, Numerics::reassociates,
-                   [bx = param(config, "BX"), by = param(config, "BY"), tx = param(config, "TX"),
-                    ty = param(config, "TY"), options = build_options(config)](ClConv2dArgs& a) {
-                     Conv2dState& s = *a.state;
-                     s.out.before_launch();
-                     const std::string full = options + " -DFH=" + std::to_string(s.host.fh) +
-                                              " -DFW=" + std::to_string(s.host.fw);
-                     opencl::Kernel& k = s.kernels.get(opencl_sources::conv2d, full, "conv2d");
-                     k.set_arg(0, static_cast<int>(s.wp));
-                     k.set_arg(1, s.in);
-                     k.set_arg(2, s.filter);
-                     k.set_arg(3, s.out.buffer());
-                     const std::size_t global[2] = {s.wp / (bx * tx) * bx, s.hp / (by * ty) * by};
-                     const std::size_t local[2] = {bx, by};
-                     k.launch(global, local);
-                   });
-  }
-  op->default_candidate(default_name);
+  auto step = std::make_shared<BuildStep>(context, opencl_sources::conv2d, "conv2d");
+  op->space(conv2d_space(),
+            [](const Config& config) -> std::function<void(ClConv2dArgs&)> {
+              return [config, bx = param(config, "BX"), by = param(config, "BY"),
+                      tx = param(config, "TX"), ty = param(config, "TY")](ClConv2dArgs& a) {
+                Conv2dState& s = *a.state;
+                s.out.before_launch();
+                opencl::Kernel& k = s.kernels.get(
+                    opencl_sources::conv2d, filter_options(config, s.host.fh, s.host.fw), "conv2d");
+                k.set_arg(0, static_cast<int>(s.wp));
+                k.set_arg(1, s.in);
+                k.set_arg(2, s.filter);
+                k.set_arg(3, s.out.buffer());
+                const std::size_t global[2] = {s.wp / (bx * tx) * bx, s.hp / (by * ty) * by};
+                const std::size_t local[2] = {bx, by};
+                k.launch(global, local);
+              };
+            })
+      .numerics([](const Config&) { return Numerics::reassociates; })
+      .build([step, live](const Config& config) {
+        const std::size_t bx = param(config, "BX"), by = param(config, "BY");
+        const std::size_t tile_w = bx * param(config, "TX"), tile_h = by * param(config, "TY");
+        const std::size_t local[2] = {bx, by};
+        for (const auto& [fh, fw] : live->sizes()) {
+          // One work-group over a one-tile image: input, filter and output inside the scratch.
+          const Outcome o = (*step)(filter_options(config, fh, fw), local,
+                                    (tile_h + fh) * (tile_w + fw) * sizeof(float),
+                                    [tile_w](opencl::Kernel& k, opencl::Buffer& scratch) {
+                                      k.set_arg(0, static_cast<int>(tile_w));
+                                      k.set_arg(1, scratch);
+                                      k.set_arg(2, scratch);
+                                      k.set_arg(3, scratch);
+                                    });
+          if (!o.ok()) return o;
+        }
+        return Outcome::success();
+      })
+      .default_config(Config{{"BX", 16}, {"BY", 4}, {"TX", 1}, {"TY", 1}, {"SL", 0}});
   return op;
 }
 

@@ -13,10 +13,11 @@ namespace tunekit::kernels::cl {
 
 // Padding of the sgemm operands: M and N to a multiple of the largest MWG/NWG, K to one of the
 // largest KWG, so that no tile of any candidate needs bounds checks.
-inline constexpr std::size_t kSgemmPadMN = 64;
+inline constexpr std::size_t kSgemmPadMN = 128;
 inline constexpr std::size_t kSgemmPadK = 32;
 
 Space sgemm_space();
+Config sgemm_default_config();
 Space softmax_space();
 Space rmsnorm_space();
 Space conv2d_space();

@@ -3,6 +3,8 @@
 // CPU references.
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 
 #include "opencl/cl_common.hpp"
@@ -101,7 +103,8 @@ Space rmsnorm_space() {
 
 std::unique_ptr<OpBase> make_softmax_op(std::shared_ptr<opencl::Context> context,
                                         cpu::ThreadPool& /*pool*/) {
-  auto op = std::make_unique<Op<ClSoftmaxArgs>>("softmax", 1);
+  // Schema 2: the candidates are the points of one space (schema 1 was a list).
+  auto op = std::make_unique<Op<ClSoftmaxArgs>>("softmax", 2);
   op->describe(
       "OpenCL row-wise f32 softmax, one work-group per row: work-group size WG, vector "
       "width VW, exp or native_exp (approximate)");
@@ -126,32 +129,43 @@ std::unique_ptr<OpBase> make_softmax_op(std::shared_ptr<opencl::Context> context
       })
       .tolerance(row_tolerance);
 
-  CandidateList<ClSoftmaxArgs> candidates(*op);
-  std::string default_name;
-  for (const Config& config : space_points(softmax_space())) {
-    const std::string name = candidate_name(config);
-    const bool native = config["EXP"].as_string() == "native_exp";
-    if (config == Config{{"WG", 64}, {"VW", 1}, {"EXP", "exp"}}) default_name = name;
-    // Work-group size and vector width change the reduction trees: reassociates; native_exp
-    // changes values beyond reordering: approximate.
-    candidates.add(name, config, native ? Numerics::approximate : Numerics::reassociates,
-                   [wg = work_group(config), options = build_options(config)](ClSoftmaxArgs& a) {
-                     SoftmaxState& s = *a.state;
-                     s.y.before_launch();
-                     opencl::Kernel& k = s.kernels.get(opencl_sources::softmax, options, "softmax");
-                     k.set_arg(0, static_cast<int>(s.host.cols));
-                     k.set_arg(1, s.x);
-                     k.set_arg(2, s.y.buffer());
-                     launch_rows(k, s.host.rows, wg);
-                   });
-  }
-  op->default_candidate(default_name);
+  // Work-group size and vector width change the reduction trees: reassociates; native_exp
+  // changes values beyond reordering: approximate.
+  auto step = std::make_shared<BuildStep>(context, opencl_sources::softmax, "softmax");
+  op->space(softmax_space(),
+            [](const Config& config) -> std::function<void(ClSoftmaxArgs&)> {
+              return [wg = work_group(config), options = build_options(config)](ClSoftmaxArgs& a) {
+                SoftmaxState& s = *a.state;
+                s.y.before_launch();
+                opencl::Kernel& k = s.kernels.get(opencl_sources::softmax, options, "softmax");
+                k.set_arg(0, static_cast<int>(s.host.cols));
+                k.set_arg(1, s.x);
+                k.set_arg(2, s.y.buffer());
+                launch_rows(k, s.host.rows, wg);
+              };
+            })
+      .numerics([](const Config& config) {
+        return config["EXP"].as_string() == "native_exp" ? Numerics::approximate
+                                                         : Numerics::reassociates;
+      })
+      .build([step](const Config& config) {
+        // One row of zero columns: the loops do not run, nothing is read or written.
+        const std::size_t local[1] = {work_group(config)};
+        return (*step)(build_options(config), local, sizeof(float),
+                       [](opencl::Kernel& k, opencl::Buffer& scratch) {
+                         k.set_arg(0, 0);
+                         k.set_arg(1, scratch);
+                         k.set_arg(2, scratch);
+                       });
+      })
+      .default_config(Config{{"WG", 64}, {"VW", 1}, {"EXP", "exp"}});
   return op;
 }
 
 std::unique_ptr<OpBase> make_rmsnorm_op(std::shared_ptr<opencl::Context> context,
                                         cpu::ThreadPool& /*pool*/) {
-  auto op = std::make_unique<Op<ClRmsnormArgs>>("rmsnorm", 1);
+  // Schema 2: the candidates are the points of one space (schema 1 was a list).
+  auto op = std::make_unique<Op<ClRmsnormArgs>>("rmsnorm", 2);
   op->describe(
       "OpenCL row-wise f32 RMS normalisation with a weight vector, one work-group per "
       "row: work-group size WG, vector width VW");
@@ -176,25 +190,35 @@ std::unique_ptr<OpBase> make_rmsnorm_op(std::shared_ptr<opencl::Context> context
       })
       .tolerance(row_tolerance);
 
-  CandidateList<ClRmsnormArgs> candidates(*op);
-  std::string default_name;
-  for (const Config& config : space_points(rmsnorm_space())) {
-    const std::string name = candidate_name(config);
-    if (config == Config{{"WG", 64}, {"VW", 1}}) default_name = name;
-    candidates.add(name, config, Numerics::reassociates,
-                   [wg = work_group(config), options = build_options(config)](ClRmsnormArgs& a) {
-                     RmsnormState& s = *a.state;
-                     s.y.before_launch();
-                     opencl::Kernel& k = s.kernels.get(opencl_sources::rmsnorm, options, "rmsnorm");
-                     k.set_arg(0, static_cast<int>(s.host.cols));
-                     k.set_arg(1, s.host.eps);
-                     k.set_arg(2, s.x);
-                     k.set_arg(3, s.w);
-                     k.set_arg(4, s.y.buffer());
-                     launch_rows(k, s.host.rows, wg);
-                   });
-  }
-  op->default_candidate(default_name);
+  auto step = std::make_shared<BuildStep>(context, opencl_sources::rmsnorm, "rmsnorm");
+  op->space(rmsnorm_space(),
+            [](const Config& config) -> std::function<void(ClRmsnormArgs&)> {
+              return [wg = work_group(config), options = build_options(config)](ClRmsnormArgs& a) {
+                RmsnormState& s = *a.state;
+                s.y.before_launch();
+                opencl::Kernel& k = s.kernels.get(opencl_sources::rmsnorm, options, "rmsnorm");
+                k.set_arg(0, static_cast<int>(s.host.cols));
+                k.set_arg(1, s.host.eps);
+                k.set_arg(2, s.x);
+                k.set_arg(3, s.w);
+                k.set_arg(4, s.y.buffer());
+                launch_rows(k, s.host.rows, wg);
+              };
+            })
+      .numerics([](const Config&) { return Numerics::reassociates; })
+      .build([step](const Config& config) {
+        // One row of zero columns: the loops do not run, nothing is read or written.
+        const std::size_t local[1] = {work_group(config)};
+        return (*step)(build_options(config), local, sizeof(float),
+                       [](opencl::Kernel& k, opencl::Buffer& scratch) {
+                         k.set_arg(0, 0);
+                         k.set_arg(1, 1.0f);
+                         k.set_arg(2, scratch);
+                         k.set_arg(3, scratch);
+                         k.set_arg(4, scratch);
+                       });
+      })
+      .default_config(Config{{"WG", 64}, {"VW", 1}});
   return op;
 }
 

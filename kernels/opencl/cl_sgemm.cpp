@@ -1,6 +1,10 @@
-// sgemm on OpenCL: a CLBlast-like space (work-group tile, thread tile, vector widths, local
-// memory staging) over kernels/opencl/sgemm.cl, validated against the CPU reference.
+// sgemm on OpenCL: CLBlast's xgemm space (work-group tile, thread grid, re-shaped tile loads,
+// vector widths, local-memory staging, unrolling, strides) over kernels/opencl/sgemm.cl, one
+// lazily built candidate per valid point, validated against the CPU reference.
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 
 #include "opencl/cl_common.hpp"
@@ -11,8 +15,8 @@
 namespace tunekit::kernels::cl {
 namespace {
 
-// Inputs on the device, padded with zeros (see sgemm.cl); one heap object so the host mirror
-// stays where MirroredOutput points.
+// Inputs on the device, padded with zeros and A transposed (see sgemm.cl); one heap object so
+// the host mirror stays where MirroredOutput points.
 struct SgemmState {
   SgemmState(std::shared_ptr<opencl::Context> context, SgemmArgs args)
       : host(std::move(args)),
@@ -20,24 +24,23 @@ struct SgemmState {
         np(round_up(host.n, kSgemmPadMN)),
         kp(round_up(host.k, kSgemmPadK)),
         kernels(context),
-        a(*context, mp * kp * sizeof(float)),
+        at(*context, kp * mp * sizeof(float)),
         b(*context, kp * np * sizeof(float)),
         c(*context, host.c, host.m, host.n, mp, np) {
-    upload(a, host.a, host.m, host.k, mp, kp);
-    upload(b, host.b, host.k, host.n, kp, np);
-  }
-  static void upload(opencl::Buffer& to, const std::vector<float>& from, std::size_t rows,
-                     std::size_t cols, std::size_t prows, std::size_t pcols) {
-    std::vector<float> padded(prows * pcols, 0.0f);
-    for (std::size_t r = 0; r < rows; ++r)
-      std::copy_n(from.data() + r * cols, cols, padded.data() + r * pcols);
-    to.write(padded.data(), padded.size() * sizeof(float));
+    std::vector<float> padded(kp * mp, 0.0f);  // At[k][m] = A[m][k]
+    for (std::size_t m = 0; m < host.m; ++m)
+      for (std::size_t k = 0; k < host.k; ++k) padded[k * mp + m] = host.a[m * host.k + k];
+    at.write(padded.data(), padded.size() * sizeof(float));
+    padded.assign(kp * np, 0.0f);
+    for (std::size_t k = 0; k < host.k; ++k)
+      std::copy_n(host.b.data() + k * host.n, host.n, padded.data() + k * np);
+    b.write(padded.data(), padded.size() * sizeof(float));
   }
 
   SgemmArgs host;
   std::size_t mp, np, kp;
   KernelSet kernels;
-  opencl::Buffer a, b;
+  opencl::Buffer at, b;
   MirroredOutput c;
 };
 
@@ -45,62 +48,91 @@ struct ClSgemmArgs {
   std::shared_ptr<SgemmState> state;
 };
 
+// What a launch needs of a config: the work-group tile and the thread grid.
 struct Tile {
-  std::size_t mwg, nwg, kwg, mdimc, ndimc;
+  std::size_t mwg, nwg, mdimc, ndimc;
 };
+
+std::size_t dim(const Config& c, const char* name) {
+  return static_cast<std::size_t>(c[name].as_int());
+}
+
+Tile tile_of(const Config& c) {
+  return {dim(c, "MWG"), dim(c, "NWG"), dim(c, "MDIMC"), dim(c, "NDIMC")};
+}
+
+void bind(opencl::Kernel& k, int mp, int np, int kp, const opencl::Buffer& at,
+          const opencl::Buffer& b, const opencl::Buffer& c) {
+  k.set_arg(0, mp);
+  k.set_arg(1, np);
+  k.set_arg(2, kp);
+  k.set_arg(3, at);
+  k.set_arg(4, b);
+  k.set_arg(5, c);
+}
 
 void run(const Tile& t, const std::string& options, SgemmState& s) {
   s.c.before_launch();
   opencl::Kernel& k = s.kernels.get(opencl_sources::sgemm, options, "sgemm");
-  k.set_arg(0, static_cast<int>(s.kp));
-  k.set_arg(1, static_cast<int>(s.np));
-  k.set_arg(2, s.a);
-  k.set_arg(3, s.b);
-  k.set_arg(4, s.c.buffer());
+  bind(k, static_cast<int>(s.mp), static_cast<int>(s.np), static_cast<int>(s.kp), s.at, s.b,
+       s.c.buffer());
   const std::size_t global[2] = {s.np / t.nwg * t.ndimc, s.mp / t.mwg * t.mdimc};
   const std::size_t local[2] = {t.ndimc, t.mdimc};
   k.launch(global, local);
-}
-
-std::size_t dim(const Config& c, const char* name) {
-  return static_cast<std::size_t>(c[name].as_int());
 }
 
 }  // namespace
 
 Space sgemm_space() {
   Space s;
-  s.param("MWG", {16, 32, 64})
-      .param("NWG", {16, 32, 64})
+  s.param("MWG", {16, 32, 64, 128})
+      .param("NWG", {16, 32, 64, 128})
       .param("KWG", {16, 32})
-      .param("MDIMC", {8, 16})
-      .param("NDIMC", {8, 16})
-      .param("VWM", {1, 4})
-      .param("VWN", {1, 4})
+      .param("MDIMC", {8, 16, 32})
+      .param("NDIMC", {8, 16, 32})
+      .param("VWM", {1, 2, 4, 8})
+      .param("VWN", {1, 2, 4, 8})
       .param("SA", {0, 1})
       .param("SB", {0, 1})
-      // Tiles divide evenly among the threads and vectors.
-      .constraint("MWG % MDIMC == 0")
+      .param("MDIMA", {8, 16, 32})
+      .param("NDIMB", {8, 16, 32})
+      .param("KWI", {1, 2, 4, 8})
+      .param("STRM", {0, 1})
+      .param("STRN", {0, 1})
+      // CLBlast's xgemm constraints: the tiles divide evenly among the threads and vectors ...
+      .constraint("KWG % KWI == 0")
+      .constraint("MWG % (MDIMC * VWM) == 0")
       .constraint("NWG % (NDIMC * VWN) == 0")
-      .constraint("KWG % VWM == 0")
-      // 4 to 16 accumulators per thread: fewer starves the ALUs, more spills registers.
-      .constraint("(MWG // MDIMC) * (NWG // NDIMC) >= 4")
-      .constraint("(MWG // MDIMC) * (NWG // NDIMC) <= 16")
-      // Square tiles and thread grids, both operands staged or neither: keeps the default tune
-      // near 50 candidates, each a separate runtime compilation.
-      .constraint("MWG == NWG")
-      .constraint("MDIMC == NDIMC")
-      .constraint("SA == SB");
+      // ... and, where a tile is staged in local memory, among the re-shaped loading grid.
+      .constraint("SA == 0 or MWG % (MDIMA * VWM) == 0")
+      .constraint("SA == 0 or KWG % ((MDIMC * NDIMC) // MDIMA) == 0")
+      .constraint("SB == 0 or NWG % (NDIMB * VWN) == 0")
+      .constraint("SB == 0 or KWG % ((MDIMC * NDIMC) // NDIMB) == 0")
+      // MDIMA / NDIMB only shape the loads of a staged tile: without it they are pinned (to
+      // the compute grid), so no two points build the same kernel.
+      .constraint("SA == 1 or MDIMA == MDIMC")
+      .constraint("SB == 1 or NDIMB == NDIMC")
+      // At most 64 accumulators per thread (an 8 x 8 thread tile): more spills registers.
+      .constraint("(MWG // MDIMC) * (NWG // NDIMC) <= 64");
   return s;
+}
+
+Config sgemm_default_config() {
+  // A cheap, safe point: 64 work-items, 16 accumulators each, no vectors, no local memory.
+  return Config{{"MWG", 32},  {"NWG", 32}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8},
+                {"VWM", 1},   {"VWN", 1},  {"SA", 0},   {"SB", 0},    {"MDIMA", 8},
+                {"NDIMB", 8}, {"KWI", 1},  {"STRM", 0}, {"STRN", 1}};
 }
 
 std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<opencl::Context> context,
                                       cpu::ThreadPool& pool) {
-  auto op = std::make_unique<Op<ClSgemmArgs>>("sgemm", 1);
+  // Schema 2: the candidates are the points of one space (schema 1 was a list of 48).
+  auto op = std::make_unique<Op<ClSgemmArgs>>("sgemm", 2);
   op->describe(
-        "OpenCL single-precision matrix multiply C[m×n] = A[m×k]·B[k×n], row-major; a "
-        "CLBlast-like space: work-group tile MWG/NWG/KWG, threads MDIMC/NDIMC, vector "
-        "widths VWM/VWN, local-memory staging SA/SB")
+        "OpenCL single-precision matrix multiply C[m×n] = A[m×k]·B[k×n], row-major; CLBlast's "
+        "xgemm space: work-group tile MWG/NWG/KWG, threads MDIMC/NDIMC, re-shaped tile loads "
+        "MDIMA/NDIMB, vector widths VWM/VWN, local-memory staging SA/SB, unrolling KWI, "
+        "strided access STRM/STRN")
       .key_field({"m", Value::Type::integer, "rows of A and C", std::nullopt, 1, kSgemmMaxDim})
       .key_field({"n", Value::Type::integer, "columns of B and C", std::nullopt, 1, kSgemmMaxDim})
       .key_field(
@@ -134,22 +166,27 @@ std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<opencl::Context> context,
         return Tolerance{0x1p-20 * k, 0x1p-17};
       });
 
-  CandidateList<ClSgemmArgs> candidates(*op);
-  const Config fallback{{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8},
-                        {"VWM", 1},  {"VWN", 1},  {"SA", 0},   {"SB", 0}};
-  std::string default_name;
-  for (const Config& config : space_points(sgemm_space())) {
-    const Tile tile{dim(config, "MWG"), dim(config, "NWG"), dim(config, "KWG"),
-                    dim(config, "MDIMC"), dim(config, "NDIMC")};
-    const std::string name = candidate_name(config);
-    if (config == fallback) default_name = name;
-    // Every candidate sums each dot product in the same order (k ascending, one mad per
-    // term; the zero padding adds exact zeros): bitwise like the default.
-    candidates.add(
-        name, config, Numerics::bitwise,
-        [tile, options = build_options(config)](ClSgemmArgs& x) { run(tile, options, *x.state); });
-  }
-  op->default_candidate(default_name);
+  // Every point sums each dot product in the same order (k ascending, one mad per term; the
+  // zero padding adds exact zeros): bitwise like the default, the numerics class of a space op
+  // unless told otherwise.
+  auto step = std::make_shared<BuildStep>(context, opencl_sources::sgemm, "sgemm");
+  op->space(sgemm_space(),
+            [](const Config& config) -> std::function<void(ClSgemmArgs&)> {
+              return [tile = tile_of(config), options = build_options(config)](ClSgemmArgs& x) {
+                run(tile, options, *x.state);
+              };
+            })
+      .build([step](const Config& config) {
+        const Tile t = tile_of(config);
+        const std::size_t local[2] = {t.ndimc, t.mdimc};
+        // One work-group at M = N = K = 0: no K step runs, the zero accumulators are stored
+        // into the first NWG floats.
+        return (*step)(build_options(config), local, t.mwg * t.nwg * sizeof(float),
+                       [](opencl::Kernel& k, opencl::Buffer& scratch) {
+                         bind(k, 0, 0, 0, scratch, scratch, scratch);
+                       });
+      })
+      .default_config(sgemm_default_config());
   return op;
 }
 

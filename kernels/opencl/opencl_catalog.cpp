@@ -8,8 +8,8 @@ namespace tunekit::opencl {
 const std::vector<CatalogEntry>& builtin_ops() {
   static const std::vector<CatalogEntry> entries{
       {"sgemm",
-       "f32 matrix multiply C = A·B (row-major): CLBlast-like tiles, threads, vectors, local "
-       "memory",
+       "f32 matrix multiply C = A·B (row-major): CLBlast's xgemm space (tiles, threads, "
+       "re-shaped loads, vectors, local memory, unrolling, strides)",
        "m=256,n=256,k=256", kernels::cl::sgemm_space, kernels::cl::make_sgemm_op},
       {"softmax", "row-wise f32 softmax, one work-group per row: WG, VW, exp or native_exp",
        "rows=4096,cols=1024", kernels::cl::softmax_space, kernels::cl::make_softmax_op},

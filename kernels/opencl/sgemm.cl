@@ -1,107 +1,169 @@
-// sgemm on OpenCL: C[Mp x Np] = A[Mp x Kp] . B[Kp x Np], row-major, single precision. The host
-// pads M and N to multiples of 64 and K to a multiple of 32 with zeros (as CLBlast's indirect
-// kernels do), so no tile needs bounds checks. Compile-time parameters (-D):
+// sgemm on OpenCL, after CLBlast's xgemm: C[Mp x Np] = A[Mp x Kp] . B[Kp x Np], single precision.
+// Device layouts (row-major): At = A transposed, Kp x Mp (M contiguous, as CLBlast's A), B is
+// Kp x Np, C is Mp x Np. The host pads M and N to multiples of 128 and K to a multiple of 32
+// with zeros (as CLBlast's indirect kernels do), so no tile of any configuration needs bounds
+// checks. Compile-time parameters (-D):
 //   MWG, NWG, KWG  work-group tile: MWG rows x NWG columns of C, KWG-deep steps over K
 //   MDIMC, NDIMC   threads of a work-group along M (local dim 1) and N (local dim 0)
-//   VWM            A values read per load as one vector along K (KWG % VWM == 0)
-//   VWN            B values read and C values stored per access as one vector along N
-//   SA, SB         1: stage the A / B tile in local memory first; 0: read global memory
-// Each thread computes MWI = MWG/MDIMC rows x NWI = NWG/NDIMC columns; its columns are VWN-wide
-// vectors strided by NDIMC so that neighbouring threads touch neighbouring vectors.
-#define MWI (MWG / MDIMC)
-#define NWI (NWG / NDIMC)
-#define NVW (NWI / VWN)
+//   VWM            vector width of A loads along M (each thread's rows come in VWM-row vectors)
+//   VWN            vector width of B loads and C stores along N
+//   SA, SB         1: stage the KWG x MWG tile of A / the KWG x NWG tile of B in local memory
+//   MDIMA, NDIMB   with SA / SB: the work-group re-shaped as MDIMA x (MDIMC*NDIMC/MDIMA)
+//                  (NDIMB x ...) threads for loading the A (B) tile into local memory
+//   KWI            unroll factor of the loop over the KWG values of a step
+//   STRM, STRN     0: each thread's vectors along M (N) are contiguous; 1: strided by the
+//                  thread count MDIMC (NDIMC), so neighbouring threads touch neighbouring
+//                  vectors (also for the tile loads, strided by MDIMA / NDIMB)
+// Each thread computes MWI = MWG/MDIMC rows x NWI = NWG/NDIMC columns of C. Every configuration
+// sums each dot product in the same order (k ascending, one mad per term).
+#define MWI (MWG / MDIMC)  // rows of C per thread
+#define NWI (NWG / NDIMC)  // columns of C per thread
+#define MVI (MWI / VWM)    // A vectors per thread and k
+#define NVI (NWI / VWN)    // B (and C) vectors per thread and k
+#define KDIMA ((MDIMC * NDIMC) / MDIMA)
+#define KDIMB ((MDIMC * NDIMC) / NDIMB)
+#define MVA (MWG / MDIMA / VWM)  // A vectors each thread loads per k row of the tile
+#define KWA (KWG / KDIMA)        // k rows of the A tile each thread loads
+#define NVB (NWG / NDIMB / VWN)
+#define KWB (KWG / KDIMB)
+
+#if VWM == 1
+typedef float floatm;
+#define UNPACKM(v, dst) ((dst)[0] = (v))
+#elif VWM == 2
+typedef float2 floatm;
+#define UNPACKM(v, dst) vstore2(v, 0, dst)
+#elif VWM == 4
+typedef float4 floatm;
+#define UNPACKM(v, dst) vstore4(v, 0, dst)
+#elif VWM == 8
+typedef float8 floatm;
+#define UNPACKM(v, dst) vstore8(v, 0, dst)
+#endif
 
 #if VWN == 1
 typedef float floatn;
-#define LOADN(p) (*(p))
-#define STOREN(v, p) (*(p) = (v))
 #elif VWN == 2
 typedef float2 floatn;
-#define LOADN(p) vload2(0, p)
-#define STOREN(v, p) vstore2(v, 0, p)
 #elif VWN == 4
 typedef float4 floatn;
-#define LOADN(p) vload4(0, p)
-#define STOREN(v, p) vstore4(v, 0, p)
 #elif VWN == 8
 typedef float8 floatn;
-#define LOADN(p) vload8(0, p)
-#define STOREN(v, p) vstore8(v, 0, p)
 #endif
 
-#if VWM == 1
-#define LOADM(dst, p) ((dst)[0] = *(p))
-#elif VWM == 2
-#define LOADM(dst, p) vstore2(vload2(0, p), 0, dst)
-#elif VWM == 4
-#define LOADM(dst, p) vstore4(vload4(0, p), 0, dst)
-#elif VWM == 8
-#define LOADM(dst, p) vstore8(vload8(0, p), 0, dst)
+// Position (in vectors) within the tile of a thread's i-th vector along M / N.
+#if STRM
+#define MPOS(t, i) ((t) + (i) * MDIMC)
+#else
+#define MPOS(t, i) ((t) * MVI + (i))
+#endif
+#if STRN
+#define NPOS(t, i) ((t) + (i) * NDIMC)
+#else
+#define NPOS(t, i) ((t) * NVI + (i))
 #endif
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
-void sgemm(const int Kp, const int Np, __global const float* restrict A,
-           __global const float* restrict B, __global float* restrict C) {
+void sgemm(const int Mp, const int Np, const int Kp, __global const floatm* restrict At,
+           __global const floatn* restrict B, __global floatn* restrict C) {
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
-  const int m0 = get_group_id(1) * MWG;
-  const int n0 = get_group_id(0) * NWG;
+  const int mv0 = get_group_id(1) * (MWG / VWM);  // the tile's first vector along M
+  const int nv0 = get_group_id(0) * (NWG / VWN);
+  const int mstride = Mp / VWM, nstride = Np / VWN;  // row strides of At and B, in vectors
+#if SA || SB
+  const int tid = ty * NDIMC + tx;
+#endif
 #if SA
-  __local float Al[MWG * KWG];
+  __local floatm Al[KWG * (MWG / VWM)];
 #endif
 #if SB
-  __local float Bl[KWG * NWG];
+  __local floatn Bl[KWG * (NWG / VWN)];
 #endif
-  floatn acc[MWI][NVW];
-  for (int wm = 0; wm < MWI; ++wm)
-    for (int wn = 0; wn < NVW; ++wn) acc[wm][wn] = (floatn)(0.0f);
+  floatn acc[MWI][NVI];
+#pragma unroll
+  for (int mi = 0; mi < MWI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < NVI; ++ni) acc[mi][ni] = (floatn)(0.0f);
 
   for (int k0 = 0; k0 < Kp; k0 += KWG) {
 #if SA
-    for (int i = ty * NDIMC + tx; i < MWG * KWG; i += MDIMC * NDIMC)
-      Al[i] = A[(m0 + i / KWG) * Kp + k0 + i % KWG];
+    {  // The A tile through the re-shaped MDIMA x KDIMA grid.
+      const int la0 = tid % MDIMA, la1 = tid / MDIMA;
+#pragma unroll
+      for (int i = 0; i < MVA; ++i) {
+#if STRM
+        const int mg = la0 + i * MDIMA;
+#else
+        const int mg = la0 * MVA + i;
+#endif
+#pragma unroll
+        for (int j = 0; j < KWA; ++j) {
+          const int kg = la1 * KWA + j;
+          Al[kg * (MWG / VWM) + mg] = At[(k0 + kg) * mstride + mv0 + mg];
+        }
+      }
+    }
 #endif
 #if SB
-    for (int i = ty * NDIMC + tx; i < KWG * NWG; i += MDIMC * NDIMC)
-      Bl[i] = B[(k0 + i / NWG) * Np + n0 + i % NWG];
+    {  // The B tile through the re-shaped NDIMB x KDIMB grid.
+      const int lb0 = tid % NDIMB, lb1 = tid / NDIMB;
+#pragma unroll
+      for (int i = 0; i < NVB; ++i) {
+#if STRN
+        const int ng = lb0 + i * NDIMB;
+#else
+        const int ng = lb0 * NVB + i;
+#endif
+#pragma unroll
+        for (int j = 0; j < KWB; ++j) {
+          const int kg = lb1 * KWB + j;
+          Bl[kg * (NWG / VWN) + ng] = B[(k0 + kg) * nstride + nv0 + ng];
+        }
+      }
+    }
 #endif
 #if SA || SB
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-    for (int kk = 0; kk < KWG; kk += VWM) {
-      float a[MWI][VWM];
-      for (int wm = 0; wm < MWI; ++wm) {
-        const int row = ty * MWI + wm;
+    for (int kw = 0; kw < KWG; kw += KWI) {
+#pragma unroll
+      for (int ku = 0; ku < KWI; ++ku) {
+        const int kk = kw + ku;  // k within the step
+        float a[MWI];            // this thread's rows of A at k0 + kk
+#pragma unroll
+        for (int i = 0; i < MVI; ++i) {
 #if SA
-        LOADM(a[wm], &Al[row * KWG + kk]);
+          const floatm v = Al[kk * (MWG / VWM) + MPOS(ty, i)];
 #else
-        LOADM(a[wm], &A[(m0 + row) * Kp + k0 + kk]);
+          const floatm v = At[(k0 + kk) * mstride + mv0 + MPOS(ty, i)];
 #endif
-      }
-      for (int v = 0; v < VWM; ++v) {
-        floatn b[NVW];
-        for (int wn = 0; wn < NVW; ++wn) {
-          const int col = (tx + wn * NDIMC) * VWN;
+          UNPACKM(v, &a[i * VWM]);
+        }
+        floatn b[NVI];  // this thread's columns of B at k0 + kk
+#pragma unroll
+        for (int ni = 0; ni < NVI; ++ni) {
 #if SB
-          b[wn] = LOADN(&Bl[(kk + v) * NWG + col]);
+          b[ni] = Bl[kk * (NWG / VWN) + NPOS(tx, ni)];
 #else
-          b[wn] = LOADN(&B[(k0 + kk + v) * Np + n0 + col]);
+          b[ni] = B[(k0 + kk) * nstride + nv0 + NPOS(tx, ni)];
 #endif
         }
-        for (int wm = 0; wm < MWI; ++wm)
-          for (int wn = 0; wn < NVW; ++wn) acc[wm][wn] = mad((floatn)(a[wm][v]), b[wn], acc[wm][wn]);
+#pragma unroll
+        for (int mi = 0; mi < MWI; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < NVI; ++ni) acc[mi][ni] = mad((floatn)(a[mi]), b[ni], acc[mi][ni]);
       }
     }
 #if SA || SB
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   }
-  for (int wm = 0; wm < MWI; ++wm) {
-    const int row = m0 + ty * MWI + wm;
-    for (int wn = 0; wn < NVW; ++wn) {
-      const int col = n0 + (tx + wn * NDIMC) * VWN;
-      STOREN(acc[wm][wn], &C[row * Np + col]);
-    }
+  // Row mi of this thread is component mi % VWM of its vector mi / VWM along M.
+#pragma unroll
+  for (int mi = 0; mi < MWI; ++mi) {
+    const int row = (mv0 + MPOS(ty, mi / VWM)) * VWM + mi % VWM;
+#pragma unroll
+    for (int ni = 0; ni < NVI; ++ni) C[row * nstride + nv0 + NPOS(tx, ni)] = acc[mi][ni];
   }
 }

@@ -1,8 +1,12 @@
 // tunekit devices and tunekit tune --backend opencl end to end: the device list, the skip path
-// without a platform (OCL_ICD_VENDORS pointed at an empty directory), and sgemm 256³ on the
-// OpenCL device with validation, the spread line, and a store key that keeps OpenCL and CPU
-// choices apart.
+// without a platform (OCL_ICD_VENDORS pointed at an empty directory), sgemm 256³ on the OpenCL
+// device (a random sample of its 223,648-point space under an evaluation budget) with
+// validation, the spread line, and a store key that keeps OpenCL and CPU choices apart; the
+// row ops searched in full and conv2d under a budget; `ops --backend opencl` with the space sizes.
 #include <gtest/gtest.h>
+
+#include <map>
+#include <string>
 
 #include "backends/opencl/opencl_support.hpp"
 #include "integration/cli_runner.hpp"
@@ -61,25 +65,49 @@ TEST(OpenclCli, BadBackendDeviceAndOpAreUsageErrors) {
   EXPECT_TRUE(contains(device.err, "matches no OpenCL device")) << device.err;
 }
 
+TEST(OpenclCli, OpsListsTheOpenclSpacesAndTheirDefaults) {
+  // No device needed: the ops are listed from their spaces.
+  const CliResult run = run_cli_fresh("ops --backend opencl --json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto j = parse_json(run);
+  std::map<std::string, std::size_t> sizes;
+  for (const auto& op : j) {
+    EXPECT_EQ(op["backend"], "opencl") << run.out;
+    sizes[op["name"].get<std::string>()] = op["space_size"].get<std::size_t>();
+    if (op["name"] == "sgemm") {
+      EXPECT_EQ(op["default"],
+                "MWG=32,NWG=32,KWG=16,MDIMC=8,NDIMC=8,VWM=1,VWN=1,SA=0,SB=0,MDIMA=8,NDIMB=8,KWI=1,"
+                "STRM=0,STRN=1");
+    }
+  }
+  EXPECT_EQ(sizes, (std::map<std::string, std::size_t>{
+                       {"sgemm", 223648}, {"softmax", 30}, {"rmsnorm", 15}, {"conv2d", 60}}));
+}
+
+// A full search of sgemm's space would take hours on PoCL: a seeded random sample of 6 points
+// beside the default (about 7 builds).
+constexpr const char* kSgemmBudget = " --strategy random --seed 3 --budget-evals 6";
+
 TEST(OpenclCli, TuneSgemmOnOpenclPicksAValidatedWinnerAndKeepsItApartFromTheCpu) {
   TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
   TempDir dir;
   const auto cache = dir / "cache";
-  const CliResult run =
-      run_cli("tune sgemm --backend opencl --shape m=256,n=256,k=256 -q", cache, dir.path());
+  const std::string tune =
+      std::string("tune sgemm --backend opencl --shape m=256,n=256,k=256") + kSgemmBudget + " -q";
+  const CliResult run = run_cli(tune, cache, dir.path());
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(contains(run.out, "source     searched")) << run.out;
   EXPECT_TRUE(contains(run.out, context->info().identity.product)) << run.out;
   EXPECT_TRUE(contains(run.out, "spread     best")) << run.out;
 
-  // The stored choice answers the same OpenCL device again, with its evidence.
-  const CliResult again =
-      run_cli("tune sgemm --backend opencl --shape m=256,n=256,k=256 -q --json", cache, dir.path());
+  // The stored choice answers the same OpenCL device again (same budget), with its evidence.
+  const CliResult again = run_cli(tune + " --json", cache, dir.path());
   ASSERT_EQ(again.status, 0) << again.err;
   const auto j = parse_json(again);
   EXPECT_EQ(j["source"], "cache_replay") << again.out;
   const std::string winner = j["winner"].get<std::string>();
-  EXPECT_TRUE(contains(winner, "MWG")) << winner;  // an OpenCL configuration
+  EXPECT_TRUE(contains(winner, "MWG=")) << winner;     // an OpenCL configuration (Config text)
+  EXPECT_LE(j["candidates"].size(), 7u) << again.out;  // the budget and the default
 
   // The CPU never sees the OpenCL choice: the store key includes the device identity.
   const CliResult cpu =
@@ -87,13 +115,15 @@ TEST(OpenclCli, TuneSgemmOnOpenclPicksAValidatedWinnerAndKeepsItApartFromTheCpu)
   ASSERT_EQ(cpu.status, 0) << cpu.err;
   const auto c = parse_json(cpu);
   EXPECT_NE(c["source"], "cache_replay") << cpu.out;
-  EXPECT_FALSE(contains(c["winner"].get<std::string>(), "MWG")) << cpu.out;
+  EXPECT_FALSE(contains(c["winner"].get<std::string>(), "MWG=")) << cpu.out;
 }
 
-TEST(OpenclCli, TuneSoftmaxAndRmsnormOnOpencl) {
+TEST(OpenclCli, TuneSoftmaxRmsnormAndConv2dOnOpencl) {
   TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
   for (const char* args : {"tune softmax --backend opencl --shape rows=64,cols=333 -q --json",
-                           "tune rmsnorm --backend opencl --shape rows=64,cols=333 -q --json"}) {
+                           "tune rmsnorm --backend opencl --shape rows=64,cols=333 -q --json",
+                           "tune conv2d --backend opencl --shape h=37,w=29,fh=3,fw=3 -q --json "
+                           "--strategy random --budget-evals 4"}) {
     const CliResult run = run_cli_fresh(std::string(args) + " --store none");
     ASSERT_EQ(run.status, 0) << args << "\n" << run.err;
     const auto j = parse_json(run);

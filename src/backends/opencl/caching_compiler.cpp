@@ -1,5 +1,10 @@
 // The program cache: (source digest, options, device) -> program or the build's failure.
+// Thread-safe for the parallel compile pass: the map is guarded by one mutex, held only to find
+// or insert an entry; each entry has its own mutex, held across its one build, so different
+// programs build concurrently and a second asker of the same program waits for the first
+// build instead of starting another.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <tuple>
@@ -12,13 +17,15 @@ namespace tunekit::opencl {
 struct CachingCompiler::Impl {
   using CacheKey = std::tuple<std::string, std::string, std::string>;  // digest, options, device
   struct Entry {
+    std::mutex building;  // held across the build of this entry
+    bool done = false;    // built, or failed with a classified error (remembered)
     std::optional<Program> program;
-    Outcome failure;  // when program is empty
+    Outcome failure;  // when done and program is empty
   };
   std::unique_ptr<Compiler> inner;
   std::string device;
-  std::mutex mutex;
-  std::map<CacheKey, Entry> entries;
+  mutable std::mutex mutex;  // entries and hits
+  std::map<CacheKey, std::shared_ptr<Entry>> entries;
   std::size_t hits = 0;
 };
 
@@ -31,30 +38,37 @@ CachingCompiler::CachingCompiler(std::unique_ptr<Compiler> inner, std::string de
 CachingCompiler::~CachingCompiler() = default;
 
 Program CachingCompiler::build(std::string_view source, const std::string& options) {
-  // Held across the build: two threads asking for one program build it once.
-  std::lock_guard lock(impl_->mutex);
   Impl::CacheKey key{Digest::of(source).hex(), options, impl_->device};
-  if (auto it = impl_->entries.find(key); it != impl_->entries.end()) {
-    ++impl_->hits;
-    if (it->second.program) return *it->second.program;
-    throw TrialError(it->second.failure.status, it->second.failure.message);
+  std::shared_ptr<Impl::Entry> entry;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto [it, inserted] = impl_->entries.try_emplace(std::move(key));
+    if (inserted) it->second = std::make_shared<Impl::Entry>();
+    entry = it->second;
   }
-  Impl::Entry entry;
+  std::lock_guard building(entry->building);  // waits while another thread builds this one
+  if (entry->done) {
+    {
+      std::lock_guard lock(impl_->mutex);
+      ++impl_->hits;
+    }
+    if (entry->program) return *entry->program;
+    throw TrialError(entry->failure.status, entry->failure.message);
+  }
   try {
-    entry.program = impl_->inner->build(source, options);
+    entry->program = impl_->inner->build(source, options);
   } catch (const TrialError& e) {
-    entry.failure = {e.status(), e.what()};
-    impl_->entries.emplace(std::move(key), std::move(entry));
+    entry->failure = {e.status(), e.what()};
+    entry->done = true;
     throw;
-  }
-  Program program = *entry.program;
-  impl_->entries.emplace(std::move(key), std::move(entry));
-  return program;
+  }  // anything else (fatal, bad_alloc) is not remembered: the next asker tries again
+  entry->done = true;
+  return *entry->program;
 }
 
 BuildStats CachingCompiler::stats() const {
-  std::lock_guard lock(impl_->mutex);
   BuildStats s = impl_->inner->stats();
+  std::lock_guard lock(impl_->mutex);
   s.hits = impl_->hits;
   return s;
 }

@@ -41,8 +41,12 @@ opencl::Program ClCompiler::build(std::string_view source, const std::string& op
   std::shared_ptr<void> handle(program,
                                [](void* p) { clReleaseProgram(static_cast<cl_program>(p)); });
   err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
-  ++stats_.builds;
-  stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.builds;
+    stats_.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   std::string log = build_log(program, device);
   if (err != CL_SUCCESS) {
     throw TrialError(Status::compile_failed, "OpenCL build failed (" + cl_error_name(err) +

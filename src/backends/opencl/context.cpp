@@ -1,7 +1,9 @@
 // Context (device, context, profiling queue, event window), buffers, kernels and the Device.
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <numeric>
+#include <type_traits>
 
 #include "backends/opencl/cl_api.hpp"
 #include "backends/opencl/cl_compiler.hpp"
@@ -204,40 +206,43 @@ std::size_t Kernel::max_work_group() const {
   return size;
 }
 
-void Kernel::launch(std::span<const std::size_t> global, std::span<const std::size_t> local) {
+void Kernel::check_launch(std::span<const std::size_t> global,
+                          std::span<const std::size_t> local) const {
   if (!handle_) throw UsageError("opencl::Kernel::launch: an empty kernel");
   const DeviceInfo& info = context_->info();
   if (global.empty() || global.size() > 3 || (!local.empty() && local.size() != global.size()))
     throw UsageError("opencl::Kernel::launch: 1 to 3 dimensions, local empty or of the same rank");
-  if (!local.empty()) {
-    const std::size_t group =
-        std::accumulate(local.begin(), local.end(), std::size_t{1}, std::multiplies<>());
-    auto refuse = [&](const std::string& why) {
-      throw TrialError(Status::launch_failed, name_ + ": " + why);
-    };
-    if (group > info.max_work_group)
-      refuse("work-group size " + std::to_string(group) + " exceeds the device's maximum " +
-             std::to_string(info.max_work_group));
-    if (const std::size_t kmax = max_work_group(); kmax > 0 && group > kmax)
-      refuse("work-group size " + std::to_string(group) + " exceeds this kernel's maximum " +
-             std::to_string(kmax) + " on the device");
-    for (std::size_t d = 0; d < local.size(); ++d) {
-      if (d < info.max_work_item_sizes.size() && local[d] > info.max_work_item_sizes[d])
-        refuse("work-group dimension " + std::to_string(d) + " of " + std::to_string(local[d]) +
-               " exceeds the device's maximum " + std::to_string(info.max_work_item_sizes[d]));
-      if (local[d] == 0 || global[d] % local[d] != 0)
-        refuse("global size " + std::to_string(global[d]) +
-               " is not a multiple of the work-group " + "size " + std::to_string(local[d]) +
-               " in dimension " + std::to_string(d));
-    }
-    cl_ulong local_bytes = 0;
-    clGetKernelWorkGroupInfo(static_cast<cl_kernel>(handle_.get()),
-                             static_cast<cl_device_id>(context_->device_handle()),
-                             CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_bytes, &local_bytes, nullptr);
-    if (info.local_memory > 0 && local_bytes > info.local_memory)
-      refuse("needs " + std::to_string(local_bytes) + " bytes of local memory, the device has " +
-             std::to_string(info.local_memory));
+  if (local.empty()) return;
+  const std::size_t group =
+      std::accumulate(local.begin(), local.end(), std::size_t{1}, std::multiplies<>());
+  auto refuse = [&](const std::string& why) {
+    throw TrialError(Status::launch_failed, name_ + ": " + why);
+  };
+  if (group > info.max_work_group)
+    refuse("work-group size " + std::to_string(group) + " exceeds the device's maximum " +
+           std::to_string(info.max_work_group));
+  if (const std::size_t kmax = max_work_group(); kmax > 0 && group > kmax)
+    refuse("work-group size " + std::to_string(group) + " exceeds this kernel's maximum " +
+           std::to_string(kmax) + " on the device");
+  for (std::size_t d = 0; d < local.size(); ++d) {
+    if (d < info.max_work_item_sizes.size() && local[d] > info.max_work_item_sizes[d])
+      refuse("work-group dimension " + std::to_string(d) + " of " + std::to_string(local[d]) +
+             " exceeds the device's maximum " + std::to_string(info.max_work_item_sizes[d]));
+    if (local[d] == 0 || global[d] % local[d] != 0)
+      refuse("global size " + std::to_string(global[d]) + " is not a multiple of the work-group " +
+             "size " + std::to_string(local[d]) + " in dimension " + std::to_string(d));
   }
+  cl_ulong local_bytes = 0;
+  clGetKernelWorkGroupInfo(static_cast<cl_kernel>(handle_.get()),
+                           static_cast<cl_device_id>(context_->device_handle()),
+                           CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_bytes, &local_bytes, nullptr);
+  if (info.local_memory > 0 && local_bytes > info.local_memory)
+    refuse("needs " + std::to_string(local_bytes) + " bytes of local memory, the device has " +
+           std::to_string(info.local_memory));
+}
+
+void Kernel::launch(std::span<const std::size_t> global, std::span<const std::size_t> local) {
+  check_launch(global, local);
   cl_event event = nullptr;
   const cl_int err = clEnqueueNDRangeKernel(
       static_cast<cl_command_queue>(context_->queue_handle()),
@@ -245,6 +250,23 @@ void Kernel::launch(std::span<const std::size_t> global, std::span<const std::si
       global.data(), local.empty() ? nullptr : local.data(), 0, nullptr, &event);
   cl_check_trial(err, "enqueueing " + name_);
   context_->record(event);
+}
+
+void Kernel::warm_up(std::span<const std::size_t> local) {
+  check_launch(local, local);
+  // A queue of its own: the context's queue and its event window stay the timing's alone.
+  cl_int err = CL_SUCCESS;
+  cl_command_queue queue =
+      clCreateCommandQueue(static_cast<cl_context>(context_->context_handle()),
+                           static_cast<cl_device_id>(context_->device_handle()), 0, &err);
+  cl_check_trial(err, "creating a queue to warm up " + name_);
+  std::unique_ptr<std::remove_pointer_t<cl_command_queue>, decltype(&clReleaseCommandQueue)> owned(
+      queue, &clReleaseCommandQueue);
+  cl_check_trial(clEnqueueNDRangeKernel(queue, static_cast<cl_kernel>(handle_.get()),
+                                        static_cast<cl_uint>(local.size()), nullptr, local.data(),
+                                        local.data(), 0, nullptr, nullptr),
+                 "enqueueing " + name_ + " to warm it up");
+  cl_check_trial(clFinish(queue), "warming up " + name_);
 }
 
 // Device ---------------------------------------------------------------------------------------
@@ -256,6 +278,9 @@ class OpenclTrial final : public Trial {
  public:
   OpenclTrial(Workload& workload, std::size_t index, Context& context)
       : workload_(workload), index_(index), context_(context) {}
+  // The op's build step: the program through the context's cache (and warmed up), so the
+  // first launch finds it built.
+  Outcome build() override { return workload_.build_candidate(index_); }
   Outcome prepare() override { return Outcome::success(); }
   void launch() override { workload_.run_candidate(index_); }
   void sync() override { context_.finish(); }

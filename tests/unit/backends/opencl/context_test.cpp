@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/opencl/opencl_support.hpp"
@@ -170,6 +171,53 @@ TEST(OpenclContext, AQueuedWindowSpansItsWholeBatch) {
   }
   // First start to last end of 8 in-order launches: at least several single launches.
   EXPECT_GT(eight, 4 * one) << "one " << one << " s, eight " << eight << " s";
+}
+
+TEST(OpenclContext, AWarmUpRunsOneWorkGroupOutsideTheEventWindow) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  Kernel k = context->kernel(kSpin, "-DWARM_TEST=1", "spin");
+  Buffer out(*context, 64 * sizeof(float));
+  k.set_arg(0, 10);
+  k.set_arg(1, out);
+  std::vector<float> host(64, -1.0f);
+  out.write(host.data(), host.size() * sizeof(float));
+  EventClock clock(context);
+  clock.begin();
+  const std::size_t local[1] = {64};
+  k.warm_up(local);
+  EXPECT_EQ(clock.end(), 0.0);  // its own queue: nothing entered the timing's window
+  out.read(host.data(), host.size() * sizeof(float));
+  EXPECT_GT(host[63], 0.0f);  // and it ran (one work-group of 64)
+}
+
+TEST(OpenclContext, AWarmUpOverTheWorkGroupLimitIsALaunchFailure) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  Kernel k = context->kernel(kSpin, "", "spin");
+  Buffer out(*context, sizeof(float));
+  k.set_arg(0, 1);
+  k.set_arg(1, out);
+  const std::size_t local[1] = {context->info().max_work_group * 2};
+  try {
+    k.warm_up(local);
+    FAIL() << "a warm-up over the device's work-group limit was dispatched";
+  } catch (const TrialError& e) {
+    EXPECT_EQ(e.status(), Status::launch_failed);
+  }
+}
+
+TEST(OpenclContext, ConcurrentBuildsShareTheCacheAndBuildEachProgramOnce) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  const BuildStats before = context->compiler().stats();
+  {
+    std::vector<std::jthread> threads;  // two programs at once, each asked for twice
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&context, t] {
+        context->kernel(kSpin, "-DCONCURRENT_TEST=" + std::to_string(t % 2), "spin");
+      });
+  }
+  const BuildStats after = context->compiler().stats();
+  EXPECT_EQ(after.builds, before.builds + 2);
+  EXPECT_EQ(after.hits, before.hits + 2);
 }
 
 TEST(OpenclContext, AnEmptyWindowReadsZero) {

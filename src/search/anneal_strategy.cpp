@@ -1,9 +1,12 @@
 // anneal: simulated annealing over the neighbourhood graph. Moves onto already-evaluated
 // neighbours cost nothing (their value is known), so only new points spend budget. A move to a
 // worse point is accepted with probability exp(-relative_loss / T); T cools geometrically and
-// the walk restarts from a random point when it is frozen.
+// the walk restarts from a random point when it is frozen. The first walk starts from the best
+// point of the shared initial design (initial_design.hpp; design_size(budget, 10) points).
+#include <algorithm>
 #include <cmath>
 
+#include "search/initial_design.hpp"
 #include "search/strategies.hpp"
 
 namespace tunekit::detail {
@@ -16,8 +19,33 @@ class AnnealStrategy final : public Strategy {
 
   std::string_view name() const override { return "anneal"; }
 
-  std::vector<std::size_t> propose(const Enumeration& space, const History& history, std::size_t,
-                                   Rng& rng) override {
+  void start(const Enumeration&, const SearchPrior& prior) override {
+    prior_ = prior;
+    designed_ = walking_ = false;
+  }
+
+  std::vector<std::size_t> propose(const Enumeration& space, const History& history,
+                                   std::size_t max, Rng& rng) override {
+    if (!designed_) {
+      designed_ = true;
+      const std::size_t want = design_size(prior_.budget_evaluations, 10);
+      if (want > history.size())
+        design_ = initial_design(space, history, prior_, want - history.size(), rng);
+      std::reverse(design_.begin(), design_.end());
+    }
+    if (!design_.empty()) {
+      std::vector<std::size_t> out;
+      while (!design_.empty() && out.size() < max) {
+        if (!history.evaluated(design_.back())) out.push_back(design_.back());
+        design_.pop_back();
+      }
+      if (!out.empty()) return out;
+    }
+    if (!walking_) {  // the walk starts at the design's best point
+      walking_ = true;
+      pending_.clear();
+      current_ = best_known(history);
+    }
     // The acceptance of last round's results draws from rng here, so observe() needs none.
     for (const Evaluation& e : pending_) {
       if (!current_ || !std::isfinite(*history.value(*current_))) {
@@ -69,6 +97,9 @@ class AnnealStrategy final : public Strategy {
   double t_;
   std::optional<std::size_t> current_;
   std::vector<Evaluation> pending_;
+  SearchPrior prior_;
+  bool designed_ = false, walking_ = false;
+  std::vector<std::size_t> design_;  // still to propose, last first
 };
 
 }  // namespace

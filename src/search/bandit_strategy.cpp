@@ -24,6 +24,11 @@ class BanditStrategy final : public Strategy {
 
   std::string_view name() const override { return "bandit"; }
 
+  // Every arm learns the prior (the budget, the default, the cost model) too.
+  void start(const Enumeration& space, const SearchPrior& prior) override {
+    for (Arm& arm : arms_) arm.strategy->start(space, prior);
+  }
+
   std::vector<std::size_t> propose(const Enumeration& space, const History& history,
                                    std::size_t max, Rng& rng) override {
     std::vector<bool> tried(arms_.size(), false);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "search/initial_design.hpp"
 #include "search/strategies.hpp"
 
 namespace tunekit::detail {
@@ -21,27 +22,23 @@ namespace {
 class BayesStrategy final : public Strategy {
  public:
   BayesStrategy(std::size_t init, std::size_t train, std::size_t pool, double xi)
-      : init_(init), train_(train), pool_(pool), xi_(xi) {}
+      : init_option_(init), init_(init ? init : 20), train_(train), pool_(pool), xi_(xi) {}
 
   std::string_view name() const override { return "bayes"; }
+
+  void start(const Enumeration&, const SearchPrior& prior) override {
+    prior_ = prior;
+    init_ = init_option_ ? init_option_ : design_size(prior.budget_evaluations, 20);
+  }
 
   std::vector<std::size_t> propose(const Enumeration& space, const History& history,
                                    std::size_t max, Rng& rng) override {
     std::size_t ok = 0;
-    for (const Evaluation& e : history.evaluations()) ok += e.ok() ? 1 : 0;
-    if (history.size() < init_ || ok < 2) {  // initial design: random points
-      std::vector<std::size_t> out;
+    for (const Evaluation& e : history.evaluations()) ok += std::isfinite(e.value) ? 1 : 0;
+    if (history.size() < init_ || ok < 2) {  // the initial design (initial_design.hpp)
       const std::size_t want =
           std::min(max, std::max<std::size_t>(1, init_ - std::min(init_, history.size())));
-      while (out.size() < want) {
-        const std::optional<std::size_t> i = random_unevaluated(history, rng);
-        if (!i) break;
-        if (std::find(out.begin(), out.end(), *i) == out.end())
-          out.push_back(*i);
-        else if (out.size() + history.size() >= space.size())
-          break;
-      }
-      return out;
+      return initial_design(space, history, prior_, want, rng);
     }
     fit(space, history, rng);
     std::vector<std::size_t> candidates = pool(space, history, rng);
@@ -140,12 +137,13 @@ class BayesStrategy final : public Strategy {
     }
     double worst = -std::numeric_limits<double>::infinity();
     for (const Evaluation& e : history.evaluations())
-      if (e.ok()) worst = std::max(worst, std::log(std::max(e.value, 1e-300)));
+      if (std::isfinite(e.value)) worst = std::max(worst, std::log(std::max(e.value, 1e-300)));
     std::vector<double> raw;
     x_.assign(chosen.size() * width, 0.0);
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       features(space, chosen[i]->index, &x_[i * width]);
-      raw.push_back(chosen[i]->ok() ? std::log(std::max(chosen[i]->value, 1e-300)) : worst + 0.5);
+      raw.push_back(std::isfinite(chosen[i]->value) ? std::log(std::max(chosen[i]->value, 1e-300))
+                                                    : worst + 0.5);
     }
     mean_ = std::accumulate(raw.begin(), raw.end(), 0.0) / static_cast<double>(raw.size());
     double var = 0;
@@ -175,7 +173,7 @@ class BayesStrategy final : public Strategy {
     std::vector<std::size_t> out;
     std::vector<const Evaluation*> top;
     for (const Evaluation& e : history.evaluations())
-      if (e.ok()) top.push_back(&e);
+      if (std::isfinite(e.value)) top.push_back(&e);
     std::partial_sort(
         top.begin(),
         top.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(top.size())),
@@ -210,7 +208,9 @@ class BayesStrategy final : public Strategy {
     return improve * cdf + sigma * pdf;
   }
 
+  std::size_t init_option_;  // 0: sized by the budget
   std::size_t init_, train_, pool_;
+  SearchPrior prior_;
   double xi_;
   double noise_ = 1e-4;
   double length_ = 0.35;
@@ -222,7 +222,7 @@ class BayesStrategy final : public Strategy {
 }  // namespace
 
 std::unique_ptr<Strategy> make_bayes(StrategyOptions& options) {
-  const std::size_t init = options.count("init", 20, 2, 100000);
+  const std::size_t init = options.count("init", 0, 0, 100000);  // 0: by the budget
   const std::size_t train = options.count("train", 64, 4, 2000);
   const std::size_t pool = options.count("pool", 150, 1, 100000);
   const double xi = options.number("xi", 0.01, 0.0, 10.0);

@@ -2,10 +2,15 @@
 // `pop` children by tournament selection, uniform crossover and per-gene mutation; a child
 // that is not a valid point (or already evaluated) is bred again, then replaced by an
 // unevaluated neighbour of a parent, then by a random point. The next population is the best
-// `pop` of parents and children (failed points rank last).
+// `pop` of parents and children (failed points rank last). The first population is the shared
+// initial design (initial_design.hpp): the default, the cost model's best-ranked points, value
+// coverage. (A population scaled down with the budget, as the other strategies' designs are,
+// measured worse on the recorded spaces: a GA needs its 20 parents; docs/strategies.md.)
 #include <algorithm>
+#include <cmath>
 #include <deque>
 
+#include "search/initial_design.hpp"
 #include "search/strategies.hpp"
 
 namespace tunekit::detail {
@@ -17,6 +22,8 @@ class GeneticStrategy final : public Strategy {
       : pop_(pop), mutation_(mutation), tournament_(tournament) {}
 
   std::string_view name() const override { return "genetic"; }
+
+  void start(const Enumeration&, const SearchPrior& prior) override { prior_ = prior; }
 
   std::vector<std::size_t> propose(const Enumeration& space, const History& history,
                                    std::size_t max, Rng& rng) override {
@@ -32,6 +39,10 @@ class GeneticStrategy final : public Strategy {
   void observe(const Enumeration&, const History& history,
                std::span<const Evaluation> results) override {
     for (const Evaluation& e : results) population_.push_back(e.index);
+    // The points evaluated before this strategy (the default) belong to it too.
+    for (const Evaluation& e : history.evaluations())
+      if (!seeded_ && std::isfinite(e.value)) population_.push_back(e.index);
+    seeded_ = true;
     std::sort(population_.begin(), population_.end(), [&](std::size_t a, std::size_t b) {
       const double va = *history.value(a);
       const double vb = *history.value(b);
@@ -50,8 +61,11 @@ class GeneticStrategy final : public Strategy {
       queue_.push_back(i);
       return true;
     };
-    if (population_.size() < 2) {  // initial population: random points
-      for (std::size_t k = 0; k < pop_; ++k)
+    if (population_.size() < 2) {  // initial population: the initial design
+      const std::size_t have = population_.empty() ? history.size() : 0;
+      const std::size_t want = std::max(pop_, have + 2) - have;
+      for (std::size_t i : initial_design(space, history, prior_, want, rng)) enqueue(i);
+      if (queue_.empty())
         if (const std::optional<std::size_t> i = random_unevaluated(history, rng)) enqueue(*i);
       return;
     }
@@ -98,6 +112,8 @@ class GeneticStrategy final : public Strategy {
   }
 
   std::size_t pop_;
+  SearchPrior prior_;
+  bool seeded_ = false;
   double mutation_;
   std::size_t tournament_;
   std::vector<std::size_t> population_;

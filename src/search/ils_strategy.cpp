@@ -1,10 +1,13 @@
 // ils (greedy iterated local search): first-improvement descent over the neighbourhood; at a
 // local optimum (every neighbour evaluated, none better) a random walk of `perturb` steps
 // from the best point found starts the next descent; with probability `restart` it starts from
-// a random point instead.
+// a random point instead. The first descent starts from the best point of the shared initial
+// design (initial_design.hpp: the default, the cost model's best-ranked points, value coverage;
+// design_size(budget, 10) points), not from a random one.
 #include <algorithm>
 #include <cmath>
 
+#include "search/initial_design.hpp"
 #include "search/strategies.hpp"
 
 namespace tunekit::detail {
@@ -17,8 +20,27 @@ class IlsStrategy final : public Strategy {
 
   std::string_view name() const override { return "ils"; }
 
-  std::vector<std::size_t> propose(const Enumeration& space, const History& history, std::size_t,
-                                   Rng& rng) override {
+  void start(const Enumeration&, const SearchPrior& prior) override {
+    prior_ = prior;
+    designed_ = false;
+  }
+
+  std::vector<std::size_t> propose(const Enumeration& space, const History& history,
+                                   std::size_t max, Rng& rng) override {
+    if (!designed_) {
+      designed_ = true;
+      const std::size_t want = design_size(prior_.budget_evaluations, 10);
+      if (want > history.size())
+        design_ = initial_design(space, history, prior_, want - history.size(), rng);
+      std::reverse(design_.begin(), design_.end());
+      current_ = best_known(history);  // the default, when it was evaluated first
+    }
+    std::vector<std::size_t> out;
+    while (!design_.empty() && out.size() < max) {
+      if (!history.evaluated(design_.back())) out.push_back(design_.back());
+      design_.pop_back();
+    }
+    if (!out.empty()) return out;
     for (int step = 0; step < 64; ++step) {
       if (!current_) return start_anew(history, rng);
       std::vector<std::size_t> fresh = unevaluated_neighbours(space, history, *current_, kind_);
@@ -81,6 +103,9 @@ class IlsStrategy final : public Strategy {
   Neighbourhood kind_;
   std::optional<std::size_t> current_;
   std::optional<std::size_t> jump_;
+  SearchPrior prior_;
+  bool designed_ = false;
+  std::vector<std::size_t> design_;  // still to propose, last first
 };
 
 }  // namespace

@@ -8,7 +8,9 @@
 // Features are value indices scaled to [0, 1] per parameter; the target is log(time),
 // standardised; a failed point is data: it gets the worst observed log-time plus a margin, so
 // the surrogate learns to avoid failing regions. The length scale is chosen by marginal
-// likelihood from a small grid every 10 proposals.
+// likelihood from a small grid every 10 proposals. The first `init` points are the shared
+// initial design (initial_design.hpp: the default, the cost model's best-ranked points, value
+// coverage); init=0 sizes it by the budget.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -222,7 +224,10 @@ class BayesStrategy final : public Strategy {
 }  // namespace
 
 std::unique_ptr<Strategy> make_bayes(StrategyOptions& options) {
-  const std::size_t init = options.count("init", 0, 0, 100000);  // 0: by the budget
+  // 0: design_size(budget, 20). The default stays 20: a GP on value indices needs them (a
+  // design scaled down with the budget measured worse on the recorded spaces,
+  // docs/strategies.md); the 20 points are the shared design, not random ones.
+  const std::size_t init = options.count("init", 20, 0, 100000);
   const std::size_t train = options.count("train", 64, 4, 2000);
   const std::size_t pool = options.count("pool", 150, 1, 100000);
   const double xi = options.number("xi", 0.01, 0.0, 10.0);

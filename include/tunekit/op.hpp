@@ -146,7 +146,7 @@ class OpBase {
   std::function<std::optional<std::string>(const Key&, const Config&)> eligible_of_config_;
   std::optional<Config> default_config_;
   std::function<Config(const Key&)> default_config_of_key_;
-  std::function<Outcome(const Config&)> build_fn_;
+  std::function<Outcome(const Key&, const Config&)> build_fn_;
   std::vector<KeyField> key_schema_;
   std::string default_name_;
   std::function<std::string(const Key&)> default_of_key_;
@@ -278,6 +278,12 @@ class Op final : public OpBase {
   // throws (classified as compile_failed).
   Op& build(std::function<Outcome(const Config&)> fn) {
     require_unsealed("build");
+    build_fn_ = [fn = std::move(fn)](const Key&, const Config& c) { return fn(c); };
+    return *this;
+  }
+  // The same, for builds that depend on the key too (a key field in the build options).
+  Op& build(std::function<Outcome(const Key&, const Config&)> fn) {
+    require_unsealed("build");
     build_fn_ = std::move(fn);
     return *this;
   }
@@ -327,39 +333,53 @@ class Op final : public OpBase {
     if (!outputs_fn_) {
       throw UsageError("op '" + name_ + "' declares no outputs: call .outputs(...) to validate it");
     }
-    return std::make_unique<Bound>(*this, inputs_fn_(key));
+    return std::make_unique<Bound>(*this, key, inputs_fn_(key));
   }
 
  private:
   class Bound final : public Workload {
    public:
-    Bound(const Op& op, Args args) : op_(op), args_(std::move(args)) {}
-    Outcome build_candidate(std::size_t index) override { return op_.build_point(index); }
+    Bound(const Op& op, Key key, Args args)
+        : op_(op), key_(std::move(key)), args_(std::move(args)) {}
+    Outcome build_candidate(std::size_t index) override { return op_.build_point(key_, index); }
     void run_candidate(std::size_t index) override { op_.function(index)(args_); }
     void run_reference() override { op_.reference_fn_(args_); }
     std::vector<OutputView> outputs() override { return op_.outputs_fn_(args_); }
 
    private:
     const Op& op_;
+    Key key_;
     Args args_;
   };
 
+  // A space op's built functions: one atomic slot per point, so a call that finds its
+  // function built takes no lock (the hot path of Tuner::run); building takes the lock once.
   const Fn& function(std::size_t index) const {
     if (!factory_) return fns_.at(index);
+    std::call_once(slots_once_, [this] {
+      slot_count_ = size();
+      slots_ = std::make_unique<std::atomic<const Fn*>[]>(slot_count_);
+    });
+    if (index >= slot_count_) return fns_.at(index);  // throws out_of_range
+    if (const Fn* f = slots_[index].load(std::memory_order_acquire)) return *f;
     std::lock_guard lock(built_mutex_);
-    auto it = built_.find(index);
-    if (it == built_.end()) it = built_.emplace(index, factory_(config_of(index))).first;
-    return it->second;
+    if (const Fn* f = slots_[index].load(std::memory_order_relaxed)) return *f;
+    const Fn* f = &built_.emplace(index, factory_(config_of(index))).first->second;
+    slots_[index].store(f, std::memory_order_release);
+    return *f;
   }
-  Outcome build_point(std::size_t index) const {
+  Outcome build_point(const Key& key, std::size_t index) const {
     if (!build_fn_) return Outcome::success();
-    return build_fn_(config_of(index));
+    return build_fn_(key, config_of(index));
   }
 
   std::vector<Fn> fns_;
   std::function<Fn(const Config&)> factory_;
   mutable std::mutex built_mutex_;
-  mutable std::map<std::size_t, Fn> built_;  // a space op's functions, by index
+  mutable std::map<std::size_t, Fn> built_;  // a space op's functions, by index (stable nodes)
+  mutable std::once_flag slots_once_;
+  mutable std::size_t slot_count_ = 0;
+  mutable std::unique_ptr<std::atomic<const Fn*>[]> slots_;
   std::function<Key(const Args&)> key_fn_;
   std::function<Args(const Key&)> inputs_fn_;
   std::function<std::vector<OutputView>(Args&)> outputs_fn_;

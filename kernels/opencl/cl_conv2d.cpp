@@ -43,41 +43,6 @@ void conv2d_reference(Conv2dHost& a) {
   }
 }
 
-// The filter sizes of one op's live workloads. The build step sees a config, not a key, but
-// the filter size (a key field) joins the build options: the step builds the config for each
-// filter size a live workload has (during a tune, the one being tuned). A workload holds its
-// size while it lives.
-class LiveFilters : public std::enable_shared_from_this<LiveFilters> {
- public:
-  using Size = std::pair<std::size_t, std::size_t>;  // fh, fw
-  std::shared_ptr<void> hold(Size size) {
-    std::lock_guard lock(mutex_);
-    ++live_[size];
-    return std::make_shared<Hold>(shared_from_this(), size);
-  }
-  std::vector<Size> sizes() const {
-    std::lock_guard lock(mutex_);
-    std::vector<Size> out;
-    for (const auto& [size, count] : live_) out.push_back(size);
-    return out;
-  }
-
- private:
-  struct Hold {
-    Hold(std::shared_ptr<LiveFilters> o, Size s) : owner(std::move(o)), size(s) {}
-    Hold(const Hold&) = delete;
-    Hold& operator=(const Hold&) = delete;
-    ~Hold() { owner->release(size); }
-    std::shared_ptr<LiveFilters> owner;
-    Size size;
-  };
-  void release(Size size) {
-    std::lock_guard lock(mutex_);
-    if (auto it = live_.find(size); it != live_.end() && --it->second == 0) live_.erase(it);
-  }
-  mutable std::mutex mutex_;
-  std::map<Size, int> live_;
-};
 
 struct Conv2dState {
   Conv2dState(std::shared_ptr<opencl::Context> context, Conv2dHost args)
@@ -100,7 +65,6 @@ struct Conv2dState {
   KernelSet kernels;
   opencl::Buffer in, filter;
   MirroredOutput out;
-  std::shared_ptr<void> filter_hold;  // counts this filter size in the op's LiveFilters
 };
 
 struct ClConv2dArgs {
@@ -152,7 +116,6 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
                                        cpu::ThreadPool& /*pool*/) {
   // Schema 2: the candidates are the points of one space (schema 1 was a list).
   auto op = std::make_unique<Op<ClConv2dArgs>>("conv2d", 2);
-  auto live = std::make_shared<LiveFilters>();
   op->describe(
         "OpenCL 2D convolution (valid correlation) of an h×w output with an fh×fw filter: "
         "work-group BX×BY, outputs per work-item TX×TY, local-memory staging SL")
@@ -171,7 +134,7 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
                    {"dtype", "f32"}};
       })
       .key_check(check_conv2d_key)
-      .inputs([context, live](const Key& key) {
+      .inputs([context](const Key& key) {
         check_conv2d_key(key);
         Conv2dHost host;
         host.h = static_cast<std::size_t>(key.integer("h"));
@@ -184,10 +147,7 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
         std::mt19937 rng(0x5eed0c0du);
         fill_uniform(host.in, rng, -1.0f, 2.0f);
         fill_uniform(host.filter, rng, -1.0f, 2.0f);
-        const LiveFilters::Size filter{host.fh, host.fw};
-        auto state = std::make_shared<Conv2dState>(context, std::move(host));
-        state->filter_hold = live->hold(filter);
-        return ClConv2dArgs{std::move(state)};
+        return ClConv2dArgs{std::make_shared<Conv2dState>(context, std::move(host))};
       })
       .outputs([](ClConv2dArgs& a) {
         a.state->out.read();
@@ -222,23 +182,22 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
               };
             })
       .numerics([](const Config&) { return Numerics::reassociates; })
-      .build([step, live](const Config& config) {
+      // The filter size (a key field) joins the build options: the build takes the key.
+      .build([step](const Key& key, const Config& config) {
         const std::size_t bx = param(config, "BX"), by = param(config, "BY");
         const std::size_t tile_w = bx * param(config, "TX"), tile_h = by * param(config, "TY");
         const std::size_t local[2] = {bx, by};
-        for (const auto& [fh, fw] : live->sizes()) {
-          // One work-group over a one-tile image: input, filter and output inside the scratch.
-          const Outcome o = (*step)(filter_options(config, fh, fw), local,
-                                    (tile_h + fh) * (tile_w + fw) * sizeof(float),
-                                    [tile_w](opencl::Kernel& k, opencl::Buffer& scratch) {
-                                      k.set_arg(0, static_cast<int>(tile_w));
-                                      k.set_arg(1, scratch);
-                                      k.set_arg(2, scratch);
-                                      k.set_arg(3, scratch);
-                                    });
-          if (!o.ok()) return o;
-        }
-        return Outcome::success();
+        const auto fh = static_cast<std::size_t>(key.integer("fh"));
+        const auto fw = static_cast<std::size_t>(key.integer("fw"));
+        // One work-group over a one-tile image: input, filter and output inside the scratch.
+        return (*step)(filter_options(config, fh, fw), local,
+                       (tile_h + fh) * (tile_w + fw) * sizeof(float),
+                       [tile_w](opencl::Kernel& k, opencl::Buffer& scratch) {
+                         k.set_arg(0, static_cast<int>(tile_w));
+                         k.set_arg(1, scratch);
+                         k.set_arg(2, scratch);
+                         k.set_arg(3, scratch);
+                       });
       })
       .default_config(Config{{"BX", 16}, {"BY", 4}, {"TX", 1}, {"TY", 1}, {"SL", 0}});
   return op;

@@ -46,8 +46,11 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
       trials.push_back(context_.build_trial(i));
     }
     if (chunk.empty() && k < points.size()) break;  // the budget admits no more builds
+    // Threads only pay off for real builds: builds that took under a millisecond so far (host
+    // code, an op without a build step) run inline.
+    const int threads = budget_.projected_build() >= 1e-3 ? build_threads_ : 1;
     const double start = now_();
-    const std::vector<BuildVerdict> verdicts = build_all(trials, build_threads_, now_);
+    const std::vector<BuildVerdict> verdicts = build_all(trials, threads, now_);
     context_.report().seconds_compiling += now_() - start;
     for (std::size_t c = 0; c < chunk.size(); ++c) {
       budget_.saw_build(verdicts[c].seconds);

@@ -202,6 +202,7 @@ TEST(Search, BuildsOfABatchOverlapOnTwoThreads) {
   dev.sleep_builds = true;  // real time: four builds on two threads
   auto op = make_space_op(dev, grid_space(2), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
+  o.now = nullptr;  // real time: builds are measured (and projected) as they really take
   o.build_threads = 2;
   Tuner(dev, o).tune(*op, kKey);
   EXPECT_EQ(dev.builds.size(), 4u);

@@ -54,15 +54,24 @@ class Recording {
   // The recording of configuration `index` of space().
   const RecordedResult& result(std::size_t index) const { return results_.at(index); }
   std::size_t size() const { return results_.size(); }
+  // Every configuration once, as indices into space(), in the order the file lists them (a
+  // Kernel Tuner cache's `cache` keys, a T4 file's `results`): for a file Kernel Tuner or a
+  // tunekit export wrote, the order the run evaluated them. The writers follow it. A recording
+  // built without one lists its space in order.
+  const std::vector<std::size_t>& order() const { return order_; }
   std::size_t valid_count() const;
   // The fastest recorded configuration (by recorded time); nullopt when none succeeded.
   std::optional<std::size_t> best() const;
   double optimum_ms() const;  // its time; a UsageError when none succeeded
 
-  // Builds a recording from parts (tests, exporters). results[i] belongs to space.config(i).
+  // Builds a recording from parts (tests, exporters). results[i] belongs to space.config(i);
+  // `order` (a permutation of the space's indices; empty: 0, 1, 2, ...) becomes order(). A
+  // result count that is not the space's size, or an order that is not a permutation, is a
+  // UsageError.
   static Recording from_results(Enumeration space, std::vector<RecordedResult> results,
                                 std::string device_name = {}, std::string kernel_name = {},
-                                std::vector<Value> problem_size = {});
+                                std::vector<Value> problem_size = {},
+                                std::vector<std::size_t> order = {});
 
  private:
   std::string source_;
@@ -72,6 +81,7 @@ class Recording {
   std::vector<Value> problem_size_;
   Enumeration space_;
   std::vector<RecordedResult> results_;
+  std::vector<std::size_t> order_;
 };
 
 struct ReplayMeasurement {

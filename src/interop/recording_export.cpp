@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,7 +23,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Sorts results into the order Enumeration::from_points gives their points.
+// Sorts results into the order Enumeration::from_points gives their points; the order they
+// come in (the order the run evaluated them) becomes the recording's order(), which the
+// writers follow.
 Recording assemble(std::vector<Parameter> parameters, const std::vector<std::uint32_t>& flat,
                    std::vector<RecordedResult> results, std::string device, std::string kernel,
                    std::vector<Value> problem_size) {
@@ -30,10 +34,13 @@ Recording assemble(std::vector<Parameter> parameters, const std::vector<std::uin
   if (space.size() != results.size())
     throw UsageError("cannot export: two results have the same configuration");
   std::vector<RecordedResult> ordered(results.size());
-  for (std::size_t i = 0; i < results.size(); ++i)
-    ordered[*space.index_of_point({flat.data() + i * width, width})] = std::move(results[i]);
+  std::vector<std::size_t> order(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    order[i] = *space.index_of_point({flat.data() + i * width, width});
+    ordered[order[i]] = std::move(results[i]);
+  }
   return Recording::from_results(std::move(space), std::move(ordered), std::move(device),
-                                 std::move(kernel), std::move(problem_size));
+                                 std::move(kernel), std::move(problem_size), std::move(order));
 }
 
 // Whether a candidate was evaluated: measured, or failed in a way the files can record.
@@ -209,36 +216,35 @@ Recording recording_from_history(const Recording& source, const History& history
 }
 
 std::string kernel_tuner_cache_json(const Recording& recording) {
-  // nlohmann::json (a sorted map), not ordered_json: ordered_json finds keys linearly, which is
-  // quadratic over a cache of tens of thousands of entries. Key order means nothing here:
-  // tune_params_keys carries the parameter order.
-  using Map = nlohmann::json;
   const Enumeration& space = recording.space();
-  const auto values = [](const std::vector<Value>& vs) {
-    Map j = Map::array();
-    for (const Value& v : vs) j.push_back(Map(value_json(v)));
-    return j;
-  };
-  Map doc;
+  Json doc;
   doc["device_name"] = recording.device_name();
   doc["kernel_name"] = recording.kernel_name();
-  doc["problem_size"] = values(recording.problem_size());
-  doc["tune_params_keys"] = Map::array();
-  doc["tune_params"] = Map::object();
+  doc["problem_size"] = values_json(recording.problem_size());
+  doc["tune_params_keys"] = Json::array();
+  doc["tune_params"] = Json::object();
   for (const Parameter& p : space.parameters()) {
     doc["tune_params_keys"].push_back(p.name);
-    doc["tune_params"][p.name] = values(p.values);
+    doc["tune_params"][p.name] = values_json(p.values);
   }
   doc["objective"] = "time";
-  Map cache = Map::object();
-  for (std::size_t i = 0; i < space.size(); ++i) {
+  // The entries in the recording's order (an export's: the order the run evaluated them), as
+  // Kernel Tuner writes its cache. ordered_json's own insertion looks each key up linearly,
+  // which is quadratic over tens of thousands of entries: a hash set refuses repeats and the
+  // entries are appended to the object's underlying vector.
+  Json cache = Json::object();
+  auto& entries = static_cast<Json::object_t::Container&>(cache.get_ref<Json::object_t&>());
+  entries.reserve(space.size());
+  std::unordered_set<std::string> keys;
+  keys.reserve(space.size());
+  for (const std::size_t i : recording.order()) {
     const Config config = space.config(i);
     const RecordedResult& r = recording.result(i);
     std::string key;
-    Map entry;
+    Json entry;
     for (const Field& f : config.fields()) {
       key += (key.empty() ? "" : ",") + python_text(f.value);
-      entry[f.name] = Map(value_json(f.value));
+      entry[f.name] = value_json(f.value);
     }
     if (r.status == Status::ok) {
       entry["time"] = r.time_ms;
@@ -253,10 +259,11 @@ std::string kernel_tuner_cache_json(const Recording& recording) {
     entry["framework_time"] = 0;
     // Kernel Tuner's keys cannot tell "a,b" from two values "a" and "b": refuse rather than
     // let one configuration overwrite another.
-    if (!cache.emplace(key, std::move(entry)).second)
+    if (!keys.insert(key).second)
       throw UsageError("cannot write a Kernel Tuner cache file: configuration " + config.text() +
                        " and another both have the cache key '" + key +
                        "' (a value contains ','); export a T4 file instead");
+    entries.emplace_back(std::move(key), std::move(entry));
   }
   doc["cache"] = std::move(cache);
   return doc.dump(1) + "\n";
@@ -271,7 +278,7 @@ std::string t4_results_json(const Recording& recording) {
   doc["kernel_name"] = recording.kernel_name();
   doc["problem_size"] = values_json(recording.problem_size());
   Json results = Json::array();
-  for (std::size_t i = 0; i < space.size(); ++i) {
+  for (const std::size_t i : recording.order()) {  // an export's: the evaluation order
     const RecordedResult& r = recording.result(i);
     Json entry;
     entry["configuration"] = Json::object();

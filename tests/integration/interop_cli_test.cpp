@@ -1,10 +1,15 @@
 // End-to-end tests of tunekit import-kt and --export-kt / --export-t4 (tune, replay): a Kernel
 // Tuner cache file imported, then listed and shown by `tunekit cache`; exports read back by
-// `tunekit replay`; bad files leave the store untouched.
+// `tunekit replay`, in the order the run evaluated the configurations; bad files leave the
+// store untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "integration/cli_runner.hpp"
 
@@ -140,6 +145,108 @@ TEST_F(InteropCli, TuneExportsTheMeasuredCandidates) {
         j["runs"][0]["evaluations"].get<std::size_t>() - j["runs"][0]["failed"].get<std::size_t>(),
         measured);
   }
+}
+
+// A Kernel Tuner cache file of one parameter x = 1..n: x's time is (n + 1 - x) ms, compiles
+// take 10 x ms, every seventh fails to compile.
+std::string ramp_cache(int n) {
+  nlohmann::ordered_json doc;
+  doc["device_name"] = "Ramp GPU";
+  doc["kernel_name"] = "ramp";
+  doc["tune_params_keys"] = {"x"};
+  doc["tune_params"]["x"] = nlohmann::ordered_json::array();
+  for (int x = 1; x <= n; ++x) {
+    doc["tune_params"]["x"].push_back(x);
+    nlohmann::ordered_json entry;
+    entry["x"] = x;
+    if (x % 7 == 0) {
+      entry["time"] = "CompilationFailedConfig";
+    } else {
+      entry["time"] = n + 1 - x;
+      entry["times"] = {n + 1 - x};
+    }
+    entry["compile_time"] = 10 * x;
+    entry["verification_time"] = 0;
+    entry["benchmark_time"] = 1;
+    doc["cache"][std::to_string(x)] = std::move(entry);
+  }
+  return doc.dump();
+}
+
+TEST_F(InteropCli, ReplayExportsAreInEvaluationOrderWithTheRecordedCompileTimes) {
+  write_text(dir_ / "ramp.json", ramp_cache(60));
+  const auto run = tunekit("replay --dataset " + file("ramp.json") +
+                           " --strategy random --budget-evals 25 --seed 4 --json --export-kt " +
+                           file("out_kt.json") + " --export-t4 " + file("out_t4.json"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  // The space is x = 1..60 in order: configuration i is x = i + 1.
+  const auto result = parse_json(run);
+  std::vector<int> evaluated;
+  for (const auto& i : result["runs"][0]["trace"]) evaluated.push_back(i.get<int>() + 1);
+  ASSERT_EQ(evaluated.size(), 26u);  // the default and 25 more
+  ASSERT_FALSE(std::is_sorted(evaluated.begin(), evaluated.end()));
+  const auto listed = [&](const char* name) {
+    const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(read_text(dir_ / name));
+    std::vector<int> xs;
+    if (doc.contains("cache")) {
+      for (const auto& [key, entry] : doc["cache"].items()) {
+        EXPECT_EQ(key, std::to_string(entry["x"].get<int>()));
+        const int x = entry["x"].get<int>();
+        EXPECT_EQ(entry["compile_time"], 10 * x) << key;
+        EXPECT_EQ(entry["time"] == "CompilationFailedConfig", x % 7 == 0) << key;
+        xs.push_back(x);
+      }
+    } else {
+      for (const auto& entry : doc["results"]) {
+        const int x = entry["configuration"]["x"].get<int>();
+        EXPECT_EQ(entry["times"]["compilation_time"], 10 * x);
+        EXPECT_EQ(entry["times"]["compilation"], 10 * x);
+        EXPECT_EQ(entry["invalidity"], x % 7 == 0 ? "compile" : "correct");
+        xs.push_back(x);
+      }
+    }
+    return xs;
+  };
+  EXPECT_EQ(listed("out_kt.json"), evaluated);
+  EXPECT_EQ(listed("out_t4.json"), evaluated);
+  // Both read back: the evaluated configurations and their best.
+  for (const char* exported : {"out_kt.json", "out_t4.json"}) {
+    const auto back =
+        tunekit("replay --dataset " + file(exported) + " --strategy exhaustive --json");
+    ASSERT_EQ(back.status, 0) << back.err;
+    const auto j = parse_json(back);
+    EXPECT_EQ(j["configurations"], 26);
+    const int best = *std::max_element(evaluated.begin(), evaluated.end(), [](int a, int b) {
+      return (a % 7 == 0 ? 0 : a) < (b % 7 == 0 ? 0 : b);
+    });
+    EXPECT_EQ(j["runs"][0]["best_config"], "x=" + std::to_string(best)) << exported;
+  }
+}
+
+TEST_F(InteropCli, TuneExportsAreInTheReportsOrder) {
+  const auto run = tunekit(
+      "tune sum --shape n=4096 --quiet --store none --json --strategy random --seed 3 "
+      "--export-kt " +
+      file("tune_kt.json") + " --export-t4 " + file("tune_t4.json"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto report = parse_json(run);
+  // The candidates the files can record (measured, or failed classified), in report order.
+  std::vector<std::string> evaluated;
+  for (const auto& c : report["candidates"]) {
+    const std::string status = c["status"];
+    if (status != "hopeless" && status != "skipped" && status != "stopped" &&
+        status != "not_measured" && status != "refused")
+      evaluated.push_back(c["name"]);
+  }
+  ASSERT_FALSE(evaluated.empty());
+  EXPECT_EQ(report["candidates"][0]["is_default"], true);
+  const nlohmann::ordered_json kt = nlohmann::ordered_json::parse(read_text(dir_ / "tune_kt.json"));
+  const nlohmann::ordered_json t4 = nlohmann::ordered_json::parse(read_text(dir_ / "tune_t4.json"));
+  std::vector<std::string> kt_listed, t4_listed;
+  for (const auto& [key, entry] : kt["cache"].items()) kt_listed.push_back(entry["candidate"]);
+  for (const auto& entry : t4["results"]) t4_listed.push_back(entry["configuration"]["candidate"]);
+  EXPECT_EQ(kt_listed, evaluated);
+  EXPECT_EQ(t4_listed, evaluated);
 }
 
 }  // namespace

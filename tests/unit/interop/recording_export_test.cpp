@@ -1,10 +1,13 @@
 // Tests for src/interop/recording_export.cpp: a run exported as a Kernel Tuner cache file and a
 // T4 results file reads back (with the replay backend's reader) to the same configurations,
-// times and best.
+// times and best, and lists them in the order the run evaluated them, with their compile times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -66,6 +69,10 @@ void expect_same(const Recording& a, const Recording& b) {
     EXPECT_DOUBLE_EQ(x.compile_ms, y.compile_ms);
     EXPECT_DOUBLE_EQ(x.verification_ms, y.verification_ms);
   }
+  // The same order too: the file lists the configurations as the recording does.
+  ASSERT_EQ(a.order().size(), b.order().size());
+  for (std::size_t k = 0; k < a.order().size(); ++k)
+    EXPECT_EQ(a.space().config(a.order()[k]), b.space().config(b.order()[k])) << "position " << k;
   ASSERT_TRUE(a.best() && b.best());
   EXPECT_EQ(a.space().config(*a.best()), b.space().config(*b.best()));
   EXPECT_EQ(a.device_name(), b.device_name());
@@ -212,6 +219,187 @@ TEST(RecordingExport, KernelTunerKeysThatWouldCollideAreRefused) {
   const Recording r = Recording::from_results(space, std::move(results));
   EXPECT_THROW(kernel_tuner_cache_json(r), UsageError);
   EXPECT_NO_THROW(t4_results_json(r));  // T4 keeps configurations as objects
+}
+
+// The configurations of `r` in its order(), as Config text.
+std::vector<std::string> listed(const Recording& r) {
+  std::vector<std::string> out;
+  for (std::size_t i : r.order()) out.push_back(r.space().config(i).text());
+  return out;
+}
+
+// The configurations a file lists, in the file's order, read without tunekit's reader: a
+// Kernel Tuner cache's entries (their parameters, in tune_params_keys order), a T4 file's
+// results.
+std::vector<std::string> listed_in_file(const fs::path& file) {
+  std::ifstream in(file);
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+  std::vector<std::string> out;
+  const auto text = [](const nlohmann::ordered_json& config,
+                       const std::vector<std::string>& names) {
+    std::vector<Field> fields;
+    for (const std::string& n : names) {
+      const auto& v = config.at(n);
+      if (v.is_boolean()) {
+        fields.push_back({n, v.get<bool>()});
+      } else if (v.is_number_integer()) {
+        fields.push_back({n, v.get<std::int64_t>()});
+      } else if (v.is_number()) {
+        fields.push_back({n, v.get<double>()});
+      } else {
+        fields.push_back({n, v.get<std::string>()});
+      }
+    }
+    return Config(std::move(fields)).text();
+  };
+  if (doc.contains("cache")) {
+    const auto names = doc["tune_params_keys"].get<std::vector<std::string>>();
+    for (const auto& [key, entry] : doc["cache"].items()) out.push_back(text(entry, names));
+  } else {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : doc["results"].front()["configuration"].items())
+      names.push_back(name);
+    for (const auto& entry : doc["results"]) out.push_back(text(entry["configuration"], names));
+  }
+  return out;
+}
+
+// Each entry's compile time as the file writes it, in the file's order.
+std::vector<double> compile_times_in_file(const fs::path& file) {
+  std::ifstream in(file);
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+  std::vector<double> out;
+  if (doc.contains("cache")) {
+    for (const auto& [key, entry] : doc["cache"].items())
+      out.push_back(entry["compile_time"].get<double>());
+  } else {
+    for (const auto& entry : doc["results"]) {
+      EXPECT_EQ(entry["times"]["compilation"], entry["times"]["compilation_time"]);
+      out.push_back(entry["times"]["compilation_time"].get<double>());
+    }
+  }
+  return out;
+}
+
+TEST(RecordingExport, AReplayRunIsWrittenInEvaluationOrderWithItsCompileTimes) {
+  REQUIRE_DATASETS();
+  TempDir dir;
+  const Recording r = Recording::load(datasets() / "convolution_milo/A4000.json.gz");
+  std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make("random");
+  ReplayBackend backend(r, 11);
+  Budget budget;
+  budget.evaluations = 40;
+  const SearchResult result = search(
+      r.space(), *strategy,
+      [&](std::size_t i) {
+        const ReplayMeasurement m = backend.measure(i);
+        return ObjectiveResult{m.status, m.recorded_ms, m.charged_ms / 1000, m.message};
+      },
+      budget, 11);
+  std::vector<std::string> evaluated;
+  std::vector<double> compile_ms;
+  for (const Evaluation& e : result.history.evaluations()) {
+    evaluated.push_back(r.space().config(e.index).text());
+    compile_ms.push_back(r.result(e.index).compile_ms);
+  }
+  ASSERT_EQ(evaluated.size(), 40u);
+  // A random run: its order is not the enumeration's, so the test can tell them apart.
+  std::vector<std::string> sorted = evaluated;
+  std::sort(sorted.begin(), sorted.end(), [&](const std::string& a, const std::string& b) {
+    return *r.space().index_of(Config::parse(a)) < *r.space().index_of(Config::parse(b));
+  });
+  ASSERT_NE(sorted, evaluated);
+  EXPECT_GT(*std::min_element(compile_ms.begin(), compile_ms.end()), 0.0);
+
+  const Recording run = recording_from_history(r, result.history);
+  EXPECT_EQ(listed(run), evaluated);
+  write_kernel_tuner_cache(dir.path() / "run.json", run);
+  write_t4_results(dir.path() / "run_t4.json", run);
+  for (const char* file : {"run.json", "run_t4.json"}) {
+    EXPECT_EQ(listed_in_file(dir.path() / file), evaluated) << file;
+    EXPECT_EQ(compile_times_in_file(dir.path() / file), compile_ms) << file;
+    // Read back: the same order, and exported again, the same file.
+    const Recording back = Recording::load(dir.path() / file);
+    expect_same(run, back);
+    EXPECT_EQ(listed(back), evaluated) << file;
+  }
+  EXPECT_EQ(kernel_tuner_cache_json(Recording::load(dir.path() / "run.json")),
+            kernel_tuner_cache_json(run));
+  EXPECT_EQ(t4_results_json(Recording::load(dir.path() / "run_t4.json")), t4_results_json(run));
+}
+
+TEST(RecordingExport, ATuneIsWrittenInTheReportsOrderWithItsCompileTimes) {
+  // A random search on the replay device, its budget clock the simulated one: the report lists
+  // the candidates in evaluation order (the default first), each with the recorded compile
+  // time as its compile_seconds; the export lists them the same way. The times are close
+  // together, so that no window is cut as hopeless (cut candidates are left out of an export).
+  const Enumeration space =
+      Space().param("t", {1, 2, 4, 8, 16}).param("u", {"a", "b", "c", "d"}).enumerate();
+  std::vector<RecordedResult> results(space.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].time_ms = 1.0 + static_cast<double>((i * 7) % 20) * 0.01;
+    results[i].times_ms = {results[i].time_ms};
+    results[i].compile_ms = 100.0 + 10.0 * static_cast<double>(i);
+  }
+  results[5].status = Status::compile_failed;
+  results[5].failure = "CompilationFailedConfig";
+  results[5].time_ms = 0;
+  results[5].times_ms.clear();
+  const Recording r = Recording::from_results(space, std::move(results), "Test GPU", "k", {8});
+  ReplayDeviceOptions device_options;
+  device_options.reading = ReplayDeviceOptions::Reading::recorded_time;
+  ReplayDevice device(r, device_options);
+  const auto op = make_replay_op(r);
+  TunerOptions options;
+  options.confirm_pairs = 0;
+  options.strategy = "random";
+  options.seed = 3;
+  options.budget_evaluations = 12;
+  options.now = [&device] { return device.simulated_seconds(); };
+  Tuner tuner(device, options);
+  const TuneReport report = tuner.tune(*op, recording_key(r));
+  std::vector<std::string> evaluated;
+  std::vector<std::size_t> indices;
+  for (const CandidateReport& c : report.candidates) {
+    EXPECT_TRUE(c.outcome.ok() || c.outcome.status == Status::compile_failed)
+        << c.config << ": " << to_string(c.outcome.status) << " " << c.outcome.message;
+    evaluated.push_back(c.config);
+    indices.push_back(c.index);
+    EXPECT_NEAR(c.compile_seconds * 1000, r.result(c.index).compile_ms, 1e-6) << c.config;
+  }
+  ASSERT_EQ(evaluated.size(), 13u);  // the default and 12 more
+  EXPECT_TRUE(report.candidates.front().is_default);
+  ASSERT_FALSE(std::is_sorted(indices.begin(), indices.end()));
+
+  const Recording exported = recording_from_report(report, recording_key(r));
+  EXPECT_EQ(listed(exported), evaluated);
+  TempDir dir;
+  write_kernel_tuner_cache(dir.path() / "tune.json", exported);
+  write_t4_results(dir.path() / "tune_t4.json", exported);
+  std::vector<double> compile_ms;
+  for (const std::size_t i : indices) compile_ms.push_back(r.result(i).compile_ms);
+  for (const char* file : {"tune.json", "tune_t4.json"}) {
+    EXPECT_EQ(listed_in_file(dir.path() / file), evaluated) << file;
+    const std::vector<double> written = compile_times_in_file(dir.path() / file);
+    ASSERT_EQ(written.size(), compile_ms.size()) << file;
+    for (std::size_t k = 0; k < written.size(); ++k)
+      EXPECT_NEAR(written[k], compile_ms[k], 1e-6) << file << " position " << k;
+    const Recording back = Recording::load(dir.path() / file);
+    expect_same(exported, back);
+    EXPECT_EQ(listed(back), evaluated) << file;
+  }
+}
+
+TEST(RecordingExport, ARecordingWithoutAnOrderIsWrittenInSpaceOrder) {
+  const Recording r = mixed();
+  std::vector<std::string> in_space_order;
+  for (std::size_t i = 0; i < r.size(); ++i) in_space_order.push_back(r.space().config(i).text());
+  EXPECT_EQ(listed(r), in_space_order);
+  TempDir dir;
+  write_t4_results(dir.path() / "t4.json", r);
+  write_kernel_tuner_cache(dir.path() / "kt.json", r);
+  EXPECT_EQ(listed_in_file(dir.path() / "t4.json"), in_space_order);
+  EXPECT_EQ(listed_in_file(dir.path() / "kt.json"), in_space_order);
 }
 
 TEST(RecordingExport, AnUnwritableFileIsAClearErrorAndLeavesNoTemporary) {

@@ -137,5 +137,62 @@ TEST(Recording, ReadsT4AndRejectsGarbage) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Recording, KeepsTheOrderTheFileListsItsConfigurationsIn) {
+  // A Kernel Tuner cache lists its configurations in the order the run evaluated them (and
+  // nlohmann::json would sort the keys); a T4 file's results are a list.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "tunekit_recording_order_test";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "kt.json");
+    out << R"({"tune_params_keys": ["x"], "tune_params": {"x": [1, 2, 3, 10]},
+      "cache": {
+        "3": {"x": 3, "time": 3.0, "compile_time": 30},
+        "10": {"x": 10, "time": 1.0, "compile_time": 100},
+        "1": {"x": 1, "time": "CompilationFailedConfig", "compile_time": 10},
+        "2": {"x": 2, "time": 2.0, "compile_time": 20}}})";
+  }
+  {
+    std::ofstream out(dir / "t4.json");
+    out << R"({"results": [
+      {"configuration": {"x": 2}, "measurements": [{"name": "time", "value": 2.0}]},
+      {"configuration": {"x": 10}, "measurements": [{"name": "time", "value": 1.0}]},
+      {"configuration": {"x": 1}, "measurements": [{"name": "time", "value": 4.0}]}]})";
+  }
+  const auto listed = [](const Recording& r) {
+    std::vector<std::int64_t> xs;
+    for (std::size_t i : r.order()) xs.push_back(r.space().config(i).fields()[0].value.as_int());
+    return xs;
+  };
+  const Recording kt = Recording::load(dir / "kt.json");
+  EXPECT_EQ(listed(kt), (std::vector<std::int64_t>{3, 10, 1, 2}));
+  EXPECT_EQ(kt.result(kt.order()[1]).compile_ms, 100);
+  EXPECT_EQ(kt.result(kt.order()[2]).status, Status::compile_failed);
+  EXPECT_EQ(kt.space().config(*kt.best()).text(), "x=10");
+  const Recording t4 = Recording::load(dir / "t4.json");
+  EXPECT_EQ(listed(t4), (std::vector<std::int64_t>{2, 10, 1}));
+  // A parameter named "cache" inside an entry, or a nested object, does not disturb it.
+  {
+    std::ofstream out(dir / "nested.json");
+    out << R"({"tune_params_keys": ["cache"], "tune_params": {"cache": [1, 2]},
+      "meta": {"cache": {"9": 1}},
+      "cache": {"2": {"cache": 2, "time": 1.0, "extra": {"1": 0}},
+                "1": {"cache": 1, "time": 2.0}}})";
+  }
+  EXPECT_EQ(listed(Recording::load(dir / "nested.json")), (std::vector<std::int64_t>{2, 1}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Recording, FromResultsTakesAnOrderThatListsEveryConfigurationOnce) {
+  const Enumeration space = Space().param("x", {1, 2, 3}).enumerate();
+  const std::vector<RecordedResult> results(3);
+  EXPECT_EQ(Recording::from_results(space, results).order(), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(Recording::from_results(space, results, {}, {}, {}, {2, 0, 1}).order(),
+            (std::vector<std::size_t>{2, 0, 1}));
+  for (const std::vector<std::size_t>& bad :
+       std::vector<std::vector<std::size_t>>{{0, 1}, {0, 1, 1}, {0, 1, 3}, {0, 1, 2, 0}})
+    EXPECT_THROW(Recording::from_results(space, results, {}, {}, {}, bad), UsageError);
+}
+
 }  // namespace
 }  // namespace tunekit

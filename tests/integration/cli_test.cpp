@@ -28,10 +28,10 @@ const json* candidate_named(const json& report, const std::string& name) {
   return nullptr;
 }
 
-// The end-to-end run: a search over every sgemm candidate picks a validated winner that is
-// no slower than the default (the advisory promise).
+// The end-to-end run: a search of the sgemm space (the default strategy under an evaluation
+// budget) picks a validated winner that is no slower than the default (the advisory promise).
 TEST(Cli, TuneSgemmPicksAValidatedWinnerNoSlowerThanTheDefault) {
-  const Result run = tunekit("tune sgemm --shape m=256,n=256,k=256 --json");
+  const Result run = tunekit("tune sgemm --shape m=256,n=256,k=256 --budget-evals 40 --json");
   ASSERT_EQ(run.status, 0) << run.err;
   const json report = parse(run);
   ASSERT_TRUE(report.contains("winner")) << run.out;
@@ -163,6 +163,51 @@ TEST(Cli, BadOptionsFailWithAMessage) {
   const Result mode = tunekit("tune sgemm --shape m=8,n=8,k=8 --mode sometimes");
   EXPECT_TRUE(contains(mode.err, "sometimes") && contains(mode.err, "cached")) << mode.err;
   EXPECT_TRUE(contains(tunekit("tune sgemm --reporter xml").err, "console"));
+}
+
+TEST(Cli, SearchFlagsReachTheReport) {
+  const Result run = tunekit(
+      "tune sum --shape n=4096 --strategy random --schedule racing --seed 5 --budget-evals 3 "
+      "--json --quiet");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const json report = parse(run);
+  const json& search = report.at("search");
+  EXPECT_EQ(search.at("strategy"), "random");
+  EXPECT_EQ(search.at("schedule"), "racing");
+  EXPECT_EQ(search.at("seed"), 5);
+  EXPECT_EQ(search.at("budget").at("evaluations"), 3);
+  EXPECT_LE(report.at("candidates").size(), 4u);                    // 3 beyond the default
+  EXPECT_EQ(report.at("candidates").at(0).at("is_default"), true);  // evaluation order
+  const Result budget = tunekit("tune sum --shape n=4096 --budget 2s --json --quiet");
+  ASSERT_EQ(budget.status, 0) << budget.err;
+  EXPECT_EQ(parse(budget).at("search").at("budget").at("seconds"), 2.0);
+  const Result listing = tunekit("strategies --json");
+  ASSERT_EQ(listing.status, 0) << listing.err;
+  const json lists = parse(listing);  // named: a loop over a temporary's member dangles
+  std::set<std::string> names;
+  for (const json& s : lists.at("strategies")) names.insert(s.at("name").get<std::string>());
+  for (const char* name : {"auto", "exhaustive", "random", "genetic", "bayes", "model"})
+    EXPECT_TRUE(names.count(name)) << name;
+  EXPECT_EQ(lists.at("schedules").size(), 2u);
+}
+
+TEST(Cli, BadSearchFlagsFailWithAMessageThatSaysWhatToWrite) {
+  for (const char* budget : {"nan", "-3s", "0", "inf", "5 parsecs", "1e30h", "s"}) {
+    const Result run = tunekit(std::string("tune sum --shape n=64 --budget '") + budget + "'");
+    EXPECT_EQ(run.status, 2) << budget << ": " << run.err;
+    EXPECT_TRUE(contains(run.err, "--budget")) << budget << ": " << run.err;
+  }
+  const Result racing = tunekit("tune sum --shape n=64 --strategy racing");
+  EXPECT_EQ(racing.status, 2);
+  EXPECT_TRUE(contains(racing.err, "--schedule racing")) << racing.err;
+  const Result unknown = tunekit("tune sum --shape n=64 --strategy simplex");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_TRUE(contains(unknown.err, "genetic")) << unknown.err;  // lists what exists
+  const Result option = tunekit("tune sum --shape n=64 --strategy genetic:popsize=3");
+  EXPECT_EQ(option.status, 2);
+  EXPECT_TRUE(contains(option.err, "pop")) << option.err;
+  EXPECT_NE(tunekit("tune sum --shape n=64 --budget-evals -4").status, 0);
+  EXPECT_NE(tunekit("tune sum --shape n=64 --build-threads 100000").status, 0);
 }
 
 TEST(Cli, HelpEverywhere) {

@@ -31,7 +31,7 @@ struct ReplayOptions {
   std::string dataset;
   std::string strategy = std::string(kDefaultStrategy);
   std::string schedule = "full";
-  std::size_t budget_evals = 0;
+  long long budget_evals = 0;  // signed: "-4" is refused, not wrapped
   std::string budget_time;
   std::size_t repeats = 1;
   std::uint64_t seed = 1;
@@ -45,10 +45,10 @@ void run_replay(const ReplayOptions& o) {
   ReplaySearchOptions search;
   search.strategy = o.strategy;
   search.schedule = o.schedule;
-  search.budget_evaluations = o.budget_evals;
+  search.budget_evaluations = static_cast<std::size_t>(o.budget_evals);
   if (!o.budget_time.empty()) search.budget_seconds = parse_duration(o.budget_time, "--budget");
   Budget budget;  // as reported
-  if (o.budget_evals > 0) budget.evaluations = o.budget_evals;
+  if (o.budget_evals > 0) budget.evaluations = static_cast<std::size_t>(o.budget_evals);
   if (search.budget_seconds > 0) budget.seconds = search.budget_seconds;
   std::vector<double> values(recording.size());
   for (std::size_t i = 0; i < recording.size(); ++i)
@@ -75,7 +75,8 @@ void run_replay(const ReplayOptions& o) {
     run["evaluations"] = result.history.size();
     run["failed"] =
         std::count_if(result.history.evaluations().begin(), result.history.evaluations().end(),
-                      [](const Evaluation& e) { return !e.ok(); });
+                      // A hopeless point was measured (cut early for being slow): not a failure.
+                      [](const Evaluation& e) { return !e.ok() && e.status != Status::hopeless; });
     run["simulated_seconds"] = result.clock_seconds;
     run["stop_reason"] = result.stop_reason;
     run["best_ms"] = best ? Json(best->value) : Json(nullptr);
@@ -147,7 +148,8 @@ void register_replay(CLI::App& app) {
   cmd->add_option("--schedule", o->schedule, "How windows are shared: full | racing[:opts]")
       ->capture_default_str();
   auto* evals = cmd->add_option("--budget-evals", o->budget_evals,
-                                "Measure at most N points beyond the default");
+                                "Measure at most N points beyond the default")
+                    ->check(CLI::Range(1LL, 1LL << 40));
   auto* time = cmd->add_option(
       "--budget,--budget-time", o->budget_time,
       "Simulated-time budget (the recorded compile and verification times and the readings of "

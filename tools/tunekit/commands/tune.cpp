@@ -22,8 +22,8 @@
 
 #include "commands/backend.hpp"
 #include "commands/commands.hpp"
-#include "commands/environment.hpp"
 #include "commands/duration.hpp"
+#include "commands/environment.hpp"
 #include "commands/export_flags.hpp"
 #include "commands/spread.hpp"
 #include "progress_bar.hpp"
@@ -52,8 +52,8 @@ struct TuneCommand {
   std::string strategy;
   std::string schedule;
   std::uint64_t seed = 1;
-  std::string budget;  // "90s", "2m", "1.5h" or seconds
-  std::size_t budget_evals = 0;
+  std::string budget;          // "90s", "2m", "1.5h" or seconds
+  long long budget_evals = 0;  // signed: "-4" is refused, not wrapped
   int build_threads = 0;
   std::string timing;
   double limit = 0;
@@ -69,7 +69,7 @@ struct TuneCommand {
   std::string device;   // OpenCL device: index or name substring
 
   // Cost model.
-  bool model = false;       // zero measurement: the cost model's pick (model_default)
+  bool model = false;   // zero measurement: the cost model's pick (model_default)
   std::string profile;  // device profile for the cost model (default: the stored one)
   // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
   CLI::Option* tie_band_option = nullptr;
@@ -200,7 +200,7 @@ void run_tune(const TuneCommand& command) {
   if (!command.schedule.empty()) options.schedule = command.schedule;
   options.seed = command.seed;
   if (!command.budget.empty()) options.budget_seconds = parse_duration(command.budget, "--budget");
-  options.budget_evaluations = command.budget_evals;
+  options.budget_evaluations = static_cast<std::size_t>(command.budget_evals);
   options.build_threads = command.build_threads;
   if (!command.timing.empty()) {
     if (command.timing != "isolated" && command.timing != "queued")
@@ -312,7 +312,8 @@ void register_tune(CLI::App& app) {
                    "Wall-clock budget of the search: 90s, 2m, 1.5h or seconds (the default is "
                    "always measured; a cut search is stored as budget_cut)");
   tune->add_option("--budget-evals", command->budget_evals,
-                   "Measure at most N points beyond the default");
+                   "Measure at most N points beyond the default")
+      ->check(CLI::Range(1LL, 1LL << 40));
   tune->add_option("--build-threads", command->build_threads,
                    "Threads of the compile pass (0: one per hardware thread)")
       ->check(CLI::Range(0, 1024));

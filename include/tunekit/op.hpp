@@ -130,6 +130,7 @@ class OpBase {
   void add_candidate(Candidate candidate);
   void set_space(Space space, int version);
   void set_points(Enumeration points, int version);
+  void claim_space(int version);  // refuses a second space or a space beside a list
   bool spaced() const { return space_ || points_; }
   void require_unsealed(std::string_view what) const;
   void check_fields(const Key& key) const;
@@ -171,9 +172,9 @@ template <class Args>
 class Op final : public OpBase {
  public:
   using Fn = std::function<void(Args&)>;
+  using OpBase::candidate;  // the getter, beside the builder
   using OpBase::tolerance;  // the getter, beside the builder's setters
   using OpBase::work;
-  using OpBase::candidate;  // the getter, beside the builder
 
   Op(std::string name, int schema_version) : OpBase(std::move(name), schema_version) {}
 

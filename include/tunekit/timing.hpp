@@ -81,4 +81,9 @@ int more_samples_wanted(const TimingOptions& options, int taken, double accumula
 // classified failure: a TrialError or std::exception from the routine becomes the outcome.
 TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& options);
 
+// Fills a result's statistics (min, median, mean, MAD, p10/p90, stalled fraction, contended)
+// from its samples, as time_routine does: for readings gathered elsewhere (a race's rounds,
+// a recording).
+void summarise(TimingResult& result, const TimingOptions& options);
+
 }  // namespace tunekit

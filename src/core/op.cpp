@@ -80,24 +80,23 @@ std::optional<std::size_t> OpBase::find(std::string_view candidate_name) const {
   return std::nullopt;
 }
 
-void OpBase::set_points(Enumeration points, int version) {
+void OpBase::claim_space(int version) {
   require_unsealed("space");
   if (spaced() || !candidates_.empty())
     throw UsageError("op '" + name_ +
                      "': an op has a list of candidates or one space, not both (and one space "
                      "only)");
-  points_ = std::move(points);
   space_version_ = version;
 }
 
+void OpBase::set_points(Enumeration points, int version) {
+  claim_space(version);
+  points_ = std::move(points);
+}
+
 void OpBase::set_space(Space space, int version) {
-  require_unsealed("space");
-  if (spaced() || !candidates_.empty())
-    throw UsageError("op '" + name_ +
-                     "': an op has a list of candidates or one space, not both (and one space "
-                     "only)");
+  claim_space(version);
   space_ = std::move(space);
-  space_version_ = version;
 }
 
 void OpBase::require_unsealed(std::string_view what) const {
@@ -213,14 +212,13 @@ const Digest& OpBase::checksum() const {
       // A space's definition, not its points: parameters and values in order, constraints.
       // Explicit points are digested as they are.
       manifest += "space v" + std::to_string(space_version_) + ";";
-      const std::vector<Parameter>& params =
-          space_ ? space_->parameters() : points_->parameters();
+      const std::vector<Parameter>& params = space_ ? space_->parameters() : points_->parameters();
       for (const Parameter& p : params) {
         manifest += std::to_string(p.name.size()) + ":" + p.name + "[";
         for (const Value& v : p.values) {
           const std::string t = v.text();
-          manifest += std::to_string(static_cast<int>(v.type())) + std::to_string(t.size()) +
-                      ":" + t;
+          manifest +=
+              std::to_string(static_cast<int>(v.type())) + std::to_string(t.size()) + ":" + t;
         }
         manifest += "];";
       }

@@ -25,12 +25,9 @@ CandidateReport candidate_of(const Recording& recording, std::size_t i) {
                                                         : "recorded (Kernel Tuner cache)";
   for (double ms : r.times_ms) t.samples.push_back(ms / 1000.0);
   if (t.samples.empty()) t.samples.push_back(c.score);
-  t.min = stats::min(t.samples);
-  t.median = stats::median(t.samples);
-  t.mean = stats::mean(t.samples);
-  t.mad = stats::mad(t.samples);
-  t.p10 = stats::quantile(t.samples, 0.1);
-  t.p90 = stats::quantile(t.samples, 0.9);
+  summarise(t, TimingOptions{});
+  t.stalled_fraction = 0;  // recorded samples: nothing here says how they were disturbed
+  t.contended = false;
   t.dispatches = static_cast<long long>(t.samples.size());
   t.wall_seconds = r.benchmark_ms / 1000.0;
   c.timing = std::move(t);

@@ -44,18 +44,6 @@ void check_options(const TimingOptions& o) {
     throw UsageError("time_routine: sample_budget >= 0, stall_ratio > 1, contended_fraction >= 0");
 }
 
-void summarise(TimingResult& r, const TimingOptions& o) {
-  const auto& s = r.samples;
-  r.min = stats::min(s);
-  r.median = stats::median(s);
-  r.mean = stats::mean(s);
-  r.mad = stats::mad(s);
-  r.p10 = stats::quantile(s, 0.10);
-  r.p90 = stats::quantile(s, 0.90);
-  r.stalled_fraction = stats::stalled_fraction(s, o.stall_ratio);
-  r.contended = r.stalled_fraction > o.contended_fraction;
-}
-
 }  // namespace
 
 namespace {
@@ -84,6 +72,18 @@ bool hopeless(const TimingOptions& o, const std::vector<double>& samples, double
 }
 
 }  // namespace
+
+void summarise(TimingResult& r, const TimingOptions& o) {
+  const auto& s = r.samples;
+  r.min = stats::min(s);
+  r.median = stats::median(s);
+  r.mean = stats::mean(s);
+  r.mad = stats::mad(s);
+  r.p10 = stats::quantile(s, 0.10);
+  r.p90 = stats::quantile(s, 0.90);
+  r.stalled_fraction = stats::stalled_fraction(s, o.stall_ratio);
+  r.contended = r.stalled_fraction > o.contended_fraction;
+}
 
 TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& options) {
   check_options(options);

@@ -58,13 +58,8 @@ class RacingSchedule final : public Schedule {
       if (!failed) {
         TimingResult& t = r.all;
         t.outcome = Outcome::success();
-        t.min = stats::min(t.samples);
-        t.median = stats::median(t.samples);
-        t.mean = stats::mean(t.samples);
-        t.mad = stats::mad(t.samples);
-        t.p10 = stats::quantile(t.samples, 0.1);
-        t.p90 = stats::quantile(t.samples, 0.9);
-        t.stalled_fraction = stats::stalled_fraction(t.samples, opt.timing.stall_ratio);
+        summarise(t, opt.timing);
+        t.contended = false;  // each round's window was judged (and retried) on its own
         context.finish(r.index, Outcome::success(), std::move(t));
       }
       out.push_back(point_result(context, r.index));

@@ -352,15 +352,18 @@ int run(const Options& o) {
     return 1;
   }
   if (!o.traces.empty()) std::filesystem::create_directories(o.traces);
-  std::printf("strategy_bench: %zu repeats (seeds 1000..%zu), budget %s, default %s\n\n", o.repeats,
-              999 + o.repeats,
-              o.max_evals ? ("max(B, " + std::to_string(o.max_evals) + ")").c_str() : "B",
-              o.first_default ? "first valid configuration, evaluated first" : "none");
-  std::printf(
-      "| dataset (B) | strategy | score | ± se | worst run | runs | @25 | @50 | @100 | @200 | "
-      "@400 |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  if (o.strategies.empty())
+    std::printf("strategy_bench: scoring traces only, budget %s\n",
+                o.max_evals ? ("max(B, " + std::to_string(o.max_evals) + ")").c_str() : "B");
+  else
+    std::printf("strategy_bench: %zu repeats (seeds 1000..%zu), budget %s, default %s\n", o.repeats,
+                999 + o.repeats,
+                o.max_evals ? ("max(B, " + std::to_string(o.max_evals) + ")").c_str() : "B",
+                o.first_default ? "first valid configuration, evaluated first" : "none");
   std::vector<std::string> names;  // strategies, then peers, in order of appearance
   std::map<std::string, std::vector<double>> scores;  // per dataset
+  std::map<std::string, std::map<std::string, double>> by_dataset;
+  std::vector<std::string> dataset_names;
   std::map<std::string, std::vector<double>> curve_sum;
   std::map<std::string, std::vector<double>> conv_at;
   int failures = 0;
@@ -411,9 +414,14 @@ int run(const Options& o) {
           s.push_back(score_trace(traces[r], base, budget, &curves[r]));
         cells.emplace_back(label + ":" + peer, summarise(s, curves, budget));
       }
+    dataset_names.push_back(name);
+    std::printf(
+        "\n### %s (B = %zu of %zu configurations)\n\n| strategy | score | ± se | worst run | runs "
+        "| @25 | @50 | @100 | @200 | @400 |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        name.c_str(), base.cutoff_budget, rec.size());
     for (const auto& [strategy, c] : cells) {
-      std::printf("| %s (%zu) | %s | %.3f | %.3f | %.3f | %zu", name.c_str(), base.cutoff_budget,
-                  strategy.c_str(), c.score, c.stderr_score, c.min_score, c.runs);
+      std::printf("| %s | %.3f | %.3f | %.3f | %zu", strategy.c_str(), c.score, c.stderr_score,
+                  c.min_score, c.runs);
       for (std::size_t m : kMarks) {
         if (m <= c.fraction_curve.size())
           std::printf(" | %.3f", c.fraction_curve[m - 1]);
@@ -424,6 +432,7 @@ int run(const Options& o) {
       std::fflush(stdout);
       if (std::find(names.begin(), names.end(), strategy) == names.end()) names.push_back(strategy);
       scores[strategy].push_back(c.score);
+      by_dataset[strategy][name] = c.score;
       // The mean curve over datasets, as far as every dataset's runs reach.
       auto& sum = curve_sum[strategy];
       if (sum.empty()) sum.assign(c.fraction_curve.size(), 0);
@@ -434,24 +443,32 @@ int run(const Options& o) {
         conv_at[strategy].push_back(c.fraction_curve[199]);
     }
   }
-  std::printf(
-      "\n| strategy | mean score over datasets | lowest dataset score | datasets | mean fraction "
-      "@200 on convolution_milo |\n|---|---|---|---|---|\n");
+  std::printf("\n### Summary\n\n| strategy | mean score | lowest dataset | datasets");
+  for (const std::string& d : dataset_names) std::printf(" | %s", d.c_str());
+  std::printf(" | mean fraction @200 on convolution_milo |\n|---|---|---|---");
+  for (std::size_t k = 0; k <= dataset_names.size(); ++k) std::printf("|---");
+  std::printf("|\n");
   for (const std::string& s : names) {
     const std::vector<double>& v = scores[s];
     double mean = 0;
     for (double x : v) mean += x / static_cast<double>(v.size());
     double conv = 0;
     for (double x : conv_at[s]) conv += x / static_cast<double>(conv_at[s].size());
-    std::printf("| %s | %.3f | %.3f | %zu | %s |\n", s.c_str(), mean,
-                *std::min_element(v.begin(), v.end()), v.size(),
-                conv_at[s].empty() ? "-" : std::to_string(conv).substr(0, 5).c_str());
+    std::printf("| %s | %.3f | %.3f | %zu", s.c_str(), mean, *std::min_element(v.begin(), v.end()),
+                v.size());
+    for (const std::string& d : dataset_names) {
+      const auto it = by_dataset[s].find(d);
+      if (it == by_dataset[s].end())
+        std::printf(" | -");
+      else
+        std::printf(" | %.3f", it->second);
+    }
+    std::printf(" | %s |\n", conv_at[s].empty() ? "-" : std::to_string(conv).substr(0, 5).c_str());
   }
-  if (!o.svg.empty()) {
-    std::size_t width = 0;
-    for (const auto& [s, c] : curve_sum) width = std::max(width, c.size());
-    write_svg(o.svg, o.strategies, curve_sum,
-              std::max<std::size_t>(2, std::min<std::size_t>(width, 400)));
+  if (!o.svg.empty()) {  // as far as every dataset's runs reach, at most 400 evaluations
+    std::size_t width = 400;
+    for (const std::string& st : o.strategies) width = std::min(width, curve_sum[st].size());
+    write_svg(o.svg, o.strategies, curve_sum, std::max<std::size_t>(2, width));
   }
   return failures == 0 ? 0 : 1;
 }

@@ -65,7 +65,8 @@ class Registry {
   void add(RegistryEntry<T> entry) {
     if (!entry.make) throw UsageError(kind_ + " '" + entry.name + "' needs a factory");
     for (const RegistryEntry<T>& e : entries_)
-      if (e.name == entry.name) throw UsageError(kind_ + " '" + entry.name + "' is registered twice");
+      if (e.name == entry.name)
+        throw UsageError(kind_ + " '" + entry.name + "' is registered twice");
     entries_.push_back(std::move(entry));
   }
 

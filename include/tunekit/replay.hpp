@@ -166,9 +166,9 @@ std::string recording_op_name(const Recording& recording);
 Key recording_key(const Recording& recording);
 
 // An op whose candidates are the recording's configurations (a space op over the recording's
-// points, named by their Config text), to be tuned on a ReplayDevice of the same recording. Its default is the first
-// configuration that was recorded as valid (UsageError when none was). Its key is
-// recording_key(recording); inputs are a one-element output every candidate writes, so the
+// points, named by their Config text), to be tuned on a ReplayDevice of the same recording. Its
+// default is the first configuration that was recorded as valid (UsageError when none was). Its key
+// is recording_key(recording); inputs are a one-element output every candidate writes, so the
 // tuner's validation passes wherever the recording did not fail.
 std::unique_ptr<OpBase> make_replay_op(const Recording& recording);
 

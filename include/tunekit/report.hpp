@@ -16,14 +16,14 @@ namespace tunekit {
 
 // Where an answer came from.
 enum class Source {
-  searched,            // measured now
-  memory_hit,          // this process's table
-  cache_replay,        // persistent store
-  artifact_replay,     // deployable artifact
-  use_default,         // mode off, another caller is tuning, or a nested request
-  search_disabled,     // mode cached and nothing stored
-  pre_search_failure,  // inputs or reference could not be produced: default served
-  model,               // ranked by the cost model, nothing measured (model_default)
+  searched,                 // measured now
+  memory_hit,               // this process's table
+  cache_replay,             // persistent store
+  artifact_replay,          // deployable artifact
+  use_default,              // mode off, another caller is tuning, or a nested request
+  search_disabled,          // mode cached and nothing stored
+  pre_search_failure,       // inputs or reference could not be produced: default served
+  model,                    // ranked by the cost model, nothing measured (model_default)
   budget_floor_unmeasured,  // the budget was spent before the default was measured
 };
 std::string_view to_string(Source source);  // use_default prints as "default"
@@ -50,12 +50,12 @@ struct CandidateReport {
 
 // What a budget allowed and what it stopped (DESIGN §7).
 struct BudgetReport {
-  double seconds = 0;             // the wall-clock budget (0: none)
-  std::size_t evaluations = 0;    // the evaluation budget, the default excluded (0: none)
-  bool cut = false;               // the search ended before its strategy did: partial
-  std::string stopped;            // what the budget stopped, in words (empty: nothing)
-  double reserve_seconds = 0;     // held back for the winner's rebuild (two projected builds)
-  std::size_t not_started = 0;    // proposed points not started for lack of time
+  double seconds = 0;           // the wall-clock budget (0: none)
+  std::size_t evaluations = 0;  // the evaluation budget, the default excluded (0: none)
+  bool cut = false;             // the search ended before its strategy did: partial
+  std::string stopped;          // what the budget stopped, in words (empty: nothing)
+  double reserve_seconds = 0;   // held back for the winner's rebuild (two projected builds)
+  std::size_t not_started = 0;  // proposed points not started for lack of time
 };
 
 struct TuneReport {

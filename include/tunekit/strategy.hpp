@@ -28,7 +28,7 @@ struct Evaluation {
   // Objective, lower is better; inf when failed. A point cut as hopeless (or dropped by a
   // race) keeps its partial reading: slow, but known to be slow.
   double value = std::numeric_limits<double>::infinity();
-  double clock_seconds = 0;                     // the budget clock after this evaluation
+  double clock_seconds = 0;  // the budget clock after this evaluation
   bool ok() const { return status == Status::ok; }
 };
 

@@ -58,8 +58,8 @@ struct TunerOptions {
   // The search (DESIGN §6): a strategy proposes points of the op's candidate space, a
   // schedule shares timing windows among them. Strategies (StrategyRegistry::builtin()):
   // auto (the default), exhaustive, random, anneal, genetic, ils, bayes, bandit, model, with
-  // options after a colon ("genetic:pop=20", "model:top=4,floor=1.5"). Schedules: "full" (one full window
-  // each; a point that can no longer come within timing.hopeless_ratio of the best so far is
+  // options after a colon ("genetic:pop=20", "model:top=4,floor=1.5"). Schedules: "full" (one full
+  // window each; a point that can no longer come within timing.hopeless_ratio of the best so far is
   // cut) or "racing" (round-robin windows, confidence intervals, losers dropped early;
   // "racing:round=4,z=1.96,min_samples=8,max_samples=64").
   std::string strategy = std::string(kDefaultStrategy);

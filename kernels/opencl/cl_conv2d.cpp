@@ -43,7 +43,6 @@ void conv2d_reference(Conv2dHost& a) {
   }
 }
 
-
 struct Conv2dState {
   Conv2dState(std::shared_ptr<opencl::Context> context, Conv2dHost args)
       : host(std::move(args)),

@@ -115,7 +115,8 @@ Artifact Artifact::parse(std::string_view text) {
     a.config.set(name, json_value(value, "config." + name));
   if (j.contains("evidence")) {
     const Json& e = j["evidence"];
-    const bool object_form = e.is_object() && e.contains("candidates") && e["candidates"].is_array();
+    const bool object_form =
+        e.is_object() && e.contains("candidates") && e["candidates"].is_array();
     if (!e.is_array() && !object_form)
       throw ParseError("artifact.evidence must be an array or {\"candidates\": [...]}", 0);
     a.evidence = j["evidence"].dump();

@@ -23,8 +23,7 @@ SpecOptions SpecOptions::parse(std::string_view kind, std::string_view name,
                        "' is not key=value; write e.g. '" + example + "'");
     const std::string key(item.substr(0, eq));
     for (const auto& [k, v] : o.values_)
-      if (k == key)
-        throw UsageError(o.what_ + ": option '" + key + "' given twice");
+      if (k == key) throw UsageError(o.what_ + ": option '" + key + "' given twice");
     o.values_.emplace_back(key, std::string(item.substr(eq + 1)));
     start = comma + 1;
   }
@@ -53,7 +52,7 @@ double SpecOptions::number(const std::string& key, double fallback, double min, 
 }
 
 std::size_t SpecOptions::count(const std::string& key, std::size_t fallback, std::size_t min,
-                                   std::size_t max) {
+                               std::size_t max) {
   known_.push_back(key + " (integer in [" + std::to_string(min) + ", " + std::to_string(max) +
                    "])");
   const std::string* text = lookup(values_, key);
@@ -61,22 +60,20 @@ std::size_t SpecOptions::count(const std::string& key, std::size_t fallback, std
   std::size_t v = 0;
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
   if (ec != std::errc() || end != text->data() + text->size() || v < min || v > max)
-    throw UsageError(what_ + ": " + key + "=" + *text +
-                     " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                     "]");
+    throw UsageError(what_ + ": " + key + "=" + *text + " must be an integer in [" +
+                     std::to_string(min) + ", " + std::to_string(max) + "]");
   return v;
 }
 
 std::string SpecOptions::word(const std::string& key, const std::string& fallback,
-                                  const std::vector<std::string>& allowed) {
+                              const std::vector<std::string>& allowed) {
   std::string list;
   for (const std::string& a : allowed) list += (list.empty() ? "" : "|") + a;
   known_.push_back(key + " (" + list + ")");
   const std::string* text = lookup(values_, key);
   if (!text) return fallback;
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *text) == allowed.end())
-    throw UsageError(what_ + ": " + key + "=" + *text + " must be one of " +
-                     list);
+    throw UsageError(what_ + ": " + key + "=" + *text + " must be one of " + list);
   return *text;
 }
 

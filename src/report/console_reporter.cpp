@@ -212,16 +212,17 @@ void ConsoleReporter::write(const TuneReport& r, std::ostream& out) {
                                    r.schedule, r.seed, r.candidates.size(), r.space_size,
                                    r.stop_reason.empty() ? "done" : r.stop_reason);
     if (r.budget.seconds > 0) line += fmt::format("; budget {}", format_seconds(r.budget.seconds));
-    if (r.budget.evaluations > 0) line += fmt::format("; budget {} evaluations", r.budget.evaluations);
+    if (r.budget.evaluations > 0)
+      line += fmt::format("; budget {} evaluations", r.budget.evaluations);
     if (r.budget.cut) line += " (partial: stored as budget_cut)";
     field("search", line);
     if (!r.budget.stopped.empty()) field("stopped", r.budget.stopped);
   }
   if (r.seconds_total > 0) {
-    field("time", fmt::format("{} total: {} compiling, {} validating, {} measuring",
-                              format_seconds(r.seconds_total), format_seconds(r.seconds_compiling),
-                              format_seconds(r.seconds_validating),
-                              format_seconds(r.seconds_measuring)));
+    field("time",
+          fmt::format("{} total: {} compiling, {} validating, {} measuring",
+                      format_seconds(r.seconds_total), format_seconds(r.seconds_compiling),
+                      format_seconds(r.seconds_validating), format_seconds(r.seconds_measuring)));
   }
   if (r.candidates.empty()) {
     field("candidates", "none measured in this call");

@@ -55,7 +55,8 @@ std::unique_ptr<Strategy> make_auto(StrategyOptions& options) {
   const std::size_t small = options.count("small", 256, 1, std::size_t{1} << 40);
   const std::size_t cap = options.count("cap", 200, 1, std::size_t{1} << 40);
   std::string inner = options.word("inner", "genetic", {});
-  if (inner == "auto") throw UsageError("strategy 'auto': inner=auto would never end; name another");
+  if (inner == "auto")
+    throw UsageError("strategy 'auto': inner=auto would never end; name another");
   StrategyRegistry::builtin().make(inner);  // an unknown inner strategy fails here
   return std::make_unique<AutoStrategy>(small, cap, std::move(inner));
 }

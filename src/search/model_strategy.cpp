@@ -17,9 +17,7 @@ class ModelStrategy final : public Strategy {
   ModelStrategy(std::size_t top, double fraction, double floor)
       : top_(top), fraction_(fraction), floor_(floor) {}
   std::string_view name() const override { return "model"; }
-  bool prunes(const Enumeration&) const override {
-    return top_ > 0 || fraction_ < 1 || floor_ > 0;
-  }
+  bool prunes(const Enumeration&) const override { return top_ > 0 || fraction_ < 1 || floor_ > 0; }
 
   void start(const Enumeration& space, const SearchPrior& prior) override {
     const std::vector<double>& score = prior.model_seconds;
@@ -44,8 +42,8 @@ class ModelStrategy final : public Strategy {
     std::size_t keep = n_scored;
     if (top_ > 0) keep = std::min(keep, top_);
     if (fraction_ < 1)
-      keep = std::min(keep, static_cast<std::size_t>(
-                                std::ceil(fraction_ * static_cast<double>(n_scored))));
+      keep = std::min(
+          keep, static_cast<std::size_t>(std::ceil(fraction_ * static_cast<double>(n_scored))));
     // Unscored points are kept: only a score can say a point is not worth measuring.
     std::vector<std::size_t> kept(order_.begin(),
                                   order_.begin() + static_cast<std::ptrdiff_t>(keep));

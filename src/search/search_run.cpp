@@ -58,9 +58,8 @@ SearchResult search(const Enumeration& space, Strategy& strategy, Evaluator& eva
 
   // The points evaluated first (the default): exempt from the evaluation budget.
   if (!settings.first.empty()) {
-    const std::vector<std::size_t> first =
-        admissible(settings.first, history, settings.first.size(), in_batch,
-                   result.dropped_proposals);
+    const std::vector<std::size_t> first = admissible(
+        settings.first, history, settings.first.size(), in_batch, result.dropped_proposals);
     record(result, evaluator.evaluate(first), evaluator.elapsed_seconds(), nullptr);
     result.first_evaluations = history.size();
   }
@@ -89,9 +88,9 @@ SearchResult search(const Enumeration& space, Strategy& strategy, Evaluator& eva
     }
     std::size_t max = std::min(settings.max_batch, space.size() - history.size());
     if (budget.evaluations) max = std::min(max, *budget.evaluations - counted);
-    const std::vector<std::size_t> batch = admissible(strategy.propose(space, history, max, rng),
-                                                      history, max, in_batch,
-                                                      result.dropped_proposals);
+    const std::vector<std::size_t> batch =
+        admissible(strategy.propose(space, history, max, rng), history, max, in_batch,
+                   result.dropped_proposals);
     if (batch.empty()) {
       if (++empty_rounds >= 3) {
         result.stop_reason = "strategy has nothing more to propose";

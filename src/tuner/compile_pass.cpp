@@ -34,7 +34,8 @@ std::vector<BuildVerdict> build_all(std::vector<std::unique_ptr<Trial>>& trials,
       verdicts[i].seconds = now() - start;
     }
   };
-  const int n = std::clamp<int>(threads, 1, static_cast<int>(std::max<std::size_t>(1, trials.size())));
+  const int n =
+      std::clamp<int>(threads, 1, static_cast<int>(std::max<std::size_t>(1, trials.size())));
   if (n <= 1) {
     worker();
   } else {

@@ -24,8 +24,7 @@ class Schedule {
   // failure. Before starting a point's timing it asks may_start(index); a point refused is
   // finished as `stopped` by the schedule and left out of the results. At most one
   // candidate's trial is prepared at a time.
-  virtual std::vector<PointResult> run(std::span<const std::size_t> points,
-                                       SearchContext& context,
+  virtual std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,
                                        const std::function<bool(std::size_t)>& may_start) = 0;
 };
 

@@ -11,8 +11,9 @@ namespace tunekit::detail {
 const ScheduleRegistry& builtin_schedules() {
   static const ScheduleRegistry registry = [] {
     ScheduleRegistry r("schedule");
-    r.add({"full", "one full timing window per point; a point that can no longer come within "
-                   "hopeless_ratio of the best so far is cut",
+    r.add({"full",
+           "one full timing window per point; a point that can no longer come within "
+           "hopeless_ratio of the best so far is cut",
            "none", make_full_schedule});
     r.add({"racing",
            "round-robin windows over a batch; a point whose median interval lies wholly above "
@@ -39,8 +40,9 @@ PointResult point_result(const SearchContext& context, std::size_t index) {
 
 void finish_not_started(SearchContext& context, std::size_t index) {
   context.finish(index,
-                 {Status::stopped, "not started: the budget left no time for it (its timing "
-                                   "and the reserve for the winner's rebuild)"},
+                 {Status::stopped,
+                  "not started: the budget left no time for it (its timing "
+                  "and the reserve for the winner's rebuild)"},
                  std::nullopt);
 }
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cmath>
+#include <map>
 #include <thread>
 
 #include "tunekit/errors.hpp"
@@ -53,7 +53,8 @@ class GroupEvaluator final : public Evaluator {
     std::vector<PointResult> out;
     for (std::size_t i : batch) {
       const std::size_t index = members_.at(i);
-      if (const CandidateReport* c = context_.find(index); c && c->outcome.status != Status::skipped) {
+      if (const CandidateReport* c = context_.find(index);
+          c && c->outcome.status != Status::skipped) {
         PointResult known = point_result(context_, index);  // the default, evaluated first
         known.index = i;
         out.push_back(known);
@@ -107,8 +108,8 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
   for (std::size_t g = 0; g < groups.size(); ++g) {
     std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.strategy);
     GroupEvaluator group(evaluator, context, groups[g]);
-    const SearchResult result = search(group_space(op.enumeration(), groups[g]), *strategy,
-                                       group, settings);
+    const SearchResult result =
+        search(group_space(op.enumeration(), groups[g]), *strategy, group, settings);
     done.stop_reason = result.stop_reason;
     for (std::size_t i : groups[g]) done.evaluated += i != def && context.find(i) != nullptr;
     const bool valid = std::any_of(groups[g].begin(), groups[g].end(), [&](std::size_t i) {
@@ -136,7 +137,8 @@ void check_search_options(const TunerOptions& options) {
   StrategyRegistry::builtin().make(options.strategy);  // an unknown name or option throws
   builtin_schedules().make(options.schedule);
   if (!(options.budget_seconds >= 0) || !std::isfinite(options.budget_seconds))
-    throw UsageError("TunerOptions: budget_seconds must be finite and >= 0 (0: no budget), e.g. 90");
+    throw UsageError(
+        "TunerOptions: budget_seconds must be finite and >= 0 (0: no budget), e.g. 90");
   if (options.build_threads < 0)
     throw UsageError("TunerOptions: build_threads must be >= 0 (0: one per hardware thread)");
   if (!(options.limit >= 0) || !std::isfinite(options.limit))
@@ -148,8 +150,8 @@ bool search_is_restricted(const TunerOptions& options, const OpBase& op) {
          StrategyRegistry::builtin().make(options.strategy)->prunes(op.enumeration());
 }
 
-TuneReport run_search(Device& device, const OpBase& op, const Key& key,
-                      const TunerOptions& options, const SearchPrior& prior) {
+TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
+                      const SearchPrior& prior) {
   const std::function<double()> now = budget_clock(options);
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.strategy);
@@ -177,16 +179,16 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key,
     r.stop_reason = result.stop_reason;
     r.budget.reserve_seconds = budget.reserve();
     const bool exhausted = result.evaluated >= op.size();
-    r.budget.cut = !exhausted && (result.stop_reason == "evaluation budget" ||
-                                  result.stop_reason == "time budget" ||
-                                  strategy->prunes(op.enumeration()));
+    r.budget.cut =
+        !exhausted && (result.stop_reason == "evaluation budget" ||
+                       result.stop_reason == "time budget" || strategy->prunes(op.enumeration()));
     if (r.budget.cut && r.budget.stopped.empty()) {
       const std::size_t left = op.size() - result.evaluated;
-      r.budget.stopped = result.stop_reason == "evaluation budget"
-                             ? "the evaluation budget: " + std::to_string(left) +
-                                   " points never proposed"
-                             : "the strategy pruned: " + std::to_string(left) +
-                                   " points left unmeasured by design";
+      r.budget.stopped =
+          result.stop_reason == "evaluation budget"
+              ? "the evaluation budget: " + std::to_string(left) + " points never proposed"
+              : "the strategy pruned: " + std::to_string(left) +
+                    " points left unmeasured by design";
     }
     context.choose();
     const CandidateReport* def = context.find(r.default_index);

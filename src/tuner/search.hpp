@@ -23,7 +23,7 @@ bool search_is_restricted(const TunerOptions& options, const OpBase& op);
 // validated and measured cleanly, or when the budget left the default unmeasured: source
 // budget_floor_unmeasured). `prior` carries the cost model's view of the points when there is
 // one. Classified failures are in the report; UsageError and FatalError propagate.
-TuneReport run_search(Device& device, const OpBase& op, const Key& key,
-                      const TunerOptions& options, const SearchPrior& prior);
+TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
+                      const SearchPrior& prior);
 
 }  // namespace tunekit::detail

@@ -7,9 +7,8 @@
 
 namespace tunekit::detail {
 
-TuningEvaluator::TuningEvaluator(SearchContext& context, Schedule& schedule,
-                                 SearchBudget& budget, int build_threads,
-                                 std::function<double()> now)
+TuningEvaluator::TuningEvaluator(SearchContext& context, Schedule& schedule, SearchBudget& budget,
+                                 int build_threads, std::function<double()> now)
     : context_(context),
       schedule_(schedule),
       budget_(budget),
@@ -37,7 +36,8 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
       if (i != def && !budget_.admits_build()) break;
       ++k;
       // Nothing is built for a candidate the numerics policy or the key turns away.
-      if (auto refused = precheck(op.candidate(i), context_.key(), context_.options().numerics_policy)) {
+      if (auto refused =
+              precheck(op.candidate(i), context_.key(), context_.options().numerics_policy)) {
         context_.finish(i, *refused, std::nullopt);
         out.push_back(point_result(context_, i));
         continue;
@@ -86,8 +86,9 @@ std::vector<PointResult> TuningEvaluator::evaluate(std::span<const std::size_t> 
   out.insert(out.end(), timed.begin(), timed.end());
   if (refused > 0 || (budget_.limited() && !budget_.admits_timing())) {
     context_.report().budget.not_started += refused;
-    out_of_time("timing: windows stopped or not started once the budget less the reserve for "
-                "the winner's rebuild was spent");
+    out_of_time(
+        "timing: windows stopped or not started once the budget less the reserve for "
+        "the winner's rebuild was spent");
   }
   return out;
 }

@@ -22,11 +22,11 @@ inline std::filesystem::path datasets() {
 // missing path.
 inline std::string missing_datasets() {
   static const char* const kFiles[] = {
-      "convolution_milo/A100.json.gz",  "convolution_milo/A4000.json.gz",
+      "convolution_milo/A100.json.gz",   "convolution_milo/A4000.json.gz",
       "convolution_milo/MI250X.json.gz", "convolution_milo/W6600.json.gz",
-      "dedispersion_milo/A100.json.gz", "dedispersion_milo/W7800.json.gz",
-      "gemm_clblast/RTX_Titan.json.gz", "spaces/convolution_milo.json",
-      "spaces/dedispersion_milo.json",  "spaces/gemm_milo.json",
+      "dedispersion_milo/A100.json.gz",  "dedispersion_milo/W7800.json.gz",
+      "gemm_clblast/RTX_Titan.json.gz",  "spaces/convolution_milo.json",
+      "spaces/dedispersion_milo.json",   "spaces/gemm_milo.json",
   };
   std::string missing;
   for (const char* f : kFiles) {
@@ -39,10 +39,9 @@ inline std::string missing_datasets() {
 }  // namespace tunekit::testing
 
 // Fails the current test (fatally) when a recorded space under data/ is missing.
-#define REQUIRE_DATASETS()                                                          \
-  do {                                                                              \
-    const std::string tunekit_missing_ = ::tunekit::testing::missing_datasets();    \
-    ASSERT_TRUE(tunekit_missing_.empty())                                           \
-        << "the recorded spaces must be in the repository (data/README.md):"       \
-        << tunekit_missing_;                                                        \
+#define REQUIRE_DATASETS()                                                                        \
+  do {                                                                                            \
+    const std::string tunekit_missing_ = ::tunekit::testing::missing_datasets();                  \
+    ASSERT_TRUE(tunekit_missing_.empty())                                                         \
+        << "the recorded spaces must be in the repository (data/README.md):" << tunekit_missing_; \
   } while (false)

@@ -35,7 +35,7 @@ class SimulatedDevice final : public Device {
   std::function<Outcome(const Config&)> build_outcome = [](const Config&) {
     return Outcome::success();
   };
-  double build_seconds = 0;  // simulated seconds a build takes
+  double build_seconds = 0;   // simulated seconds a build takes
   bool sleep_builds = false;  // builds also sleep build_seconds of real time
   bool parallel = true;
 
@@ -70,8 +70,7 @@ class SimulatedDevice final : public Device {
     int seen = max_building.load();
     while (at_once > seen && !max_building.compare_exchange_weak(seen, at_once)) {
     }
-    if (sleep_builds)
-      std::this_thread::sleep_for(std::chrono::duration<double>(build_seconds));
+    if (sleep_builds) std::this_thread::sleep_for(std::chrono::duration<double>(build_seconds));
     {
       std::lock_guard lock(mutex_);
       ++builds[config.text()];

@@ -25,8 +25,7 @@ TEST(Rmsnorm, KeyOfArgsMatchesTheParsedShape) {
   cpu::ThreadPool pool(2);
   const auto op = make_rmsnorm_op_typed(pool);
   EXPECT_EQ(op->key_of(make_rmsnorm_args(3, 5)), op->parse_shape("rows=3,cols=5"));
-  EXPECT_EQ(op->candidate(op->default_index(op->parse_shape("rows=1,cols=1"))).name,
-            "v1_r16_t1");
+  EXPECT_EQ(op->candidate(op->default_index(op->parse_shape("rows=1,cols=1"))).name, "v1_r16_t1");
 }
 
 TEST(Rmsnorm, ZeroHugeAndTinyRows) {

@@ -111,9 +111,9 @@ TEST_F(ModelStrategy, WithoutAnEnvelopeEveryCandidateIsMeasured) {
 }
 
 TEST_F(ModelStrategy, MalformedPruneSpecsAreUsageErrors) {
-  for (const char* bad : {"model:top", "model:top=0", "model:top=1.5", "model:fraction=0",
-                          "model:fraction=2", "model:best=3", "model:top=x", "model:floor=-1",
-                          "model:floor=nan", "model:fraction=inf"}) {
+  for (const char* bad :
+       {"model:top", "model:top=0", "model:top=1.5", "model:fraction=0", "model:fraction=2",
+        "model:best=3", "model:top=x", "model:floor=-1", "model:floor=nan", "model:fraction=inf"}) {
     TunerOptions o = options();
     o.strategy = bad;
     EXPECT_THROW(Tuner(dev_, o), UsageError) << bad;

@@ -191,9 +191,8 @@ TEST_F(ModelDefault, RanksFollowTheDecision) {
 
 TEST_F(ModelDefault, MalformedModelStrategyOptionsAreUsageErrors) {
   TunerOptions o = options();
-  for (const char* spec : {"model:top=inf", "model:top=nan", "model:fraction=inf",
-                           "model:top=0", "model:top=1.5", "model:top=1e300",
-                           "model:floor=inf"}) {
+  for (const char* spec : {"model:top=inf", "model:top=nan", "model:fraction=inf", "model:top=0",
+                           "model:top=1.5", "model:top=1e300", "model:floor=inf"}) {
     o.strategy = spec;
     EXPECT_THROW(Tuner(dev_, o), UsageError) << spec;
   }

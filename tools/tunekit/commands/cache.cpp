@@ -206,10 +206,11 @@ void print_evidence(const StoredChoice& c) {
   if (evidence.is_object() && evidence.contains("candidates")) {
     const Json search = evidence.value("search", Json::object());
     if (search.is_object() && search.contains("strategy")) {
-      std::cout << fmt::format("  search       {} / {}, seed {}, {} of {} points, stopped by {}\n",
-                               search.value("strategy", "?"), search.value("schedule", "?"),
-                               search.value("seed", std::uint64_t{0}), search.value("evaluated", std::size_t{0}),
-                               search.value("space_size", std::size_t{0}), search.value("stop_reason", "?"));
+      std::cout << fmt::format(
+          "  search       {} / {}, seed {}, {} of {} points, stopped by {}\n",
+          search.value("strategy", "?"), search.value("schedule", "?"),
+          search.value("seed", std::uint64_t{0}), search.value("evaluated", std::size_t{0}),
+          search.value("space_size", std::size_t{0}), search.value("stop_reason", "?"));
     }
     evidence = Json(evidence["candidates"]);
   }

@@ -12,8 +12,8 @@ namespace tunekit::cli {
 
 double parse_duration(std::string_view text, std::string_view flag) {
   auto bad = [&](std::string_view why) {
-    return UsageError(fmt::format("{} '{}': {}; write e.g. 90s, 2m, 1.5h or 250ms", flag, text,
-                                  why));
+    return UsageError(
+        fmt::format("{} '{}': {}; write e.g. 90s, 2m, 1.5h or 250ms", flag, text, why));
   };
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

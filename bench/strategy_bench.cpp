@@ -32,8 +32,6 @@
 #include <thread>
 #include <vector>
 
-// The surrogate strategy's factory, for a registry that does not list it yet.
-#include "../src/search/initial_design.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/methodology.hpp"
 #include "tunekit/replay.hpp"
@@ -60,17 +58,8 @@ struct Options {
 
 const std::size_t kMarks[] = {25, 50, 100, 200, 400};
 
-// The built-in strategies, and `surrogate` where the registry does not list it yet.
 const StrategyRegistry& registry() {
-  static const StrategyRegistry r = [] {
-    StrategyRegistry out = StrategyRegistry::builtin();
-    const auto& e = out.entries();
-    if (std::none_of(e.begin(), e.end(),
-                     [](const StrategyEntry& x) { return x.name == "surrogate"; }))
-      out.add({"surrogate", "Thompson sampling over an additive model, with local steps", "",
-               detail::make_surrogate});
-    return out;
-  }();
+  static const StrategyRegistry r = StrategyRegistry::builtin();
   return r;
 }
 

@@ -1,5 +1,6 @@
 // auto: the default strategy. A small space is measured exhaustively; a large one is searched
-// by a robust strategy (`inner`), capped at `cap` evaluations when no evaluation budget is
+// by a robust strategy (`inner`: surrogate, the best measured on the recorded spaces, see
+// docs/strategies.md), capped at `cap` evaluations when no evaluation budget is
 // given, so `tunekit tune` on a 10^5-point space ends in minutes, not days. A capped search
 // is partial: stored as budget_cut, replaced by an unrestricted one.
 #include <algorithm>
@@ -54,7 +55,7 @@ class AutoStrategy final : public Strategy {
 std::unique_ptr<Strategy> make_auto(StrategyOptions& options) {
   const std::size_t small = options.count("small", 256, 1, std::size_t{1} << 40);
   const std::size_t cap = options.count("cap", 200, 1, std::size_t{1} << 40);
-  std::string inner = options.word("inner", "genetic", {});
+  std::string inner = options.word("inner", "surrogate", {});
   if (inner == "auto")
     throw UsageError("strategy 'auto': inner=auto would never end; name another");
   StrategyRegistry::builtin().make(inner);  // an unknown inner strategy fails here

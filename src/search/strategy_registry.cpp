@@ -1,4 +1,5 @@
 // The strategy registry: name -> factory, configured by an options string.
+#include "search/initial_design.hpp"
 #include "search/strategies.hpp"
 #include "tunekit/errors.hpp"
 
@@ -9,7 +10,9 @@ StrategyRegistry StrategyRegistry::builtin() {
   r.add({"auto",
          "the default: exhaustive on a space of at most `small` points, else `inner` capped at "
          "`cap` evaluations (unless an evaluation budget is given)",
-         "small=256, cap=200, inner=genetic (a strategy spec without options)", detail::make_auto});
+         "small=256, cap=200, inner=surrogate (a strategy, with at most one option: "
+         "inner=surrogate:batch=2)",
+         detail::make_auto});
   r.add(
       {"exhaustive", "every configuration in enumeration order", "none", detail::make_exhaustive});
   r.add({"random", "uniform sampling without replacement", "none", detail::make_random});
@@ -21,8 +24,14 @@ StrategyRegistry StrategyRegistry::builtin() {
          "perturb=3, restart=0.1, neighbour=hamming|adjacent", detail::make_ils});
   r.add({"greedy_ils", "alias of ils", "as ils", detail::make_ils});
   r.add({"bayes", "Bayesian optimisation: Gaussian process (Matern 5/2) + expected improvement",
-         "init=20, train=64, pool=150, xi=0.01", detail::make_bayes});
+         "init=20 (0: by the budget), train=64, pool=150, xi=0.01", detail::make_bayes});
   r.add({"bo", "alias of bayes", "as bayes", detail::make_bayes});
+  r.add({"surrogate",
+         "Thompson sampling over an additive model of the objective, neighbour residuals, local "
+         "steps after 50 evaluations",
+         "init=0 (by the budget), local=0.8, delay=50, horizon=300, rho=0.5, clip=0.3, tau2=1, "
+         "sigma2=0.25, top=3, shape=1, batch=1",
+         detail::make_surrogate});
   r.add({"model",
          "cost-model order: the best-ranked points first, unscored ones after; stops once a "
          "reading is within floor of the roofline floor, or after top / fraction of the scored "

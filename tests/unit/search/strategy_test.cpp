@@ -18,16 +18,8 @@ namespace {
 const std::vector<std::string> kStrategies = {"exhaustive", "random", "anneal", "genetic",
                                               "ils",        "bayes",  "bandit", "surrogate"};
 
-// The built-in registry, with `surrogate` added where it does not list it yet.
 const StrategyRegistry& registry() {
-  static const StrategyRegistry r = [] {
-    StrategyRegistry out = StrategyRegistry::builtin();
-    const auto& e = out.entries();
-    if (std::none_of(e.begin(), e.end(),
-                     [](const StrategyEntry& x) { return x.name == "surrogate"; }))
-      out.add({"surrogate", "additive-model Thompson sampling", "", detail::make_surrogate});
-    return out;
-  }();
+  static const StrategyRegistry r = StrategyRegistry::builtin();
   return r;
 }
 

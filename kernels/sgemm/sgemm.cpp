@@ -1,9 +1,13 @@
-// sgemm: the candidates (naive, ikj, packed BLIS-style variants), the reference and the op.
+// sgemm: the kernels (naive, ikj, packed BLIS-style variants, OpenBLAS), the reference, the
+// space and the op.
 #include "sgemm/sgemm.hpp"
+
+#include <cblas.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <random>
@@ -17,14 +21,18 @@
 namespace tunekit::kernels {
 namespace {
 
-// Eight floats in one AVX register (two SSE registers without AVX); GCC/Clang extension.
+// Eight floats in one AVX register (two SSE registers without AVX), sixteen in one AVX-512
+// register (two AVX registers without it); GCC/Clang extension.
 using V8 = float __attribute__((vector_size(32)));
+using V16 = float __attribute__((vector_size(64)));
 
-// By reference: passing or returning V8 by value changes the ABI without AVX (-Wpsabi).
-void load8(V8& v, const float* p) {
+// By reference: passing or returning vectors by value changes the ABI without AVX (-Wpsabi).
+template <class V>
+void load(V& v, const float* p) {
   std::memcpy(&v, p, sizeof v);
 }
-void store8(float* p, const V8& v) {
+template <class V>
+void store(float* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
@@ -85,21 +93,23 @@ void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, flo
   for (std::size_t s = 0; s < nc; s += NR) pack_b_sliver<NR>(b, ldb, kc, nc, s, out + s * kc);
 }
 
-// C[0:mr, 0:nr] (=|+=) Apanel · Bpanel over kc, with MR×NR accumulators held in registers.
-// Partial tiles (mr < MR or nr < NR) are computed in full (the panels are zero-padded) and
-// written through a temporary, so nothing outside C's tile is touched.
-template <int MR, int NR>
-void micro_kernel(std::size_t kc, const float* __restrict a, const float* __restrict b, float* c,
-                  std::size_t ldc, std::size_t mr, std::size_t nr, bool accumulate) {
-  static_assert(NR % 8 == 0, "NR must be a multiple of 8");
-  constexpr int NV = NR / 8;
-  V8 acc[MR][NV];
+// C[0:mr, 0:nr] (=|+=) Apanel · Bpanel over kc, with MR×NR accumulators held in registers
+// (NR/W vectors of W lanes per row). Partial tiles (mr < MR or nr < NR) are computed in full
+// (the panels are zero-padded) and written through a temporary, so nothing outside C's tile
+// is touched.
+template <int MR, int NR, class V, int W>
+void micro_kernel_lanes(std::size_t kc, const float* __restrict a, const float* __restrict b,
+                        float* c, std::size_t ldc, std::size_t mr, std::size_t nr,
+                        bool accumulate) {
+  static_assert(NR % W == 0, "NR must be a multiple of the vector width");
+  constexpr int NV = NR / W;
+  V acc[MR][NV];
   for (int i = 0; i < MR; ++i) {
-    for (int v = 0; v < NV; ++v) acc[i][v] = V8{};
+    for (int v = 0; v < NV; ++v) acc[i][v] = V{};
   }
   for (std::size_t p = 0; p < kc; ++p) {
-    V8 bv[NV];
-    for (int v = 0; v < NV; ++v) load8(bv[v], b + p * NR + v * 8);
+    V bv[NV];
+    for (int v = 0; v < NV; ++v) load(bv[v], b + p * NR + v * W);
     for (int i = 0; i < MR; ++i) {
       const float av = a[p * MR + i];
       for (int v = 0; v < NV; ++v) acc[i][v] += av * bv[v];
@@ -108,25 +118,36 @@ void micro_kernel(std::size_t kc, const float* __restrict a, const float* __rest
   if (mr == MR && nr == NR) {
     for (int i = 0; i < MR; ++i) {
       for (int v = 0; v < NV; ++v) {
-        float* dst = c + i * ldc + v * 8;
+        float* dst = c + i * ldc + v * W;
         if (accumulate) {
-          V8 old;
-          load8(old, dst);
+          V old;
+          load(old, dst);
           acc[i][v] += old;
         }
-        store8(dst, acc[i][v]);
+        store(dst, acc[i][v]);
       }
     }
     return;
   }
   float tile[MR * NR];
   for (int i = 0; i < MR; ++i) {
-    for (int v = 0; v < NV; ++v) store8(tile + i * NR + v * 8, acc[i][v]);
+    for (int v = 0; v < NV; ++v) store(tile + i * NR + v * W, acc[i][v]);
   }
   for (std::size_t i = 0; i < mr; ++i) {
     for (std::size_t j = 0; j < nr; ++j) {
       c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i * NR + j] : tile[i * NR + j];
     }
+  }
+}
+
+// NR = 32 runs on 16-lane vectors, every other NR on 8-lane ones.
+template <int MR, int NR>
+void micro_kernel(std::size_t kc, const float* __restrict a, const float* __restrict b, float* c,
+                  std::size_t ldc, std::size_t mr, std::size_t nr, bool accumulate) {
+  if constexpr (NR % 32 == 0) {
+    micro_kernel_lanes<MR, NR, V16, 16>(kc, a, b, c, ldc, mr, nr, accumulate);
+  } else {
+    micro_kernel_lanes<MR, NR, V8, 8>(kc, a, b, c, ldc, mr, nr, accumulate);
   }
 }
 
@@ -265,12 +286,46 @@ void sgemm_packed(const SgemmPacked& plan, cpu::ThreadPool& pool, SgemmArgs& arg
   if (plan.mc == 0 || plan.kc == 0 || plan.nc == 0) {
     throw std::invalid_argument("sgemm: cache block sizes must be positive");
   }
+  if (plan.threads < 1) throw std::invalid_argument("sgemm: threads must be positive");
   if (plan.mr == 4 && plan.nr == 8) return packed<4, 8>(plan, pool, args);
   if (plan.mr == 4 && plan.nr == 16) return packed<4, 16>(plan, pool, args);
   if (plan.mr == 6 && plan.nr == 16) return packed<6, 16>(plan, pool, args);
   if (plan.mr == 8 && plan.nr == 8) return packed<8, 8>(plan, pool, args);
+  if (plan.mr == 6 && plan.nr == 32) return packed<6, 32>(plan, pool, args);
+  if (plan.mr == 8 && plan.nr == 32) return packed<8, 32>(plan, pool, args);
+  if (plan.mr == 12 && plan.nr == 32) return packed<12, 32>(plan, pool, args);
   throw std::invalid_argument("sgemm: unsupported register block " + std::to_string(plan.mr) + "x" +
                               std::to_string(plan.nr));
+}
+
+void sgemm_openblas(int threads, SgemmArgs& args) {
+  if (threads < 1) throw std::invalid_argument("sgemm: threads must be positive");
+  const auto m = static_cast<blasint>(args.m), n = static_cast<blasint>(args.n),
+             k = static_cast<blasint>(args.k);
+  // OpenBLAS's thread count is one process-wide setting, and Debian 12's OpenBLAS (0.3.21)
+  // has no per-call or per-thread one. Changing it while another thread's call is inside
+  // OpenBLAS races with that call, so every call from here sets it and runs under one mutex:
+  // tunekit's own OpenBLAS launches never interleave (concurrent callers of this candidate
+  // queue up). A caller's direct OpenBLAS calls from other threads at the same time are not
+  // covered: they run with the count the last launch here set.
+  static std::mutex serial;
+  std::lock_guard lock(serial);
+  if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
+  // beta = 0: OpenBLAS stores zeros before accumulating, so whatever C held (NaN poison
+  // included) is overwritten.
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, args.a.data(), k,
+              args.b.data(), n, 0.0f, args.c.data(), n);
+}
+
+std::string openblas_description() {
+  static const char* const parallel[] = {"sequential", "pthreads", "OpenMP"};
+  const int model = openblas_get_parallel();
+  std::string text = openblas_get_corename();
+  text += " (";
+  text += openblas_get_config();
+  text += "), ";
+  text += model >= 0 && model <= 2 ? parallel[model] : "unknown threading";
+  return text;
 }
 
 void sgemm_reference(cpu::ThreadPool& pool, SgemmArgs& args) {
@@ -302,11 +357,99 @@ SgemmArgs make_sgemm_args(std::size_t m, std::size_t n, std::size_t k) {
   return args;
 }
 
+bool sgemm_native_lanes(int lanes) {
+#if defined(__AVX512F__)
+  return lanes <= 16;
+#else
+  return lanes <= 8;
+#endif
+}
+
+Space sgemm_space(int pool_threads) {
+  auto ints = [](std::initializer_list<std::int64_t> list) {
+    std::vector<Value> values;
+    for (std::int64_t v : list) values.emplace_back(v);
+    return values;
+  };
+  // The register blocks this ISA runs natively. Their values are listed widest first (0, the
+  // pinned value, before them), so the enumeration order — the tie-break order, and the order
+  // an exhaustive search under a budget visits — starts with the largest register tiles.
+  std::vector<std::int64_t> mr_list, nr_list;
+  std::string micros;  // one condition: "(mr == 12 and nr == 32) or ..."
+  for (const SgemmMicro& micro : kSgemmMicros) {
+    if (!sgemm_native_lanes(micro.lanes)) continue;
+    if (std::find(mr_list.begin(), mr_list.end(), micro.mr) == mr_list.end())
+      mr_list.push_back(micro.mr);
+    if (std::find(nr_list.begin(), nr_list.end(), micro.nr) == nr_list.end())
+      nr_list.push_back(micro.nr);
+    micros += (micros.empty() ? "" : " or ") + std::string("(mr == ") + std::to_string(micro.mr) +
+              " and nr == " + std::to_string(micro.nr) + ")";
+  }
+  std::vector<Value> mrs{Value(std::int64_t{0})}, nrs{Value(std::int64_t{0})};
+  std::sort(mr_list.rbegin(), mr_list.rend());
+  std::sort(nr_list.rbegin(), nr_list.rend());
+  for (std::int64_t v : mr_list) mrs.emplace_back(v);
+  for (std::int64_t v : nr_list) nrs.emplace_back(v);
+  std::vector<Value> threads;
+  for (int t = 1; t <= std::max(1, pool_threads); ++t) threads.emplace_back(std::int64_t{t});
+  Space space;
+  // The enumeration order is the tie-break order (lower wins) and the order an exhaustive
+  // search visits: the default, then the library, then the own kernels, the slowest last.
+  space.param("algo", {Value("ikj"), Value("openblas"), Value("packed"), Value("naive")})
+      .param("mr", std::move(mrs))
+      .param("nr", std::move(nrs))
+      // Cache blocks: MC rows of A (an MC×KC block per thread, L2), KC (a KC×NR sliver of B
+      // in L1 per micro-tile), NC columns of B (the shared KC×NC panel, L3).
+      .param("mc", ints({0, 48, 96, 144, 192}))
+      .param("kc", ints({0, 128, 256, 384, 512}))
+      .param("nc", ints({0, 512, 1024, 2048, 4096}))
+      .param("order", {Value("none"), Value("jpi"), Value("ijp")})
+      .param("threads", std::move(threads))
+      // Conditional parameters: the packed ones only for packed (pinned to 0 / 'none'
+      // elsewhere), threads only for packed and openblas (ikj and naive run on the caller).
+      .constraint("algo != 'packed' or " + micros)
+      .constraint("algo == 'packed' or (mr == 0 and nr == 0)")
+      .constraint("algo != 'packed' or (mc > 0 and mc % mr == 0)")
+      .constraint("algo == 'packed' or mc == 0")
+      .constraint("(algo == 'packed') == (kc > 0)")
+      .constraint("algo != 'packed' or (nc > 0 and nc % nr == 0)")
+      .constraint("algo == 'packed' or nc == 0")
+      .constraint("(algo == 'packed') == (order != 'none')")
+      .constraint("algo == 'packed' or algo == 'openblas' or threads == 1");
+  return space;
+}
+
+Config sgemm_default_config() {
+  return Config{{"algo", "ikj"}, {"mr", 0}, {"nr", 0},         {"mc", 0},
+                {"kc", 0},       {"nc", 0}, {"order", "none"}, {"threads", 1}};
+}
+
+namespace {
+
+int config_int(const Config& config, std::string_view name) {
+  return static_cast<int>(config[name].as_int());
+}
+
+// Whether a point needs m·n·k within the naive loop's bound.
+std::optional<std::string> sgemm_eligible(const Key& key, const Config& config) {
+  if (config["algo"].as_string() != "naive") return std::nullopt;
+  // It strides down B's columns at about 1 GFLOP/s: one call at 8192³ would take ten minutes
+  // or more. Past 1024³ it declines, so a search stays bounded.
+  const double work = static_cast<double>(key.integer("m")) *
+                      static_cast<double>(key.integer("n")) * static_cast<double>(key.integer("k"));
+  if (work > 0x1p30) return "the naive loop is kept to m·n·k <= 1024³ (too slow beyond)";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
-  auto op = std::make_unique<Op<SgemmArgs>>("sgemm", 1);
+  // Schema 2: the candidates are the points of one space (schema 1 was a list).
+  auto op = std::make_unique<Op<SgemmArgs>>("sgemm", 2);
   op->describe(
-        "single-precision matrix multiply C[m×n] = A[m×k]·B[k×n], row-major; candidates from a "
-        "naive loop to packed, register-blocked, multithreaded BLIS-style kernels")
+        "single-precision matrix multiply C[m×n] = A[m×k]·B[k×n], row-major; one space from a "
+        "naive loop to packed, register-blocked, multithreaded BLIS-style kernels (micro-kernel "
+        "× blocking × loop order × threads) and OpenBLAS's cblas_sgemm (threads)")
       .key_field({"m", Value::Type::integer, "rows of A and C", std::nullopt, 1, kSgemmMaxDim})
       .key_field({"n", Value::Type::integer, "columns of B and C", std::nullopt, 1, kSgemmMaxDim})
       .key_field(
@@ -330,61 +473,29 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
         const double k = static_cast<double>(key.integer("k"));
         return Tolerance{0x1p-20 * k, 0x1p-17};
       });
-
-  CandidateList<SgemmArgs> candidates(*op);
-  candidates.add("ikj", Config{{"algo", "ikj"}}, Numerics::bitwise,
-                 [](SgemmArgs& x) { sgemm_ikj(x); });
-  // Every other candidate sums each dot product in a different order (or contracts
-  // differently into FMAs) than ikj: reassociates.
-  Candidate naive = make_candidate("naive", Config{{"algo", "naive"}}, Numerics::reassociates);
-  // It strides down B's columns at about 1 GFLOP/s: one call at 8192³ would take ten minutes
-  // or more. Past 1024³ it declines, so a search stays bounded.
-  naive.eligible = [](const Key& key) -> std::optional<std::string> {
-    const double work = static_cast<double>(key.integer("m")) *
-                        static_cast<double>(key.integer("n")) *
-                        static_cast<double>(key.integer("k"));
-    if (work > 0x1p30) return "the naive loop is kept to m·n·k <= 1024³ (too slow beyond)";
-    return std::nullopt;
-  };
-  candidates.add(std::move(naive), [](SgemmArgs& x) { sgemm_naive(x); });
-
-  struct Micro {
-    int mr, nr;
-  };
-  struct Blocking {
-    std::size_t mc, kc, nc;
-  };
-  const Micro micros[] = {{4, 8}, {4, 16}, {6, 16}, {8, 8}};
-  const Blocking blockings[] = {{48, 128, 512}, {96, 256, 2048}};
-  const SgemmOrder orders[] = {SgemmOrder::jpi, SgemmOrder::ijp};
-  for (int threads : thread_counts(pool)) {
-    for (const Micro& micro : micros) {
-      for (const Blocking& blocking : blockings) {
-        for (SgemmOrder order : orders) {
-          const SgemmPacked plan{micro.mr,    micro.nr, blocking.mc, blocking.kc,
-                                 blocking.nc, order,    threads};
-          const std::string name = "packed_" + std::to_string(micro.mr) + "x" +
-                                   std::to_string(micro.nr) + "_mc" + std::to_string(blocking.mc) +
-                                   "_kc" + std::to_string(blocking.kc) + "_nc" +
-                                   std::to_string(blocking.nc) + "_" +
-                                   std::string(to_string(order)) + "_t" + std::to_string(threads);
-          Config config;
-          config.set("algo", "packed")
-              .set("mr", micro.mr)
-              .set("nr", micro.nr)
-              .set("mc", static_cast<std::int64_t>(blocking.mc))
-              .set("kc", static_cast<std::int64_t>(blocking.kc))
-              .set("nc", static_cast<std::int64_t>(blocking.nc))
-              .set("order", std::string(to_string(order)))
-              .set("threads", threads);
-          candidates.add(name, std::move(config), Numerics::reassociates,
-                         [plan, &pool](SgemmArgs& x) { sgemm_packed(plan, pool, x); });
-        }
-      }
-    }
-  }
-  op->work(sgemm_work);  // the cost model's view of each candidate (work_models.cpp)
-  op->default_candidate("ikj");
+  op->space(sgemm_space(pool.size()), [&pool](const Config& config) -> Op<SgemmArgs>::Fn {
+    const std::string& algo = config["algo"].as_string();
+    if (algo == "ikj") return [](SgemmArgs& x) { sgemm_ikj(x); };
+    if (algo == "naive") return [](SgemmArgs& x) { sgemm_naive(x); };
+    const int threads = config_int(config, "threads");
+    if (algo == "openblas") return [threads](SgemmArgs& x) { sgemm_openblas(threads, x); };
+    const SgemmPacked plan{config_int(config, "mr"),
+                           config_int(config, "nr"),
+                           static_cast<std::size_t>(config_int(config, "mc")),
+                           static_cast<std::size_t>(config_int(config, "kc")),
+                           static_cast<std::size_t>(config_int(config, "nc")),
+                           config["order"].as_string() == "ijp" ? SgemmOrder::ijp : SgemmOrder::jpi,
+                           threads};
+    return [plan, &pool](SgemmArgs& x) { sgemm_packed(plan, pool, x); };
+  });
+  // Every point but ikj sums each dot product in a different order (or contracts differently
+  // into FMAs) than ikj: reassociates.
+  op->numerics([](const Config& config) {
+    return config["algo"].as_string() == "ikj" ? Numerics::bitwise : Numerics::reassociates;
+  });
+  op->eligible(sgemm_eligible);
+  op->work(sgemm_work);  // the cost model's view of each point (work_models.cpp)
+  op->default_config(sgemm_default_config());
   return op;
 }
 

@@ -1,18 +1,38 @@
-// Tests for kernels/sgemm/sgemm.cpp: the key schema refuses hostile sizes, the packed kernels
-// handle every edge (partial register tiles, cache blocks that do not divide the sizes), the
+// Tests for kernels/sgemm/sgemm.cpp: the key schema refuses hostile sizes; the op is one space
+// (its size, its conditional parameters, the default ikj); every algorithm validates against
+// the reference at odd shapes (a seeded sample of the packed points, every OpenBLAS thread
+// count); the packed kernels handle every edge (partial register tiles, cache blocks that do
+// not divide the sizes); OpenBLAS launches from several threads at once stay correct; the
 // reference is right.
 #include "sgemm/sgemm.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "tunekit/errors.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/validate.hpp"
 
 namespace tunekit::kernels {
 namespace {
+
+// A space candidate is named by its config's text: the point of `algo` with the given
+// parameters, the others pinned as the space pins them.
+std::string point_name(std::string algo, int threads = 1) {
+  Config config = sgemm_default_config();
+  config.set("algo", std::move(algo)).set("threads", threads);
+  return config.text();
+}
 
 TEST(Sgemm, RefusesHostileSizesBeforeAllocating) {
   cpu::ThreadPool pool(2);
@@ -34,7 +54,74 @@ TEST(Sgemm, KeyOfArgsMatchesTheParsedShape) {
   cpu::ThreadPool pool(2);
   const auto op = make_sgemm_op_typed(pool);
   EXPECT_EQ(op->key_of(make_sgemm_args(3, 5, 7)), op->parse_shape("k=7,n=5,m=3"));
-  EXPECT_EQ(op->candidates()[op->default_index(op->parse_shape("m=1,n=1,k=1"))].name, "ikj");
+}
+
+// The space: every micro-kernel × 4 MC × 4 KC × 4 NC × 2 loop orders × the pool's thread
+// counts, plus one point each for ikj and naive and one per thread count for OpenBLAS.
+TEST(Sgemm, OneSpaceOfEveryKernelAndTheLibrary) {
+  for (int threads : {1, 2, 3}) {
+    cpu::ThreadPool pool(threads);
+    const auto typed = make_sgemm_op_typed(pool);
+    const OpBase& op = *typed;
+    ASSERT_NE(op.space(), nullptr);
+    EXPECT_EQ(op.schema_version(), 2);
+    std::size_t micros = 0;
+    for (const SgemmMicro& micro : kSgemmMicros) micros += sgemm_native_lanes(micro.lanes);
+    const std::size_t packed = micros * 4 * 4 * 4 * 2 * static_cast<std::size_t>(threads);
+    EXPECT_EQ(op.size(), packed + 2 + static_cast<std::size_t>(threads)) << threads;
+    std::map<std::string, std::size_t> per_algo;
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < op.size(); ++i) {
+      const Candidate c = op.candidate(i);
+      const std::string& algo = c.config["algo"].as_string();
+      ++per_algo[algo];
+      EXPECT_TRUE(names.insert(c.name).second) << c.name;
+      EXPECT_EQ(op.find(c.name), i) << c.name;
+      EXPECT_EQ(c.preference, static_cast<int>(i));
+      EXPECT_EQ(c.numerics, algo == "ikj" ? Numerics::bitwise : Numerics::reassociates) << c.name;
+      const std::int64_t mr = c.config["mr"].as_int(), nr = c.config["nr"].as_int();
+      const std::int64_t mc = c.config["mc"].as_int(), kc = c.config["kc"].as_int(),
+                         nc = c.config["nc"].as_int();
+      const std::string& order = c.config["order"].as_string();
+      const std::int64_t t = c.config["threads"].as_int();
+      EXPECT_GE(t, 1);
+      EXPECT_LE(t, threads);
+      if (algo == "packed") {
+        bool supported = false;
+        for (const SgemmMicro& micro : kSgemmMicros)
+          supported =
+              supported || (micro.mr == mr && micro.nr == nr && sgemm_native_lanes(micro.lanes));
+        EXPECT_TRUE(supported) << c.name;
+        EXPECT_EQ(mc % mr, 0) << c.name;
+        EXPECT_EQ(nc % nr, 0) << c.name;
+        EXPECT_GT(kc, 0) << c.name;
+        EXPECT_NE(order, "none") << c.name;
+      } else {
+        // Irrelevant parameters are pinned: one point per meaningful setting.
+        EXPECT_EQ(mr + nr + mc + kc + nc, 0) << c.name;
+        EXPECT_EQ(order, "none") << c.name;
+        if (algo != "openblas") {
+          EXPECT_EQ(t, 1) << c.name;
+        }
+      }
+    }
+    EXPECT_EQ(per_algo["ikj"], 1u);
+    EXPECT_EQ(per_algo["naive"], 1u);
+    EXPECT_EQ(per_algo["openblas"], static_cast<std::size_t>(threads));
+    EXPECT_EQ(per_algo["packed"], packed);
+    // The default stays ikj, the first point.
+    const std::size_t def = op.default_index(op.parse_shape("m=1,n=1,k=1"));
+    EXPECT_EQ(def, 0u);
+    EXPECT_EQ(op.candidate(def).name, point_name("ikj"));
+    EXPECT_EQ(op.candidate(def).numerics, Numerics::bitwise);
+  }
+}
+
+// A space's checksum covers its definition: a pool of another size is another space.
+TEST(Sgemm, ChecksumFollowsTheThreadCounts) {
+  cpu::ThreadPool one(1), two(2);
+  EXPECT_NE(make_sgemm_op(one)->checksum(), make_sgemm_op(two)->checksum());
+  EXPECT_EQ(make_sgemm_op(two)->checksum(), make_sgemm_op(two)->checksum());
 }
 
 TEST(Sgemm, ReferenceIsExactOnSmallIntegers) {
@@ -50,28 +137,122 @@ TEST(Sgemm, ReferenceIsExactOnSmallIntegers) {
   EXPECT_EQ(args.c, (std::vector<float>{58, 64, 139, 154}));
 }
 
+// Odd shapes: smaller than, straddling and past the register tiles (4-12 rows, 8-32 columns)
+// and the cache blocks (MC 48-192, KC 128-512, NC 512-4096).
+const char* const kOddShapes[] = {"m=1,n=1,k=1",    "m=7,n=33,k=1",     "m=33,n=7,k=257",
+                                  "m=1,n=257,k=33", "m=65,n=129,k=300", "m=13,n=47,k=129",
+                                  "m=50,n=600,k=9", "m=200,n=65,k=520"};
+
+// Every algorithm through the op, as the tuner validates it (outputs poisoned, compared with
+// the op's tolerance): ikj, naive, OpenBLAS at every thread count, and a seeded sample of the
+// packed points with every micro-kernel and both loop orders among them.
+TEST(Sgemm, EveryAlgorithmValidatesAtOddShapes) {
+  cpu::ThreadPool pool(2);
+  const auto typed = make_sgemm_op_typed(pool);
+  const OpBase& op = *typed;
+  std::vector<std::size_t> points;
+  std::vector<std::size_t> packed;
+  for (std::size_t i = 0; i < op.size(); ++i) {
+    const std::string& algo = op.candidate(i).config["algo"].as_string();
+    if (algo == "packed") {
+      packed.push_back(i);
+    } else {
+      points.push_back(i);
+    }
+  }
+  ASSERT_EQ(points.size(), 4u);  // ikj, naive, openblas t1, t2
+  // The first point of each micro-kernel and loop order, then a seeded sample of the rest.
+  std::set<std::string> seen;
+  for (std::size_t i : packed) {
+    const Config c = op.candidate(i).config;
+    const std::string kind = c["mr"].text() + "x" + c["nr"].text() + c["order"].as_string();
+    if (seen.insert(kind).second) points.push_back(i);
+  }
+  std::size_t micros = 0;
+  for (const SgemmMicro& micro : kSgemmMicros) micros += sgemm_native_lanes(micro.lanes);
+  EXPECT_EQ(seen.size(), micros * 2);
+  Rng rng(20251201);
+  std::shuffle(packed.begin(), packed.end(), rng);
+  points.insert(points.end(), packed.begin(), packed.begin() + 48);
+
+  for (const char* shape : kOddShapes) {
+    const Key key = op.parse_shape(shape);
+    const auto workload = op.make_workload(key);
+    const Reference ref = Reference::capture(*workload, true, op.default_index(key));
+    const Tolerance tolerance = op.tolerance(key);
+    for (std::size_t i : points) {
+      const Outcome outcome = ref.check(*workload, i, tolerance);
+      EXPECT_TRUE(outcome.ok()) << op.candidate(i).name << " at " << shape << ": "
+                                << outcome.message;
+    }
+  }
+}
+
+// The library candidate at shapes past its small-matrix paths too, at each thread count.
+TEST(Sgemm, OpenblasMatchesTheReference) {
+  cpu::ThreadPool pool(2);
+  EXPECT_FALSE(openblas_description().empty());
+  const std::size_t shapes[][3] = {{1, 300, 77}, {129, 1, 65}, {257, 263, 269}};
+  for (const auto& s : shapes) {
+    SgemmArgs args = make_sgemm_args(s[0], s[1], s[2]);
+    sgemm_reference(pool, args);
+    const std::vector<float> want = args.c;
+    for (int threads : {1, 2}) {
+      args.c.assign(args.c.size(), std::numeric_limits<float>::quiet_NaN());
+      sgemm_openblas(threads, args);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(args.c[i], want[i], 1e-4) << "t" << threads << " element " << i;
+    }
+  }
+  SgemmArgs args = make_sgemm_args(2, 2, 2);
+  EXPECT_THROW(sgemm_openblas(0, args), std::invalid_argument);
+}
+
+// OpenBLAS's thread count is process-wide: launches of different thread counts from several
+// threads at once are serialised and each still computes the right result.
+TEST(Sgemm, ConcurrentOpenblasLaunchesStayCorrect) {
+  cpu::ThreadPool pool(2);
+  SgemmArgs shared = make_sgemm_args(96, 160, 200);
+  sgemm_reference(pool, shared);
+  const std::vector<float> want = shared.c;
+  std::vector<int> bad(3, 0);
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t) {
+    callers.emplace_back([&, t] {
+      SgemmArgs args = make_sgemm_args(96, 160, 200);
+      for (int rep = 0; rep < 20; ++rep) {
+        args.c.assign(args.c.size(), std::numeric_limits<float>::quiet_NaN());
+        sgemm_openblas(1 + (t + rep) % 2, args);
+        for (std::size_t i = 0; i < want.size(); ++i)
+          if (!(std::abs(args.c[i] - want[i]) <= 1e-4f)) ++bad[t];
+      }
+    });
+  }
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(bad, (std::vector<int>{0, 0, 0}));
+}
+
 // Every register block and loop order, with cache blocks smaller than, not multiples of and
 // larger than the register tile, on sizes that leave partial tiles everywhere.
 TEST(Sgemm, PackedEdgesMatchTheReference) {
   cpu::ThreadPool pool(2);
-  const int micros[][2] = {{4, 8}, {4, 16}, {6, 16}, {8, 8}};
   const std::size_t blocks[][3] = {{1, 1, 8}, {5, 3, 9}, {13, 17, 40}, {96, 256, 2048}};
   const std::size_t shapes[][3] = {{1, 1, 1}, {9, 17, 5}, {23, 41, 37}};
   for (const auto& s : shapes) {
     SgemmArgs args = make_sgemm_args(s[0], s[1], s[2]);
     sgemm_reference(pool, args);
     const std::vector<float> want = args.c;
-    for (const auto& micro : micros) {
+    for (const SgemmMicro& micro : kSgemmMicros) {
       for (const auto& block : blocks) {
         for (SgemmOrder order : {SgemmOrder::jpi, SgemmOrder::ijp}) {
           for (int threads : {1, 2}) {
-            const SgemmPacked plan{micro[0], micro[1], block[0], block[1],
+            const SgemmPacked plan{micro.mr, micro.nr, block[0], block[1],
                                    block[2], order,    threads};
             args.c.assign(args.c.size(), std::numeric_limits<float>::quiet_NaN());
             sgemm_packed(plan, pool, args);
             for (std::size_t i = 0; i < want.size(); ++i) {
               ASSERT_NEAR(args.c[i], want[i], 1e-5)
-                  << micro[0] << "x" << micro[1] << " mc=" << block[0] << " kc=" << block[1]
+                  << micro.mr << "x" << micro.nr << " mc=" << block[0] << " kc=" << block[1]
                   << " nc=" << block[2] << " " << to_string(order) << " t" << threads << " at "
                   << s[0] << "x" << s[1] << "x" << s[2] << " element " << i;
             }
@@ -84,11 +265,24 @@ TEST(Sgemm, PackedEdgesMatchTheReference) {
 
 TEST(Sgemm, NaiveDeclinesHugeProblems) {
   cpu::ThreadPool pool(1);
-  const auto op = make_sgemm_op_typed(pool);
-  const Candidate& naive = op->candidates()[*op->find("naive")];
-  ASSERT_TRUE(naive.eligible);
-  EXPECT_FALSE(naive.eligible(op->parse_shape("m=1024,n=1024,k=1024")));
-  EXPECT_TRUE(naive.eligible(op->parse_shape("m=8192,n=8192,k=8192")));
+  const auto typed = make_sgemm_op_typed(pool);
+  const OpBase& op = *typed;
+  const auto naive = op.find(point_name("naive"));
+  ASSERT_TRUE(naive);
+  const Candidate c = op.candidate(*naive);
+  ASSERT_TRUE(c.eligible);
+  EXPECT_FALSE(c.eligible(op.parse_shape("m=1024,n=1024,k=1024")));
+  EXPECT_TRUE(c.eligible(op.parse_shape("m=8192,n=8192,k=8192")));
+  // eligible gives a reason to decline, none to serve: m·n·k up to 2^30 is served.
+  EXPECT_FALSE(c.eligible(op.parse_shape("m=16,n=8192,k=8192")));  // 2^30
+  EXPECT_TRUE(c.eligible(op.parse_shape("m=17,n=8192,k=8192")));
+  // Nothing else declines.
+  for (std::size_t i = 0; i < op.size(); ++i) {
+    if (i == *naive) continue;
+    const Candidate other = op.candidate(i);
+    EXPECT_FALSE(other.eligible && other.eligible(op.parse_shape("m=8192,n=8192,k=8192")))
+        << other.name;
+  }
 }
 
 TEST(Sgemm, UnsupportedPlansAreRefused) {
@@ -96,7 +290,11 @@ TEST(Sgemm, UnsupportedPlansAreRefused) {
   SgemmArgs args = make_sgemm_args(4, 4, 4);
   EXPECT_THROW(sgemm_packed({5, 8, 48, 128, 512, SgemmOrder::jpi, 1}, pool, args),
                std::invalid_argument);
+  EXPECT_THROW(sgemm_packed({12, 8, 48, 128, 512, SgemmOrder::jpi, 1}, pool, args),
+               std::invalid_argument);
   EXPECT_THROW(sgemm_packed({4, 8, 0, 128, 512, SgemmOrder::jpi, 1}, pool, args),
+               std::invalid_argument);
+  EXPECT_THROW(sgemm_packed({4, 8, 48, 128, 512, SgemmOrder::jpi, 0}, pool, args),
                std::invalid_argument);
 }
 

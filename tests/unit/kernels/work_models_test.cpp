@@ -1,9 +1,12 @@
 // Tests for kernels/work_models.cpp: every built-in CPU candidate is scored at a normal shape,
-// and sgemm's re-read bytes follow its cache blocking (MC, NC, KC) as the loops say.
+// sgemm's re-read bytes follow its cache blocking (MC, NC, KC) as the loops say, and each
+// sgemm point's work follows its parameters (register tile, vector width, padding, threads;
+// OpenBLAS as a well-blocked GotoBLAS kernel).
 #include "work_models.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -25,9 +28,9 @@ Envelope envelope() {
 void expect_every_candidate_scored(const OpBase& op, const std::string& shape) {
   const Key key = op.parse_shape(shape);
   ASSERT_TRUE(op.has_work_model()) << op.name();
-  ASSERT_GT(op.candidates().size(), 1u);
-  for (std::size_t i = 0; i < op.candidates().size(); ++i) {
-    const std::string& name = op.candidates()[i].name;
+  ASSERT_GT(op.size(), 1u);
+  for (std::size_t i = 0; i < op.size(); ++i) {
+    const std::string name = op.candidate(i).name;
     const auto w = op.work(key, i);
     ASSERT_TRUE(w) << op.name() << " " << name << " is not scored at " << shape;
     for (double v : {w->flops, w->compulsory_bytes, w->reread_bytes, w->working_set_bytes,
@@ -46,9 +49,100 @@ void expect_every_candidate_scored(const OpBase& op, const std::string& shape) {
 TEST(WorkModels, EveryBuiltInCpuCandidateIsScored) {
   cpu::ThreadPool pool(2);
   expect_every_candidate_scored(*make_sgemm_op(pool), "m=256,n=256,k=256");
+  expect_every_candidate_scored(*make_sgemm_op(pool), "m=1,n=2048,k=2048");
+  expect_every_candidate_scored(*make_sgemm_op(pool), "m=1024,n=1024,k=16");
   expect_every_candidate_scored(*make_softmax_op(pool), "rows=256,cols=1024");
   expect_every_candidate_scored(*make_rmsnorm_op(pool), "rows=256,cols=1024");
   expect_every_candidate_scored(*make_sum_op(pool), "n=1000000");
+}
+
+// Every sgemm point's work as its parameters say: the packed kernels' register tile sets the
+// accumulator chains and the vector width (NR 32: 16 lanes, else 8), edge tiles are computed
+// in full, threads get at most one task each; OpenBLAS is scored as the packed 12×32 jpi
+// kernel with mc 192, kc 384, nc 1024, without padded edge tiles.
+TEST(WorkModels, SgemmPointsFollowTheirParameters) {
+  cpu::ThreadPool pool(2);
+  const auto op = make_sgemm_op(pool);
+  for (const char* shape : {"m=1,n=2048,k=2048", "m=333,n=517,k=129", "m=2048,n=2048,k=2048"}) {
+    const Key key = op->parse_shape(shape);
+    const double m = static_cast<double>(key.integer("m")),
+                 n = static_cast<double>(key.integer("n")),
+                 k = static_cast<double>(key.integer("k"));
+    for (std::size_t i = 0; i < op->size(); ++i) {
+      const Candidate c = op->candidate(i);
+      const auto w = op->work(key, i);
+      ASSERT_TRUE(w) << c.name;
+      EXPECT_DOUBLE_EQ(w->compulsory_bytes, 4 * (m * k + k * n + m * n)) << c.name;
+      const std::string& algo = c.config["algo"].as_string();
+      const int threads = static_cast<int>(c.config["threads"].as_int());
+      EXPECT_LE(w->threads, threads) << c.name;
+      if (algo == "naive") {
+        EXPECT_DOUBLE_EQ(w->serial_flops, 2 * m * n * k);
+      } else if (algo == "ikj") {
+        EXPECT_DOUBLE_EQ(w->flops, 2 * m * n * k);
+        EXPECT_EQ(w->threads, 1);
+      } else if (algo == "packed") {
+        const double mr = static_cast<double>(c.config["mr"].as_int()),
+                     nr = static_cast<double>(c.config["nr"].as_int());
+        const int lanes = c.config["nr"].as_int() == 32 ? 16 : 8;
+        EXPECT_EQ(w->vector_lanes, lanes) << c.name;
+        EXPECT_EQ(w->chains, static_cast<int>(mr * nr) / lanes) << c.name;
+        // Padded tiles: at least the problem's flops, at most one tile more each way.
+        EXPECT_GE(w->flops, 2 * m * n * k) << c.name;
+        EXPECT_LE(w->flops, 2 * (m + mr * std::ceil(m / 48)) * (n + nr * std::ceil(n / 512)) * k)
+            << c.name;
+        const double mc = static_cast<double>(c.config["mc"].as_int());
+        if (c.config["order"].as_string() == "jpi") {
+          EXPECT_EQ(w->threads, std::min<int>(threads, static_cast<int>(std::ceil(m / mc))))
+              << c.name;
+        }
+      } else {
+        ASSERT_EQ(algo, "openblas");
+        EXPECT_DOUBLE_EQ(w->flops, 2 * m * n * k);  // no padded tiles
+        Candidate twin;
+        twin.config.set("algo", "packed")
+            .set("mr", 12)
+            .set("nr", 32)
+            .set("mc", 192)
+            .set("kc", 384)
+            .set("nc", 1024)
+            .set("order", "jpi")
+            .set("threads", threads);
+        const auto tw = sgemm_work(key, twin);
+        ASSERT_TRUE(tw);
+        EXPECT_DOUBLE_EQ(w->reread_bytes, tw->reread_bytes);
+        EXPECT_DOUBLE_EQ(w->working_set_bytes, tw->working_set_bytes);
+        EXPECT_EQ(w->threads, tw->threads);
+        EXPECT_EQ(w->chains, tw->chains);
+        EXPECT_EQ(w->dispatches, tw->dispatches);
+        EXPECT_LE(model_time(*w, envelope()).seconds, model_time(*tw, envelope()).seconds);
+      }
+    }
+  }
+}
+
+// A skinny problem on a tall register tile does the tile's work: m = 1 on 12×32 computes 12
+// rows, on 4×8 four.
+TEST(WorkModels, SgemmPaddedTilesCostFlops) {
+  const Key key{{"m", 1}, {"n", 2048}, {"k", 2048}, {"dtype", "f32"}};
+  auto tile = [&](int mr, int nr) {
+    Candidate c;
+    c.config.set("algo", "packed")
+        .set("mr", mr)
+        .set("nr", nr)
+        .set("mc", 96)
+        .set("kc", 256)
+        .set("nc", 1024)
+        .set("order", "jpi")
+        .set("threads", 1);
+    return sgemm_work(key, c);
+  };
+  const auto tall = tile(12, 32), short_tile = tile(4, 8);
+  ASSERT_TRUE(tall && short_tile);
+  EXPECT_DOUBLE_EQ(tall->flops, 2.0 * 12 * 2048 * 2048);
+  EXPECT_DOUBLE_EQ(short_tile->flops, 2.0 * 4 * 2048 * 2048);
+  EXPECT_GT(model_time(*tall, envelope()).compute_seconds,
+            model_time(*short_tile, envelope()).compute_seconds);
 }
 
 Candidate packed(int mc, int kc, int nc, const char* order) {

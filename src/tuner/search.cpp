@@ -167,7 +167,10 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
   if (options.budget_evaluations > 0)
     context.set_progress_total(std::min(op.size(), options.budget_evaluations + 1));
   if (context.prepare_inputs()) {
-    if (budget.limited()) context.set_stop([&budget] { return !budget.admits_timing(); });
+    if (budget.limited()) {
+      context.set_stop([&budget] { return !budget.admits_timing(); });
+      context.set_time_left([&budget] { return budget.seconds() - budget.elapsed(); });
+    }
     TuningEvaluator evaluator(context, *schedule, budget, build_threads(options, device), now);
     SearchSettings settings;
     if (options.budget_evaluations > 0) settings.budget.evaluations = options.budget_evaluations;

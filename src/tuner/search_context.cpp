@@ -1,6 +1,7 @@
 #include "tuner/search_context.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 #include "core/classify.hpp"
@@ -268,9 +269,32 @@ void SearchContext::choose() {
     if (c.outcome.ok() && r_.default_score > 0) c.vs_default = r_.default_score / c.score;
 }
 
+int SearchContext::affordable_pairs() const {
+  if (!time_left_) return options_.confirm_pairs;
+  // One pair: five launches (batches) of each side at the depth its window used.
+  double pair = 0;
+  for (std::size_t i : {r_.default_index, r_.winner}) {
+    const CandidateReport* c = find(i);
+    if (!c || !c->timing) return options_.confirm_pairs;
+    pair += 5.0 * c->score * std::max(1, c->timing->depth);
+  }
+  const double left = std::max(0.0, time_left_());
+  if (pair <= 0) return options_.confirm_pairs;
+  return static_cast<int>(std::min<double>(options_.confirm_pairs, std::floor(left / pair)));
+}
+
 void SearchContext::confirm() {
   const std::size_t def = r_.default_index;
   const std::size_t win = r_.winner;
+  // Under a budget the pairs must fit what is left of it; too few to judge: the measured
+  // winner stands, unconfirmed, and the report says so.
+  const int pairs = affordable_pairs();
+  if (pairs < options_.confirm_pairs && pairs < options_.paired.min_pairs) {
+    r_.reason = "the budget left no time for the paired confirmation (" + std::to_string(pairs) +
+                " of " + std::to_string(options_.paired.min_pairs) +
+                " pairs would fit): the measured winner stands unconfirmed";
+    return;
+  }
   // Both trials prepared again (the schedules release every trial after timing it); the
   // winner is rebuilt from its config, its build already in the backend's cache.
   for (std::size_t i : {def, win})
@@ -290,7 +314,7 @@ void SearchContext::confirm() {
   const auto start = Wall::now();
   std::vector<double> ref, cand;
   try {
-    for (int p = 0; p < options_.confirm_pairs; ++p) {
+    for (int p = 0; p < pairs; ++p) {
       // A B B A: the order alternates so drift hits both sides equally.
       double a = 0, b = 0;
       auto one = [&](std::size_t i) {

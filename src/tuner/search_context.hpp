@@ -66,6 +66,8 @@ class SearchContext {
   TimingOptions timing_options(std::size_t index) const;
   // Set by the evaluator: asked before every batch of a window (true: stop it).
   void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
+  // Seconds left in the search's budget (unset: no budget): the paired confirmation fits in it.
+  void set_time_left(std::function<double()> left) { time_left_ = std::move(left); }
   // How many candidates progress events count towards (the space, or what the budget allows).
   void set_progress_total(std::size_t total) { total_ = total; }
 
@@ -82,6 +84,7 @@ class SearchContext {
 
  private:
   void confirm();
+  int affordable_pairs() const;
   // A trial for candidate `index`: on the validated workload, cycling through the rotation
   // copies when there are any.
   std::unique_ptr<Trial> make_trial(std::size_t index);
@@ -100,6 +103,7 @@ class SearchContext {
   std::unordered_map<std::size_t, std::unique_ptr<Trial>> trials_;
   std::unordered_map<std::size_t, bool> built_;  // index -> built in the compile pass
   std::function<bool()> stop_;
+  std::function<double()> time_left_;
   double incumbent_ = 0;
   std::size_t finished_ = 0;
   std::size_t total_ = 0;

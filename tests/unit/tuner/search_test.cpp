@@ -119,6 +119,32 @@ TEST(Search, ABudgetStopsARunningWindowWithinOneBatch) {
   EXPECT_EQ(r.winner_name, "x=0,y=0");  // a stopped window is never ranked
 }
 
+TEST(Search, ThePairedConfirmationFitsInTheBudgetOrStepsAside) {
+  SimulatedDevice dev;
+  dev.seconds = [](const Config& c) { return c["x"].as_int() == 0 ? 1e-3 : 0.5e-3; };
+  Space two;
+  two.param("x", {0, 1});
+  auto pair = make_space_op(dev, two, Config{{"x", 0}});
+  TunerOptions o = simulated(dev);
+  o.confirm_pairs = 16;
+  o.budget_seconds = 0.06;  // the default (~27 ms) and x=1 (~14 ms) leave room for 2 pairs
+  const TuneReport r = Tuner(dev, o).tune(*pair, kKey);
+  EXPECT_EQ(r.winner_name, "x=1");  // measured, unconfirmed
+  EXPECT_FALSE(r.confirmed);
+  EXPECT_NE(r.reason.find("no time for the paired confirmation"), std::string::npos) << r.reason;
+  EXPECT_LE(dev.now(), o.budget_seconds);
+  // With time enough the confirmation runs (and keeps the 2x faster winner).
+  SimulatedDevice roomy;
+  roomy.seconds = dev.seconds;
+  auto again = make_space_op(roomy, two, Config{{"x", 0}});
+  TunerOptions wide = simulated(roomy);
+  wide.confirm_pairs = 16;
+  wide.budget_seconds = 10;
+  const TuneReport c = Tuner(roomy, wide).tune(*again, kKey);
+  EXPECT_TRUE(c.confirmed) << c.reason;
+  EXPECT_EQ(c.paired_pairs, 16);
+}
+
 TEST(Search, TheDefaultIsMeasuredWhateverTheBudgetAndACutSearchIsStoredAsSuch) {
   testing::TempDir dir("search-budget");
   SimulatedDevice dev;

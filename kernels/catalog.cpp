@@ -11,7 +11,9 @@ namespace tunekit {
 
 const std::vector<CatalogEntry>& builtin_ops() {
   static const std::vector<CatalogEntry> entries{
-      {"sgemm", "f32 matrix multiply C = A·B (row-major), naive to packed multithreaded",
+      {"sgemm",
+       "f32 matrix multiply C = A·B (row-major): naive, ikj, packed multithreaded micro-kernels, "
+       "OpenBLAS",
        "m=256,n=256,k=256", kernels::make_sgemm_op},
       {"softmax",
        "row-wise f32 softmax: two-pass or online, std::exp or a vectorised polynomial exp, "

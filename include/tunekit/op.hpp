@@ -109,6 +109,9 @@ class OpBase {
   std::optional<Work> work(const Key& key, std::size_t index) const;
   bool has_work_model() const { return static_cast<bool>(work_fn_); }
 
+  // The indices of the op's anchors (see Op::anchors), in order.
+  std::vector<std::size_t> anchor_indices() const;
+
   // Checks a key against the declared schema (names, types, ranges); UsageError otherwise.
   // An op without a schema accepts every key.
   void check_key(const Key& key) const;
@@ -148,6 +151,7 @@ class OpBase {
   std::optional<Config> default_config_;
   std::function<Config(const Key&)> default_config_of_key_;
   std::function<Outcome(const Key&, const Config&)> build_fn_;
+  std::vector<Config> anchors_;
   std::vector<KeyField> key_schema_;
   std::string default_name_;
   std::function<std::string(const Key&)> default_of_key_;
@@ -271,6 +275,15 @@ class Op final : public OpBase {
   Op& default_config(std::function<Config(const Key&)> fn) {
     require_unsealed("default_config");
     default_config_of_key_ = std::move(fn);
+    return *this;
+  }
+  // Anchors: configs every search measures right after the default, whatever the strategy
+  // (exempt from the evaluation budget, like the default) — a library solution, so the pick
+  // is never slower than the library. Each must be a point of the op's space (or, for a list
+  // op, name a candidate: Config{{"candidate", name}}); anything else is a UsageError at search.
+  Op& anchors(std::vector<Config> configs) {
+    require_unsealed("anchors");
+    anchors_ = std::move(configs);
     return *this;
   }
   // The build step of source backends (a runtime compilation), run for every proposed

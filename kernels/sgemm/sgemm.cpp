@@ -496,6 +496,13 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
   op->eligible(sgemm_eligible);
   op->work(sgemm_work);  // the cost model's view of each point (work_models.cpp)
   op->default_config(sgemm_default_config());
+  // OpenBLAS at every thread count is measured in every search, right after the default: the
+  // pick is never slower than the library (TunableOp's library-versus-generated choice).
+  std::vector<Config> library;
+  const Enumeration points = sgemm_space(pool.size()).enumerate();
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points.config(i)["algo"].as_string() == "openblas") library.push_back(points.config(i));
+  op->anchors(std::move(library));
   return op;
 }
 

@@ -66,6 +66,19 @@ Candidate OpBase::candidate(std::size_t index) const {
   return c;
 }
 
+std::vector<std::size_t> OpBase::anchor_indices() const {
+  std::vector<std::size_t> out;
+  for (const Config& c : anchors_) {
+    std::optional<std::size_t> i = enumeration().index_of(c);
+    if (!i) {
+      throw UsageError("op '" + name_ + "': the anchor '" + c.text() +
+                       "' is not a point of its candidate space");
+    }
+    out.push_back(*i);
+  }
+  return out;
+}
+
 std::optional<std::size_t> OpBase::find(std::string_view candidate_name) const {
   if (spaced()) {
     // A space candidate is named by its Config text: parse it and look the point up.

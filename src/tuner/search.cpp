@@ -101,9 +101,13 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
     const SearchResult result = search(op.enumeration(), strategy_of_first, evaluator, settings);
     return {result.stop_reason, result.history.size()};
   }
-  const std::size_t def = context.default_index();
-  evaluator.evaluate(std::span<const std::size_t>(&def, 1));  // the floor, whatever its group
-  Searched done{"", 1};
+  // The floor and the anchors, whatever their groups.
+  evaluator.evaluate(settings.first);
+  const std::vector<std::size_t> first = settings.first;
+  auto is_first = [&](std::size_t i) {
+    return std::find(first.begin(), first.end(), i) != first.end();
+  };
+  Searched done{"", first.size()};
   settings.first.clear();
   for (std::size_t g = 0; g < groups.size(); ++g) {
     std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.strategy);
@@ -111,7 +115,7 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
     const SearchResult result =
         search(group_space(op.enumeration(), groups[g]), *strategy, group, settings);
     done.stop_reason = result.stop_reason;
-    for (std::size_t i : groups[g]) done.evaluated += i != def && context.find(i) != nullptr;
+    for (std::size_t i : groups[g]) done.evaluated += !is_first(i) && context.find(i) != nullptr;
     const bool valid = std::any_of(groups[g].begin(), groups[g].end(), [&](std::size_t i) {
       const CandidateReport* c = context.find(i);
       return c && c->outcome.ok();
@@ -120,7 +124,7 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
     if (valid) {
       for (std::size_t h = g + 1; h < groups.size(); ++h)
         for (std::size_t i : groups[h])
-          if (i != def)
+          if (!is_first(i))
             context.entry(i).outcome = {Status::skipped,
                                         "an earlier plan group already produced a valid candidate"};
       done.stop_reason = "plan group " + std::to_string(g) + " produced a valid candidate";
@@ -177,7 +181,10 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     settings.seed = options.seed;
     settings.prior = prior;
     settings.prior.default_index = r.default_index;
-    settings.first = {r.default_index};  // the floor: measured first, whatever the budget
+    // The floor first, whatever the budget; then the op's anchors (a library solution).
+    settings.first = {r.default_index};
+    for (std::size_t a : op.anchor_indices())
+      if (a != r.default_index) settings.first.push_back(a);
     const Searched result = search_groups(op, *strategy, options, evaluator, context, settings);
     r.stop_reason = result.stop_reason;
     r.budget.reserve_seconds = budget.reserve();

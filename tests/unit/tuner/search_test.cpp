@@ -66,6 +66,26 @@ TEST(Search, RandomUnderAnEvaluationBudgetBuildsAndMeasuresAtMostBudgetPlusTheDe
   EXPECT_EQ(dev.builds_in_window, 0);
 }
 
+TEST(Search, AnchorsAreMeasuredRightAfterTheDefaultWhateverTheStrategy) {
+  SimulatedDevice dev;
+  dev.seconds = [](const Config& c) { return c["x"].as_int() == 99 ? 1e-5 : 1e-3; };
+  auto op = make_space_op(dev, grid_space(100), Config{{"x", 0}, {"y", 0}});
+  op->anchors({Config{{"x", 99}, {"y", 5}}, Config{{"x", 7}, {"y", 7}}});
+  TunerOptions o = simulated(dev);
+  o.strategy = "random";
+  o.budget_evaluations = 2;  // the anchors do not count, like the default
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  ASSERT_EQ(r.candidates.size(), 5u);
+  EXPECT_EQ(r.candidates[0].name, "x=0,y=0");
+  EXPECT_EQ(r.candidates[1].name, "x=99,y=5");
+  EXPECT_EQ(r.candidates[2].name, "x=7,y=7");
+  EXPECT_EQ(r.winner_name, "x=99,y=5");  // the library wins where it is fastest
+
+  auto bad = make_space_op(dev, grid_space(3), Config{{"x", 0}, {"y", 0}});
+  bad->anchors({Config{{"x", 5}, {"y", 0}}});
+  EXPECT_THROW(Tuner(dev, simulated(dev)).tune(*bad, kKey), UsageError);
+}
+
 TEST(Search, AnAttemptThatWouldOverrunTheBudgetIsNotStarted) {
   SimulatedDevice dev;
   dev.build_seconds = 1.0;  // each build: 1 s of the budget clock; launches 1 ms

@@ -15,10 +15,13 @@ class FullSchedule final : public Schedule {
                                const std::function<bool(std::size_t)>& may_start) override {
     std::vector<PointResult> out;
     const std::size_t def = context.default_index();
-    for (std::size_t i : points) {
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      const std::size_t i = points[k];
       if (!may_start(i)) {
-        finish_not_started(context, i);
-        break;  // out of time: the rest are not reached either
+        // Out of time: this one and the rest of the batch (built, never timed) are not started.
+        for (std::size_t rest = k; rest < points.size(); ++rest)
+          finish_not_started(context, points[rest]);
+        break;
       }
       if (context.admit(i)) {
         TimingOptions timing = context.timing_options(i);

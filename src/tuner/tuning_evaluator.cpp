@@ -73,19 +73,44 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
 }
 
 std::vector<PointResult> TuningEvaluator::evaluate(std::span<const std::size_t> batch) {
+  // A large batch goes in rounds of a few builds' worth (built, then timed), so a budget is
+  // never spent building points there is no time left to measure.
+  const std::size_t round = std::max<std::size_t>(8, 2 * static_cast<std::size_t>(build_threads_));
+  std::vector<PointResult> out;
+  for (std::size_t at = 0; at < batch.size(); at += round) {
+    const std::span<const std::size_t> part = batch.subspan(at, std::min(round, batch.size() - at));
+    std::vector<PointResult> done = evaluate_round(part);
+    out.insert(out.end(), done.begin(), done.end());
+    if (!stopped_.empty()) {
+      for (std::size_t k = at + part.size(); k < batch.size(); ++k) {
+        finish_not_started(context_, batch[k]);
+        ++context_.report().budget.not_started;
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<PointResult> TuningEvaluator::evaluate_round(std::span<const std::size_t> batch) {
   std::vector<PointResult> out;
   const std::vector<std::size_t> built = compile_pass(batch, out);
   const std::size_t def = context_.default_index();
-  std::size_t refused = 0;
+  bool refused = false;
   auto may_start = [&](std::size_t i) {
     const bool ok = i == def ? !budget_.spent() : budget_.admits_timing();
-    refused += !ok;
+    refused |= !ok;
     return ok;
   };
   std::vector<PointResult> timed = schedule_.run(built, context_, may_start);
   out.insert(out.end(), timed.begin(), timed.end());
-  if (refused > 0 || (budget_.limited() && !budget_.admits_timing())) {
-    context_.report().budget.not_started += refused;
+  if (refused || (budget_.limited() && !budget_.admits_timing())) {
+    // Built but never timed: counted from the report (the schedule finished them as stopped).
+    for (std::size_t i : built) {
+      const CandidateReport* c = context_.find(i);
+      if (c && c->outcome.status == Status::stopped && !c->timing)
+        ++context_.report().budget.not_started;
+    }
     out_of_time(
         "timing: windows stopped or not started once the budget less the reserve for "
         "the winner's rebuild was spent");

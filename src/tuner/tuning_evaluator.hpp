@@ -31,6 +31,8 @@ class TuningEvaluator final : public Evaluator {
   std::vector<std::size_t> compile_pass(std::span<const std::size_t> points,
                                         std::vector<PointResult>& out);
   void out_of_time(std::string what);
+  // One round of a batch: build, then time.
+  std::vector<PointResult> evaluate_round(std::span<const std::size_t> batch);
 
   SearchContext& context_;
   Schedule& schedule_;

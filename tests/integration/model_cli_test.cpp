@@ -137,7 +137,8 @@ TEST_F(ModelCli, TheModelsPickIsRankOneAndSurvivesTopOne) {
   bool measured = false;
   for (const auto& c : report.at("candidates")) measured |= c.at("name") == j.at("winner");
   EXPECT_TRUE(measured) << "the model's pick was pruned: " << tune.out;
-  EXPECT_EQ(report.at("candidates").size(), 2u) << tune.out;  // the default and the pick
+  // The default, sgemm's anchors (OpenBLAS at each thread count) and the model's pick.
+  EXPECT_LE(report.at("candidates").size(), 4u) << tune.out;
 }
 
 TEST_F(ModelCli, ExplainRanksEveryCandidateWithAdmission) {

@@ -109,6 +109,29 @@ TEST(Search, AnAttemptThatWouldOverrunTheBudgetIsNotStarted) {
   EXPECT_GE(stopped, 1u);
 }
 
+TEST(Search, ALargeBatchIsBuiltAndTimedInRoundsSoTheBudgetIsNotSpentOnBuildsAlone) {
+  SimulatedDevice dev;
+  dev.build_seconds = 0.5;
+  auto op = make_space_op(dev, grid_space(100), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.strategy = "random";  // proposes 256 points at once
+  o.budget_seconds = 10;
+  o.build_threads = 1;
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  // Building all 256 first would spend the budget and time nothing but the default.
+  EXPECT_GE(timed_count(r), 8u);
+  EXPECT_LT(dev.builds.size(), 30u);
+  std::size_t never_timed = 0;
+  for (const CandidateReport& c : r.candidates) {
+    if (dev.builds.count(c.name) && !c.timing) {
+      ++never_timed;
+      EXPECT_EQ(c.outcome.status, Status::stopped) << c.name << ": " << c.outcome.message;
+    }
+  }
+  EXPECT_EQ(r.budget.not_started, never_timed + (r.candidates.size() - dev.builds.size()));
+  for (const CandidateReport& c : r.candidates) EXPECT_NE(c.outcome.status, Status::skipped);
+}
+
 TEST(Search, ABudgetStopsARunningWindowWithinOneBatch) {
   SimulatedDevice dev;
   dev.seconds = [](const Config& c) {

@@ -142,9 +142,10 @@ void register_replay(CLI::App& app) {
   cmd->add_option("--dataset", o->dataset,
                   "Recorded space: Kernel Tuner cache (.json, .json.gz) or T4 file")
       ->required();
-  cmd->add_option("--strategy", o->strategy,
-                  "Which points to measure, as in 'tune': exhaustive (default), random, anneal, "
-                  "genetic, ils, bayes, bandit, model; options after ':' (e.g. anneal:t0=2)");
+  cmd->add_option(
+      "--strategy", o->strategy,
+      "Which points to measure, as in 'tune': auto (default), exhaustive, random, anneal, "
+      "genetic, ils, bayes, bandit, model; options after ':' (e.g. anneal:t0=2)");
   cmd->add_option("--schedule", o->schedule, "How windows are shared: full | racing[:opts]")
       ->capture_default_str();
   auto* evals = cmd->add_option("--budget-evals", o->budget_evals,

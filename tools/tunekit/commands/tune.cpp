@@ -300,10 +300,12 @@ void register_tune(CLI::App& app) {
   tune->add_option("--reporter", command->reporter, "Report format: console | json")
       ->capture_default_str();
   tune->add_flag("--evict", command->evict, "Flush the last-level cache before each sample");
-  tune->add_option("--strategy", command->strategy,
-                   "Which points to measure: exhaustive (default), random, anneal, genetic, ils, "
-                   "bayes, bandit, model; options after ':' (e.g. genetic:pop=20, "
-                   "model:top=4,floor=1.5); see 'tunekit strategies'");
+  tune->add_option(
+      "--strategy", command->strategy,
+      "Which points to measure: auto (default: exhaustive up to 256 points, else surrogate "
+      "capped at 200), exhaustive, random, anneal, genetic, ils, "
+      "bayes, surrogate, bandit, model; options after ':' (e.g. genetic:pop=20, "
+      "model:top=4,floor=1.5); see 'tunekit strategies'");
   tune->add_option("--schedule", command->schedule,
                    "How windows are shared: full (default) | racing[:round=4,z=1.96,...]");
   tune->add_option("--seed", command->seed, "The strategy's seed (recorded in the report)")

@@ -250,6 +250,7 @@ TEST(Search, TheCompilePassBuildsBeforeAnyWindowAndNeverTwice) {
   dev.build_seconds = 0.1;  // 100 ms per build on the clock the windows read
   auto op = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
+  o.build_threads = 1;   // one simulated timeline: overlapping builds would read each other's time
   o.confirm_pairs = 16;  // the winner and the default are prepared again: no rebuild
   dev.seconds = [](const Config& c) { return c["x"].as_int() == 3 ? 0.5e-3 : 1e-3; };
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);

@@ -191,7 +191,8 @@ int main(int argc, char** argv) {
   const Enumeration& space = op.enumeration();
   std::vector<std::size_t> openblas, packed, plain;
   for (std::size_t i = 0; i < op.size(); ++i) {
-    const std::string algo = op.candidate(i).config["algo"].as_string();  // a copy: candidate() is a value
+    const std::string algo =
+        op.candidate(i).config["algo"].as_string();  // a copy: candidate() is a value
     (algo == "openblas" ? openblas : algo == "packed" ? packed : plain).push_back(i);
   }
   std::optional<Envelope> envelope;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kernel Tuner's strategies in simulation mode on the recorded spaces (issue #11 item 8).
 
-For every cache file (a Kernel Tuner cache, gzip-compressed JSON; ../shared/datasets or data/)
+For every cache file (a Kernel Tuner cache, gzip-compressed JSON, under the repository's data/)
 and every strategy, runs Kernel Tuner 1.5 in simulation mode with a budget of B evaluations,
 B = the methodology cutoff budget of that file (random search's expected evaluations to reach
 0.96 of the median -> optimum gap, computed as include/tunekit/methodology.hpp does), seeded
@@ -158,8 +158,7 @@ def run_one(job):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", default=os.path.join(here, "..", "..", "..", "shared",
-                                                        "datasets"))
+    ap.add_argument("--datasets", default=os.path.join(here, "..", "..", "data"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--first-seed", type=int, default=1000)

@@ -153,7 +153,8 @@ TEST(Sgemm, EveryAlgorithmValidatesAtOddShapes) {
   std::vector<std::size_t> points;
   std::vector<std::size_t> packed;
   for (std::size_t i = 0; i < op.size(); ++i) {
-    const std::string algo = op.candidate(i).config["algo"].as_string();  // a copy: candidate() is a value
+    const std::string algo =
+        op.candidate(i).config["algo"].as_string();  // a copy: candidate() is a value
     if (algo == "packed") {
       packed.push_back(i);
     } else {

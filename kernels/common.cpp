@@ -9,6 +9,11 @@ void fill_uniform(std::vector<float>& v, std::mt19937& rng, float lo, float widt
   for (float& x : v) x = lo + static_cast<float>(rng() >> 8) * 0x1p-24f * width;
 }
 
+std::mt19937 input_rng(std::uint32_t seed, int input_set) {
+  // A golden-ratio step per set: far from the other ops' seeds (0x5eed000N), never seed itself.
+  return std::mt19937(seed + 0x9e3779b9u * static_cast<std::uint32_t>(input_set));
+}
+
 std::size_t key_dimension(const Key& key, std::string_view field, std::string_view op,
                           std::int64_t max) {
   const std::int64_t v = key.integer(field);

@@ -61,6 +61,10 @@ float combine_lanes(float (&lanes)[L]) {
 // distributions, so the same seed gives the same values everywhere. Exact in float for
 // [-1, 1) (lo -1, width 2) and [0.5, 1.5) (lo 0.5, width 1).
 void fill_uniform(std::vector<float>& v, std::mt19937& rng, float lo, float width);
+// The generator of an op's input set: set 0 is seeded with `seed` itself (the values tuning
+// has always timed on, so stored choices and tests keep them), set 1 with a seed derived from
+// it (other values of the same distribution, for a second validation).
+std::mt19937 input_rng(std::uint32_t seed, int input_set);
 
 // The integer key field `field`, checked to lie in 1..max; a UsageError naming `op` otherwise.
 std::size_t key_dimension(const Key& key, std::string_view field, std::string_view op,

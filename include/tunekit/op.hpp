@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -26,15 +27,28 @@
 
 namespace tunekit {
 
-// One output buffer a workload exposes for poisoning and comparison.
+// One output buffer a workload exposes for poisoning and comparison. Floating types are
+// compared with the op's tolerance, integer types exactly. f16 and bf16 are given as their
+// 16-bit patterns (IEEE binary16; bfloat16 = the high half of an f32).
 struct OutputView {
-  enum class Type { f32, f64 };
+  enum class Type { f32, f64, f16, bf16, i32, i64, u8 };
   void* data = nullptr;
   std::size_t count = 0;
   Type type = Type::f32;
 
   static OutputView of(std::span<float> s) { return {s.data(), s.size(), Type::f32}; }
   static OutputView of(std::span<double> s) { return {s.data(), s.size(), Type::f64}; }
+  static OutputView of(std::span<std::int32_t> s) { return {s.data(), s.size(), Type::i32}; }
+  static OutputView of(std::span<std::int64_t> s) { return {s.data(), s.size(), Type::i64}; }
+  static OutputView of(std::span<std::uint8_t> s) { return {s.data(), s.size(), Type::u8}; }
+  // Named makers: a std::uint16_t buffer could hold either 16-bit float format.
+  static OutputView f16(std::span<std::uint16_t> bits) {
+    return {bits.data(), bits.size(), Type::f16};
+  }
+  static OutputView bf16(std::span<std::uint16_t> bits) {
+    return {bits.data(), bits.size(), Type::bf16};
+  }
+  bool integral() const { return type == Type::i32 || type == Type::i64 || type == Type::u8; }
 };
 
 // |got - expected| <= abs + rel * |expected|, element-wise; NaN never passes.
@@ -66,6 +80,13 @@ class Workload {
   virtual void run_candidate(std::size_t index) = 0;
   virtual void run_reference() = 0;
   virtual std::vector<OutputView> outputs() = 0;
+  // The op's validation hooks (Op::validator), run by OutputCheck: after the outputs are
+  // poisoned, and after they matched the reference (an error text fails the candidate).
+  virtual void before_check() {}
+  virtual std::optional<std::string> after_check() { return std::nullopt; }
+  // Puts the inputs back as they were made, in place (the same buffers), so no candidate sees
+  // another's side effects. False: this workload cannot; make a fresh one instead.
+  virtual bool restore_inputs() { return false; }
 };
 
 class OpBase {
@@ -126,8 +147,20 @@ class OpBase {
   const Digest& checksum() const;
   bool sealed() const { return sealed_.load(std::memory_order_acquire); }
 
-  // Inputs for a key from the op's generator (UsageError when the op has none).
-  virtual std::unique_ptr<Workload> make_workload(const Key& key) const = 0;
+  // How many distinct input sets the op's generator makes for a key (1 or 2): a candidate is
+  // validated on each, so a result right on one set only is caught.
+  int input_sets() const { return input_sets_; }
+  // Inputs for a key from the op's generator (UsageError when the op has none); set 0 is the
+  // one tuning times on.
+  std::unique_ptr<Workload> make_workload(const Key& key) const { return make_workload(key, 0); }
+  // Input set `input_set` (0 <= input_set < input_sets(), else UsageError).
+  virtual std::unique_ptr<Workload> make_workload(const Key& key, int input_set) const = 0;
+
+  // Set when this op's candidates must run on the caller's threads and in the caller's
+  // process (e.g. they use a thread pool or device context the caller owns, or state a
+  // worker process would not share): the tuner then never isolates them in a worker. The
+  // text says why; it is reported, and it is not part of the candidate-set checksum.
+  const std::optional<std::string>& in_process_reason() const { return in_process_reason_; }
 
  protected:
   void add_candidate(Candidate candidate);
@@ -163,6 +196,8 @@ class OpBase {
   bool evict_ = false;
   bool has_reference_ = false;
   bool has_inputs_ = false;
+  int input_sets_ = 1;
+  std::optional<std::string> in_process_reason_;
 
  private:
   mutable std::once_flag seal_once_;
@@ -176,8 +211,11 @@ template <class Args>
 class Op final : public OpBase {
  public:
   using Fn = std::function<void(Args&)>;
-  using OpBase::candidate;  // the getter, beside the builder
-  using OpBase::tolerance;  // the getter, beside the builder's setters
+  // A validation check over a candidate's arguments: an error text fails it, nullopt passes.
+  using CheckFn = std::function<std::optional<std::string>(const Args&)>;
+  using OpBase::candidate;      // the getter, beside the builder
+  using OpBase::make_workload;  // the one-set form, beside the override
+  using OpBase::tolerance;      // the getter, beside the builder's setters
   using OpBase::work;
 
   Op(std::string name, int schema_version) : OpBase(std::move(name), schema_version) {}
@@ -201,10 +239,42 @@ class Op final : public OpBase {
     key_fn_ = std::move(fn);
     return *this;
   }
-  // Makes inputs for a key so a key can be tuned without the caller's data.
+  // Makes inputs for a key so a key can be tuned without the caller's data (one input set).
   Op& inputs(std::function<Args(const Key&)> fn) {
-    inputs_fn_ = std::move(fn);
-    has_inputs_ = static_cast<bool>(inputs_fn_);
+    if (!fn) return set_inputs(nullptr, 1);
+    return set_inputs([fn = std::move(fn)](const Key& key, int) { return fn(key); }, 1);
+  }
+  // The same with two input sets: fn(key, 0) is the set tuning times on, fn(key, 1) other
+  // values of the same shape (e.g. another seed), so a candidate right on one set only fails.
+  Op& inputs(std::function<Args(const Key&, int input_set)> fn) {
+    return set_inputs(std::move(fn), 2);
+  }
+  // User validation (beside the reference comparison): `poison` runs after the outputs are
+  // poisoned, before the candidate (e.g. to poison state no OutputView covers); `check` runs
+  // after the outputs matched the reference, with the arguments, and returns an error text
+  // (nullopt: correct). Either may be empty. A std::exception thrown by either fails the
+  // candidate (validation_failed, with its text).
+  Op& validator(Fn poison, CheckFn check) {
+    poison_fn_ = std::move(poison);
+    check_fn_ = std::move(check);
+    return *this;
+  }
+  // How to put a workload's inputs back in place, for Args whose inputs are not held by value
+  // (a handle to device buffers: re-upload them). Without it the workload keeps a copy of the
+  // Args it was made with and copy-assigns it back (Args must then be copyable).
+  Op& restore(Fn fn) {
+    restore_fn_ = std::move(fn);
+    return *this;
+  }
+  // This op's candidates must run on the caller's threads and process, never in an isolated
+  // worker (e.g. they use a thread pool or device context the caller owns): see
+  // OpBase::in_process_reason. The reason is required and is reported.
+  Op& in_process(std::string reason) {
+    if (reason.empty()) {
+      throw UsageError("op '" + name_ + "': in_process needs a reason (say why its candidates " +
+                       "cannot run in a worker process)");
+    }
+    in_process_reason_ = std::move(reason);
     return *this;
   }
   // The buffers a candidate writes: poisoned before validation, compared to the reference.
@@ -340,31 +410,74 @@ class Op final : public OpBase {
   void call(std::size_t index, Args& args) const { function(index)(args); }
   void call_reference(Args& args) const { reference_fn_(args); }
 
-  std::unique_ptr<Workload> make_workload(const Key& key) const override {
+  std::unique_ptr<Workload> make_workload(const Key& key, int input_set) const override {
     if (!inputs_fn_) {
       throw UsageError("op '" + name_ + "' has no input generator: call .inputs(...) to tune it");
     }
     if (!outputs_fn_) {
       throw UsageError("op '" + name_ + "' declares no outputs: call .outputs(...) to validate it");
     }
-    return std::make_unique<Bound>(*this, key, inputs_fn_(key));
+    if (input_set < 0 || input_set >= input_sets_) {
+      throw UsageError("op '" + name_ + "': input set " + std::to_string(input_set) +
+                       " does not exist (it has " + std::to_string(input_sets_) +
+                       "; pass a generator of (key, input_set) to .inputs for two)");
+    }
+    return std::make_unique<Bound>(*this, key, inputs_fn_(key, input_set));
   }
 
  private:
+  // What restore_inputs copies back: the Args as made, when the op has no restore function
+  // and Args can be copied.
+  static constexpr bool kCopyable =
+      std::is_copy_constructible_v<Args> && std::is_copy_assignable_v<Args>;
+  struct NoCopy {};
+  using Pristine = std::conditional_t<kCopyable, std::optional<Args>, NoCopy>;
+
   class Bound final : public Workload {
    public:
     Bound(const Op& op, Key key, Args args)
-        : op_(op), key_(std::move(key)), args_(std::move(args)) {}
+        : op_(op), key_(std::move(key)), args_(std::move(args)) {
+      if constexpr (kCopyable) {
+        if (!op_.restore_fn_) pristine_.emplace(args_);
+      }
+    }
     Outcome build_candidate(std::size_t index) override { return op_.build_point(key_, index); }
     void run_candidate(std::size_t index) override { op_.function(index)(args_); }
     void run_reference() override { op_.reference_fn_(args_); }
     std::vector<OutputView> outputs() override { return op_.outputs_fn_(args_); }
+    void before_check() override {
+      if (op_.poison_fn_) op_.poison_fn_(args_);
+    }
+    std::optional<std::string> after_check() override {
+      if (!op_.check_fn_) return std::nullopt;
+      return op_.check_fn_(args_);
+    }
+    bool restore_inputs() override {
+      if (op_.restore_fn_) {
+        op_.restore_fn_(args_);
+        return true;
+      }
+      if constexpr (kCopyable) {
+        args_ = *pristine_;  // copy-assignment: vectors keep their storage, pointers stay valid
+        return true;
+      } else {
+        return false;
+      }
+    }
 
    private:
     const Op& op_;
     Key key_;
     Args args_;
+    Pristine pristine_;
   };
+
+  Op& set_inputs(std::function<Args(const Key&, int)> fn, int sets) {
+    inputs_fn_ = std::move(fn);
+    has_inputs_ = static_cast<bool>(inputs_fn_);
+    input_sets_ = has_inputs_ ? sets : 1;
+    return *this;
+  }
 
   // A space op's built functions: one atomic slot per point, so a call that finds its
   // function built takes no lock (the hot path of Tuner::run); building takes the lock once.
@@ -395,9 +508,12 @@ class Op final : public OpBase {
   mutable std::size_t slot_count_ = 0;
   mutable std::unique_ptr<std::atomic<const Fn*>[]> slots_;
   std::function<Key(const Args&)> key_fn_;
-  std::function<Args(const Key&)> inputs_fn_;
+  std::function<Args(const Key&, int)> inputs_fn_;
   std::function<std::vector<OutputView>(Args&)> outputs_fn_;
   Fn reference_fn_;
+  Fn poison_fn_;
+  CheckFn check_fn_;
+  Fn restore_fn_;
 };
 
 }  // namespace tunekit

@@ -52,6 +52,10 @@ struct Conv2dState {
         in(*context, (hp + host.fh - 1) * (wp + host.fw - 1) * sizeof(float)),
         filter(*context, host.filter.size() * sizeof(float)),
         out(*context, host.out, host.h, host.w, hp, wp) {
+    upload_inputs();
+  }
+  // The host inputs to the device, padded (again, to undo a candidate that wrote them).
+  void upload_inputs() {
     const std::size_t in_w = host.w + host.fw - 1, pin_w = wp + host.fw - 1;
     std::vector<float> padded((hp + host.fh - 1) * pin_w, 0.0f);
     for (std::size_t r = 0; r < host.h + host.fh - 1; ++r)
@@ -133,7 +137,7 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
                    {"dtype", "f32"}};
       })
       .key_check(check_conv2d_key)
-      .inputs([context](const Key& key) {
+      .inputs([context](const Key& key, int input_set) {
         check_conv2d_key(key);
         Conv2dHost host;
         host.h = static_cast<std::size_t>(key.integer("h"));
@@ -143,11 +147,13 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
         host.in.resize((host.h + host.fh - 1) * (host.w + host.fw - 1));
         host.filter.resize(host.fh * host.fw);
         host.out.assign(host.h * host.w, 0.0f);
-        std::mt19937 rng(0x5eed0c0du);
+        std::mt19937 rng = input_rng(0x5eed0c0du, input_set);
         fill_uniform(host.in, rng, -1.0f, 2.0f);
         fill_uniform(host.filter, rng, -1.0f, 2.0f);
         return ClConv2dArgs{std::make_shared<Conv2dState>(context, std::move(host))};
       })
+      // The Args are a handle: copying them would restore nothing on the device.
+      .restore([](ClConv2dArgs& a) { a.state->upload_inputs(); })
       .outputs([](ClConv2dArgs& a) {
         a.state->out.read();
         return std::vector<OutputView>{OutputView::of(std::span(a.state->host.out))};

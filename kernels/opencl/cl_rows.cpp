@@ -23,8 +23,10 @@ struct SoftmaxState {
         kernels(context),
         x(*context, host.x.size() * sizeof(float)),
         y(*context, host.y) {
-    x.write(host.x.data(), host.x.size() * sizeof(float));
+    upload_inputs();
   }
+  // The host inputs to the device (again, to undo a candidate that wrote its input buffer).
+  void upload_inputs() { x.write(host.x.data(), host.x.size() * sizeof(float)); }
   SoftmaxArgs host;
   KernelSet kernels;
   opencl::Buffer x;
@@ -38,6 +40,9 @@ struct RmsnormState {
         x(*context, host.x.size() * sizeof(float)),
         w(*context, host.w.size() * sizeof(float)),
         y(*context, host.y) {
+    upload_inputs();
+  }
+  void upload_inputs() {
     x.write(host.x.data(), host.x.size() * sizeof(float));
     w.write(host.w.data(), host.w.size() * sizeof(float));
   }
@@ -113,12 +118,15 @@ std::unique_ptr<OpBase> make_softmax_op(std::shared_ptr<opencl::Context> context
       .key_check([](const Key& key) {
         check_rows_cols_key(key, "softmax", kSoftmaxMaxDim, kSoftmaxMaxElements);
       })
-      .inputs([context](const Key& key) {
+      .inputs([context](const Key& key, int input_set) {
         check_rows_cols_key(key, "softmax", kSoftmaxMaxDim, kSoftmaxMaxElements);
-        SoftmaxArgs host = make_softmax_args(key_dimension(key, "rows", "softmax", kSoftmaxMaxDim),
-                                             key_dimension(key, "cols", "softmax", kSoftmaxMaxDim));
+        SoftmaxArgs host =
+            make_softmax_args(key_dimension(key, "rows", "softmax", kSoftmaxMaxDim),
+                              key_dimension(key, "cols", "softmax", kSoftmaxMaxDim), input_set);
         return ClSoftmaxArgs{std::make_shared<SoftmaxState>(context, std::move(host))};
       })
+      // The Args are a handle: copying them would restore nothing on the device.
+      .restore([](ClSoftmaxArgs& a) { a.state->upload_inputs(); })
       .outputs([](ClSoftmaxArgs& a) {
         a.state->y.read();
         return std::vector<OutputView>{OutputView::of(std::span(a.state->host.y))};
@@ -174,12 +182,14 @@ std::unique_ptr<OpBase> make_rmsnorm_op(std::shared_ptr<opencl::Context> context
       .key_check([](const Key& key) {
         check_rows_cols_key(key, "rmsnorm", kRmsnormMaxDim, kRmsnormMaxElements);
       })
-      .inputs([context](const Key& key) {
+      .inputs([context](const Key& key, int input_set) {
         check_rows_cols_key(key, "rmsnorm", kRmsnormMaxDim, kRmsnormMaxElements);
-        RmsnormArgs host = make_rmsnorm_args(key_dimension(key, "rows", "rmsnorm", kRmsnormMaxDim),
-                                             key_dimension(key, "cols", "rmsnorm", kRmsnormMaxDim));
+        RmsnormArgs host =
+            make_rmsnorm_args(key_dimension(key, "rows", "rmsnorm", kRmsnormMaxDim),
+                              key_dimension(key, "cols", "rmsnorm", kRmsnormMaxDim), input_set);
         return ClRmsnormArgs{std::make_shared<RmsnormState>(context, std::move(host))};
       })
+      .restore([](ClRmsnormArgs& a) { a.state->upload_inputs(); })
       .outputs([](ClRmsnormArgs& a) {
         a.state->y.read();
         return std::vector<OutputView>{OutputView::of(std::span(a.state->host.y))};

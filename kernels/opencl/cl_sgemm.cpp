@@ -27,6 +27,11 @@ struct SgemmState {
         at(*context, kp * mp * sizeof(float)),
         b(*context, kp * np * sizeof(float)),
         c(*context, host.c, host.m, host.n, mp, np) {
+    upload_inputs();
+  }
+
+  // The host inputs to the device, padded (again, to undo a candidate that wrote them).
+  void upload_inputs() {
     std::vector<float> padded(kp * mp, 0.0f);  // At[k][m] = A[m][k]
     for (std::size_t m = 0; m < host.m; ++m)
       for (std::size_t k = 0; k < host.k; ++k) padded[k * mp + m] = host.a[m * host.k + k];
@@ -145,13 +150,15 @@ std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<opencl::Context> context,
                    {"k", static_cast<std::int64_t>(h.k)},
                    {"dtype", "f32"}};
       })
-      .inputs([context](const Key& key) {
+      .inputs([context](const Key& key, int input_set) {
         require_f32(key, "sgemm");
         SgemmArgs host = make_sgemm_args(key_dimension(key, "m", "sgemm", kSgemmMaxDim),
                                          key_dimension(key, "n", "sgemm", kSgemmMaxDim),
-                                         key_dimension(key, "k", "sgemm", kSgemmMaxDim));
+                                         key_dimension(key, "k", "sgemm", kSgemmMaxDim), input_set);
         return ClSgemmArgs{std::make_shared<SgemmState>(context, std::move(host))};
       })
+      // The Args are a handle: copying them would restore nothing on the device.
+      .restore([](ClSgemmArgs& x) { x.state->upload_inputs(); })
       .outputs([](ClSgemmArgs& x) {
         x.state->c.read();
         return std::vector<OutputView>{OutputView::of(std::span(x.state->host.c))};

@@ -35,8 +35,9 @@ struct RmsnormPlan {
 void rmsnorm_run(const RmsnormPlan& plan, cpu::ThreadPool& pool, RmsnormArgs& args);
 void rmsnorm_reference(RmsnormArgs& args);  // in double
 
-// Deterministic inputs: x uniform in [-1, 1), w uniform in [0.5, 1.5), y zero, eps 1e-6.
-RmsnormArgs make_rmsnorm_args(std::size_t rows, std::size_t cols);
+// Deterministic inputs: x uniform in [-1, 1), w uniform in [0.5, 1.5), y zero, eps 1e-6;
+// input set 1 has other values.
+RmsnormArgs make_rmsnorm_args(std::size_t rows, std::size_t cols, int input_set = 0);
 
 std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool);
 std::unique_ptr<OpBase> make_rmsnorm_op(cpu::ThreadPool& pool);

@@ -343,7 +343,7 @@ void sgemm_reference(cpu::ThreadPool& pool, SgemmArgs& args) {
   });
 }
 
-SgemmArgs make_sgemm_args(std::size_t m, std::size_t n, std::size_t k) {
+SgemmArgs make_sgemm_args(std::size_t m, std::size_t n, std::size_t k, int input_set) {
   SgemmArgs args;
   args.m = m;
   args.n = n;
@@ -351,7 +351,7 @@ SgemmArgs make_sgemm_args(std::size_t m, std::size_t n, std::size_t k) {
   args.a.resize(m * k);
   args.b.resize(k * n);
   args.c.assign(m * n, 0.0f);
-  std::mt19937 rng(0x5eed0001u);
+  std::mt19937 rng = input_rng(0x5eed0001u, input_set);
   fill_uniform(args.a, rng, -1.0f, 2.0f);  // uniform in [-1, 1)
   fill_uniform(args.b, rng, -1.0f, 2.0f);
   return args;
@@ -461,9 +461,10 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
                    {"k", static_cast<std::int64_t>(x.k)},
                    {"dtype", "f32"}};
       })
-      .inputs([](const Key& key) {
+      .inputs([](const Key& key, int input_set) {
         require_f32(key, "sgemm");
-        return make_sgemm_args(dimension(key, "m"), dimension(key, "n"), dimension(key, "k"));
+        return make_sgemm_args(dimension(key, "m"), dimension(key, "n"), dimension(key, "k"),
+                               input_set);
       })
       .outputs([](SgemmArgs& x) { return std::vector<OutputView>{OutputView::of(std::span(x.c))}; })
       .reference([&pool](SgemmArgs& x) { sgemm_reference(pool, x); })

@@ -76,8 +76,9 @@ std::string openblas_description();
 // Accumulates in double (products of two floats are exact in double); rows in parallel.
 void sgemm_reference(cpu::ThreadPool& pool, SgemmArgs& args);
 
-// Deterministic inputs for m×n×k: A and B uniform in [-1, 1), C zero.
-SgemmArgs make_sgemm_args(std::size_t m, std::size_t n, std::size_t k);
+// Deterministic inputs for m×n×k: A and B uniform in [-1, 1), C zero; input set 1 has other
+// values.
+SgemmArgs make_sgemm_args(std::size_t m, std::size_t n, std::size_t k, int input_set = 0);
 
 // The op's space for a pool of `pool_threads` threads: parameters algo (ikj, openblas, packed,
 // naive, in enumeration order), mr, nr, mc, kc, nc, order, threads; the packed parameters are

@@ -193,13 +193,13 @@ void softmax_reference(SoftmaxArgs& args) {
   }
 }
 
-SoftmaxArgs make_softmax_args(std::size_t rows, std::size_t cols) {
+SoftmaxArgs make_softmax_args(std::size_t rows, std::size_t cols, int input_set) {
   SoftmaxArgs args;
   args.rows = rows;
   args.cols = cols;
   args.x.resize(rows * cols);
   args.y.assign(rows * cols, 0.0f);
-  std::mt19937 rng(0x5eed0002u);
+  std::mt19937 rng = input_rng(0x5eed0002u, input_set);
   fill_uniform(args.x, rng, -1.0f, 2.0f);  // uniform in [-1, 1)
   return args;
 }
@@ -226,9 +226,9 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
                    {"dtype", "f32"}};
       })
       .key_check([](const Key& key) { check_softmax_key(key); })
-      .inputs([](const Key& key) {
+      .inputs([](const Key& key, int input_set) {
         check_softmax_key(key);
-        return make_softmax_args(dimension(key, "rows"), dimension(key, "cols"));
+        return make_softmax_args(dimension(key, "rows"), dimension(key, "cols"), input_set);
       })
       .outputs(
           [](SoftmaxArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.y))}; })

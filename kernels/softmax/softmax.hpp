@@ -42,8 +42,8 @@ struct SoftmaxPlan {
 void softmax_run(const SoftmaxPlan& plan, cpu::ThreadPool& pool, SoftmaxArgs& args);
 void softmax_reference(SoftmaxArgs& args);  // in double
 
-// Deterministic inputs: x uniform in [-1, 1), y zero.
-SoftmaxArgs make_softmax_args(std::size_t rows, std::size_t cols);
+// Deterministic inputs: x uniform in [-1, 1), y zero; input set 1 has other values.
+SoftmaxArgs make_softmax_args(std::size_t rows, std::size_t cols, int input_set = 0);
 
 std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool);
 std::unique_ptr<OpBase> make_softmax_op(cpu::ThreadPool& pool);

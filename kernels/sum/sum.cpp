@@ -109,11 +109,11 @@ void sum_reference(SumArgs& args) {
   args.result = static_cast<float>(sum);
 }
 
-SumArgs make_sum_args(std::size_t n) {
+SumArgs make_sum_args(std::size_t n, int input_set) {
   SumArgs args;
   args.n = n;
   args.x.resize(n);
-  std::mt19937 rng(0x5eed0004u);
+  std::mt19937 rng = input_rng(0x5eed0004u, input_set);
   fill_uniform(args.x, rng, -1.0f, 2.0f);  // uniform in [-1, 1)
   return args;
 }
@@ -128,9 +128,9 @@ std::unique_ptr<Op<SumArgs>> make_sum_op_typed(cpu::ThreadPool& pool) {
       .key([](const SumArgs& a) {
         return Key{{"n", static_cast<std::int64_t>(a.n)}, {"dtype", "f32"}};
       })
-      .inputs([](const Key& key) {
+      .inputs([](const Key& key, int input_set) {
         require_f32(key, "sum");
-        return make_sum_args(key_dimension(key, "n", "sum", kSumMaxN));
+        return make_sum_args(key_dimension(key, "n", "sum", kSumMaxN), input_set);
       })
       .outputs([](SumArgs& a) {
         return std::vector<OutputView>{OutputView::of(std::span<float>(&a.result, 1))};

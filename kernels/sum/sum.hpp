@@ -39,8 +39,8 @@ struct SumPlan {
 void sum_run(const SumPlan& plan, cpu::ThreadPool& pool, SumArgs& args);
 void sum_reference(SumArgs& args);  // in double
 
-// Deterministic inputs: x uniform in [-1, 1), result zero.
-SumArgs make_sum_args(std::size_t n);
+// Deterministic inputs: x uniform in [-1, 1), result zero; input set 1 has other values.
+SumArgs make_sum_args(std::size_t n, int input_set = 0);
 
 std::unique_ptr<Op<SumArgs>> make_sum_op_typed(cpu::ThreadPool& pool);
 std::unique_ptr<OpBase> make_sum_op(cpu::ThreadPool& pool);

@@ -1,18 +1,15 @@
+// Reference: the expected outputs of a workload and the element-wise comparison.
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "core/classify.hpp"
 #include "tunekit/validate.hpp"
+#include "validate/output_elements.hpp"
 
 namespace tunekit {
 namespace {
-
-double read(const OutputView& v, std::size_t i) {
-  return v.type == OutputView::Type::f32 ? static_cast<double>(static_cast<const float*>(v.data)[i])
-                                         : static_cast<const double*>(v.data)[i];
-}
 
 std::string number(double x) {
   char buf[32];
@@ -20,33 +17,55 @@ std::string number(double x) {
   return buf;
 }
 
+// Counts the elements of output `o` that fail, and describes the first in `first` (when
+// `first` is still empty).
+template <class Want, class Got, class Pass>
+std::size_t count_bad(const std::vector<Want>& want, std::size_t o, const Got& got,
+                      const Pass& pass, std::string& first) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const auto value = got(i);
+    if (pass(value, want[i])) continue;
+    if (bad++ == 0 && first.empty()) {
+      if constexpr (std::is_integral_v<Want>) {
+        first = "output " + std::to_string(o) + "[" + std::to_string(i) +
+                "] = " + std::to_string(value) + ", expected " + std::to_string(want[i]);
+      } else {
+        first = "output " + std::to_string(o) + "[" + std::to_string(i) + "] = " + number(value) +
+                ", expected " + number(want[i]);
+      }
+    }
+  }
+  return bad;
+}
+
 }  // namespace
 
 void poison(std::span<const OutputView> outputs) {
-  for (const auto& v : outputs) {
-    if (v.type == OutputView::Type::f32) {
-      auto* p = static_cast<float*>(v.data);
-      for (std::size_t i = 0; i < v.count; ++i) p[i] = std::numeric_limits<float>::quiet_NaN();
-    } else {
-      auto* p = static_cast<double*>(v.data);
-      for (std::size_t i = 0; i < v.count; ++i) p[i] = std::numeric_limits<double>::quiet_NaN();
-    }
-  }
+  for (const auto& v : outputs) detail::poison_view(v);
 }
 
 Reference Reference::of(std::span<const OutputView> outputs) {
   Reference r;
   for (const auto& v : outputs) {
-    std::vector<double> copy(v.count);
-    for (std::size_t i = 0; i < v.count; ++i) copy[i] = read(v, i);
-    r.values_.push_back(std::move(copy));
+    Expected e;
+    e.type = v.type;
+    if (v.integral()) {
+      e.integers.resize(v.count);
+      for (std::size_t i = 0; i < v.count; ++i) e.integers[i] = detail::integer_element(v, i);
+    } else {
+      e.floats.resize(v.count);
+      for (std::size_t i = 0; i < v.count; ++i) e.floats[i] = detail::float_element(v, i);
+    }
+    r.outputs_.push_back(std::move(e));
   }
   return r;
 }
 
 Reference Reference::capture(Workload& workload, bool has_reference, std::size_t fallback_index) {
-  std::vector<OutputView> outs = workload.outputs();
-  poison(outs);
+  poison(workload.outputs());
+  // The reference sees what a candidate sees: poisoned outputs and the op's poison hook.
+  workload.before_check();
   if (has_reference) {
     workload.run_reference();
   } else {
@@ -56,48 +75,56 @@ Reference Reference::capture(Workload& workload, bool has_reference, std::size_t
 }
 
 Outcome Reference::compare(std::span<const OutputView> outputs, const Tolerance& tol) const {
-  if (outputs.size() != values_.size()) {
+  if (outputs.size() != outputs_.size()) {
     return {Status::validation_failed, "the candidate exposes " + std::to_string(outputs.size()) +
                                            " outputs, the reference " +
-                                           std::to_string(values_.size())};
+                                           std::to_string(outputs_.size())};
   }
   std::size_t bad = 0;
   std::string first;
   for (std::size_t o = 0; o < outputs.size(); ++o) {
-    const auto& want = values_[o];
-    if (outputs[o].count != want.size()) {
+    const Expected& want = outputs_[o];
+    const OutputView& view = outputs[o];
+    if (view.type != want.type) {
       return {Status::validation_failed,
-              "output " + std::to_string(o) + " has " + std::to_string(outputs[o].count) +
+              "output " + std::to_string(o) + " is " + std::string(detail::type_name(view.type)) +
+                  ", the reference's " + std::string(detail::type_name(want.type))};
+    }
+    if (view.count != want.size()) {
+      return {Status::validation_failed,
+              "output " + std::to_string(o) + " has " + std::to_string(view.count) +
                   " elements, the reference " + std::to_string(want.size())};
     }
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      double got = read(outputs[o], i);
-      double exp = want[i];
-      // Written so that NaN on either side fails the comparison.
-      bool pass = std::abs(got - exp) <= tol.abs + tol.rel * std::abs(exp);
-      if (!pass) {
-        if (bad++ == 0) {
-          first = "output " + std::to_string(o) + "[" + std::to_string(i) + "] = " + number(got) +
-                  ", expected " + number(exp);
-        }
-      }
+    if (view.integral()) {
+      bad += count_bad(
+          want.integers, o, [&](std::size_t i) { return detail::integer_element(view, i); },
+          [](std::int64_t got, std::int64_t exp) { return got == exp; }, first);
+    } else {
+      // Written so that NaN on either side fails the comparison, and infinity where a finite
+      // value is expected too (inf - x is inf, never <= a finite bound).
+      bad += count_bad(
+          want.floats, o, [&](std::size_t i) { return detail::float_element(view, i); },
+          [&](double got, double exp) {
+            return std::abs(got - exp) <= tol.abs + tol.rel * std::abs(exp);
+          },
+          first);
     }
   }
   if (bad == 0) return Outcome::success();
   return {Status::validation_failed, std::to_string(bad) + " element(s) outside tolerance (abs " +
                                          number(tol.abs) + ", rel " + number(tol.rel) +
-                                         "); first: " + first};
+                                         "; integers exact); first: " + first};
 }
 
 Outcome Reference::check(Workload& workload, std::size_t index, const Tolerance& tol) const {
-  std::vector<OutputView> outs = workload.outputs();
-  poison(outs);
+  OutputCheck output_check(workload, *this, tol);
+  output_check.arm();
   try {
     workload.run_candidate(index);
   } catch (...) {
     return detail::classify_exception(std::current_exception(), "validation run");
   }
-  return compare(workload.outputs(), tol);
+  return output_check.verify();
 }
 
 }  // namespace tunekit

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 
 namespace tunekit {
 namespace {
@@ -52,6 +54,72 @@ TEST(Reference, ShapeMismatchFails) {
   EXPECT_FALSE(
       ref.compare(std::vector<OutputView>{OutputView::of(std::span<float>(got))}, {}).ok());
   EXPECT_FALSE(ref.compare(std::vector<OutputView>{}, {}).ok());
+}
+
+TEST(Reference, IntegersCompareExactlyWhateverTheTolerance) {
+  std::vector<std::int64_t> want{(std::int64_t{1} << 60) + 1, 5, -7};
+  Reference ref = Reference::of(std::vector<OutputView>{OutputView::of(std::span(want))});
+  std::vector<std::int64_t> got = want;
+  const Tolerance huge{1e300, 1e300};
+  EXPECT_TRUE(ref.compare(std::vector<OutputView>{OutputView::of(std::span(got))}, huge).ok());
+  got[0] = std::int64_t{1} << 60;  // the same double, a different integer
+  got[2] = -8;
+  Outcome bad = ref.compare(std::vector<OutputView>{OutputView::of(std::span(got))}, huge);
+  EXPECT_EQ(bad.status, Status::validation_failed);
+  EXPECT_NE(bad.message.find("2 element(s)"), std::string::npos) << bad.message;
+  EXPECT_NE(bad.message.find("output 0[0] = 1152921504606846976, expected 1152921504606846977"),
+            std::string::npos)
+      << bad.message;
+}
+
+TEST(Reference, SmallIntegerTypesCompareExactly) {
+  std::vector<std::int32_t> want32{1, -2};
+  std::vector<std::uint8_t> want8{0, 255};
+  Reference ref = Reference::of(
+      std::vector<OutputView>{OutputView::of(std::span(want32)), OutputView::of(std::span(want8))});
+  std::vector<std::int32_t> got32 = want32;
+  std::vector<std::uint8_t> got8{0, 254};
+  Outcome bad = ref.compare(
+      std::vector<OutputView>{OutputView::of(std::span(got32)), OutputView::of(std::span(got8))},
+      Tolerance{10, 10});
+  EXPECT_EQ(bad.status, Status::validation_failed);
+  EXPECT_NE(bad.message.find("output 1[1] = 254, expected 255"), std::string::npos) << bad.message;
+}
+
+TEST(Reference, HalfFloatsCompareWithTheTolerance) {
+  std::vector<std::uint16_t> want{0x3c00, 0x4000};  // 1, 2
+  Reference ref = Reference::of(std::vector<OutputView>{OutputView::f16(want)});
+  std::vector<std::uint16_t> got{0x3c01, 0x4000};  // 1 + 2^-10: one ulp off
+  EXPECT_TRUE(ref.compare(std::vector<OutputView>{OutputView::f16(got)}, {1e-3, 0}).ok());
+  Outcome bad = ref.compare(std::vector<OutputView>{OutputView::f16(got)}, {1e-4, 0});
+  EXPECT_EQ(bad.status, Status::validation_failed);
+  EXPECT_NE(bad.message.find("output 0[0] = 1.00097656, expected 1"), std::string::npos)
+      << bad.message;
+  std::vector<std::uint16_t> inf{0x7c00, 0x4000};
+  EXPECT_FALSE(ref.compare(std::vector<OutputView>{OutputView::f16(inf)}, {1e300, 1e300}).ok());
+
+  std::vector<std::uint16_t> bwant{0x3f80};  // bf16 1
+  Reference bref = Reference::of(std::vector<OutputView>{OutputView::bf16(bwant)});
+  std::vector<std::uint16_t> bnan{0x7fc0};
+  EXPECT_FALSE(bref.compare(std::vector<OutputView>{OutputView::bf16(bnan)}, {1e300, 1e300}).ok());
+  EXPECT_TRUE(bref.compare(std::vector<OutputView>{OutputView::bf16(bwant)}, {}).ok());
+}
+
+TEST(Reference, ATypeMismatchFails) {
+  std::vector<std::uint16_t> bits{0x3c00};
+  Reference ref = Reference::of(std::vector<OutputView>{OutputView::f16(bits)});
+  Outcome bad = ref.compare(std::vector<OutputView>{OutputView::bf16(bits)}, {});
+  EXPECT_EQ(bad.status, Status::validation_failed);
+  EXPECT_NE(bad.message.find("output 0 is bf16, the reference's f16"), std::string::npos)
+      << bad.message;
+}
+
+TEST(Reference, PoisonFillsEveryType) {
+  std::vector<std::uint16_t> half(2, 0x3c00);
+  std::vector<std::int32_t> ints(2, 0);
+  poison(std::vector<OutputView>{OutputView::f16(half), OutputView::of(std::span(ints))});
+  EXPECT_EQ(half[1], 0x7e00);
+  EXPECT_EQ(static_cast<std::uint32_t>(ints[0]), 0xa5a5a5a5u);
 }
 
 }  // namespace

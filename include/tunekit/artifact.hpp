@@ -7,6 +7,8 @@
 //    "candidate": "blocked_4x16_...", "config": {"mc": 64, ...}, "evidence": [...]}
 #pragma once
 
+#include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,9 +49,19 @@ Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& d
 // product) or its winner's config text cannot be.
 Artifact artifact_from_stored(const StoredChoice& choice);
 
-// Writes dir/<file_name()> atomically (temp file + fsync + rename); returns the path.
-// UsageError for an unknown device, a name with a path separator or "..", or an unwritable dir.
+// Writes dir/<file_name()> atomically (a fresh O_EXCL temp file, mode 0600, fsync, rename;
+// missing directories are created 0700); returns the path. UsageError for an unknown device, a
+// name with a path separator or "..", an unwritable dir, or anything but a regular file at the
+// target (a symlink, FIFO or device there is refused, never followed or replaced).
 std::string write_artifact(const std::string& dir, const Artifact& artifact);
+
+// The largest artifact file read (evidence of every candidate included); docs/formats.md.
+inline constexpr std::size_t kArtifactMaxBytes = std::size_t{16} << 20;
+
+// Reads and parses one artifact file: a regular file (or a symlink to one) of at most
+// kArtifactMaxBytes; a FIFO, device or directory is refused without blocking. UsageError
+// (ParseError for a malformed text) naming the file.
+Artifact read_artifact(const std::filesystem::path& file);
 
 // Why `artifact` must not be used for (op, key) on `device`, or nullopt when it may: it is
 // for another op name, another key, or another device (product, architecture or compute

@@ -1,15 +1,9 @@
 #include "tunekit/artifact.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "core/safe_file.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/value_json.hpp"
 
@@ -172,41 +166,23 @@ Artifact artifact_from_stored(const StoredChoice& choice) {
 }
 
 std::string write_artifact(const std::string& dir, const Artifact& artifact) {
-  namespace fs = std::filesystem;
   if (artifact.product.empty()) {
     throw UsageError("cannot write an artifact without a device identity (product is empty)");
   }
   const std::string file = artifact.file_name();  // checks the name
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  const fs::path final_path = fs::path(dir) / file;
-  const fs::path temp_path = fs::path(dir) / ("." + file + ".tmp-" + std::to_string(::getpid()));
-  const std::string text = artifact.to_json();
-  int fd = ::open(temp_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw UsageError("cannot write an artifact in '" + dir + "': " + std::strerror(errno));
-  std::size_t written = 0;
-  while (written < text.size()) {
-    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n <= 0) {
-      ::close(fd);
-      fs::remove(temp_path, ec);
-      throw UsageError("writing artifact " + temp_path.string() + " failed");
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    fs::remove(temp_path, ec);
-    throw UsageError("could not publish artifact " + final_path.string());
-  }
-  // Make the rename itself durable.
-  if (int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  detail::make_private_directories(dir);
+  const std::filesystem::path final_path = std::filesystem::path(dir) / file;
+  detail::write_file_atomically(final_path, artifact.to_json(), "artifact");
   return final_path.string();
+}
+
+Artifact read_artifact(const std::filesystem::path& file) {
+  const std::string text = detail::read_outside_file(file, kArtifactMaxBytes, "artifact");
+  try {
+    return Artifact::parse(text);
+  } catch (const ParseError& e) {
+    throw ParseError("artifact '" + file.string() + "': " + e.what(), e.position());
+  }
 }
 
 std::optional<std::string> check_artifact(const Artifact& artifact, const OpBase& op,
@@ -254,13 +230,10 @@ std::optional<std::size_t> find_artifact_choice(const std::string& dir, const Op
     if (warn) warn("tunekit: skipping artifact " + path + ": " + why);
     return std::nullopt;
   };
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return skip("unreadable");
-  std::stringstream ss;
-  ss << in.rdbuf();
   Artifact found;
   try {
-    found = Artifact::parse(ss.str());
+    // Bounded and regular files only: a FIFO or a link to /dev/zero here must not stall tune.
+    found = Artifact::parse(detail::read_outside_file(path, kArtifactMaxBytes, "artifact"));
   } catch (const UsageError& e) {
     return skip(e.what());
   }

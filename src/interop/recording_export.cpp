@@ -1,10 +1,7 @@
 // Recordings out: from a tuner report or a search history, to Kernel Tuner cache and T4
 // results files (docs/formats.md).
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
@@ -14,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/safe_file.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/value_json.hpp"
@@ -111,28 +109,6 @@ Json values_json(const std::vector<Value>& values) {  // T4
   Json j = Json::array();
   for (const Value& v : values) j.push_back(value_json(v));
   return j;
-}
-
-void write_atomically(const std::filesystem::path& file, const std::string& text) {
-  const std::filesystem::path temp =
-      file.parent_path() / ("." + file.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw UsageError("cannot write " + file.string() + ": cannot create " + temp.string());
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(temp, ec);
-      throw UsageError("cannot write " + file.string() + ": the write failed (disk full?)");
-    }
-  }
-  if (std::rename(temp.c_str(), file.c_str()) != 0) {
-    std::error_code ec;
-    std::filesystem::remove(temp, ec);
-    throw UsageError("cannot write " + file.string() + ": rename failed");
-  }
 }
 
 }  // namespace
@@ -309,11 +285,11 @@ std::string t4_results_json(const Recording& recording) {
 }
 
 void write_kernel_tuner_cache(const std::filesystem::path& file, const Recording& recording) {
-  write_atomically(file, kernel_tuner_cache_json(recording));
+  detail::write_file_atomically(file, kernel_tuner_cache_json(recording), "Kernel Tuner cache");
 }
 
 void write_t4_results(const std::filesystem::path& file, const Recording& recording) {
-  write_atomically(file, t4_results_json(recording));
+  detail::write_file_atomically(file, t4_results_json(recording), "T4 results file");
 }
 
 }  // namespace tunekit

@@ -3,15 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
-#include <thread>
-
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/safe_file.hpp"
 #include "tunekit/cost_model.hpp"
 #include "tunekit/errors.hpp"
 
@@ -21,6 +17,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 constexpr std::string_view kFormat = "tunekit-device-profile";
 constexpr int kVersion = 1;
+// A profile is a few dozen numbers: 1 MiB is generous (docs/formats.md).
+constexpr std::size_t kProfileMaxBytes = std::size_t{1} << 20;
 
 struct EstimateField {
   const char* name;
@@ -158,39 +156,20 @@ DeviceProfile DeviceProfile::parse(std::string_view text, std::string_view origi
 
 DeviceProfile read_profile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
     throw UsageError("device profile " + path +
-                     " does not exist or is not a file; create one with 'tunekit calibrate "
-                     "--out " +
-                     path + "'");
+                     " does not exist; create one with 'tunekit calibrate --out " + path + "'");
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) throw UsageError("device profile " + path + " could not be read");
-  return DeviceProfile::parse(text.str(), path);
+  return DeviceProfile::parse(detail::read_outside_file(path, kProfileMaxBytes, "device profile"),
+                              path);
 }
 
 std::string write_profile(const std::string& path, const DeviceProfile& profile) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  // A temp name of this process and thread: two writers of one profile (two calibrations at
-  // once) never write into each other's temp file; the rename makes the last one win whole.
-  const fs::path temp = target.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                        std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << profile.to_json();
-    out.flush();
-    if (!out) throw UsageError("cannot write device profile " + temp.string());
-  }
-  fs::rename(temp, target, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw UsageError("cannot write device profile " + path + ": " + ec.message());
-  }
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) detail::make_private_directories(target.parent_path());
+  // A fresh exclusive temp name per write: two calibrations of one profile at once never write
+  // into each other's temp file; the rename makes the last one win whole.
+  detail::write_file_atomically(target, profile.to_json(), "device profile");
   return target.string();
 }
 

@@ -1,10 +1,10 @@
 // Reads T1 space files: ConfigurationSpace.TuningParameters (Name, Type, Values) and
 // ConfigurationSpace.Conditions (Expression).
 #include <charconv>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/safe_file.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/space.hpp"
 
@@ -13,6 +13,10 @@ namespace tunekit {
 namespace {
 
 using Json = nlohmann::json;
+
+// A T1 space file lists parameters and conditions, not measurements: 16 MiB is far beyond any
+// real one (docs/formats.md).
+constexpr std::size_t kT1SpaceMaxBytes = std::size_t{16} << 20;
 
 std::string trim(std::string_view s) {
   const auto first = s.find_first_not_of(" \t\r\n");
@@ -77,11 +81,10 @@ Value json_value(const Json& j, const std::string& where) {
 }  // namespace
 
 Space read_t1_space(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot read the space file " + file.string());
+  const std::string text = detail::read_outside_file(file, kT1SpaceMaxBytes, "space file");
   Json doc;
   try {
-    doc = Json::parse(in);
+    doc = Json::parse(text);
   } catch (const Json::exception& e) {
     throw UsageError(file.string() + " is not valid JSON: " + e.what());
   }

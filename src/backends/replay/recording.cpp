@@ -1,17 +1,14 @@
 // Loads recorded spaces: Kernel Tuner cache files (.json / .json.gz) and T4 results files.
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <numeric>
-#include <sstream>
 #include <string_view>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
+#include "core/safe_file.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/replay.hpp"
 
@@ -21,33 +18,16 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The file's bytes, gunzipped when they start with the gzip magic.
+// Caps on a recording (docs/formats.md): the largest shared dataset inflates to 17 MB; 128 MiB
+// leaves room for spaces eight times larger while a parse stays within a few GB of memory.
+constexpr std::size_t kRecordingMaxFileBytes = std::size_t{128} << 20;
+constexpr std::size_t kRecordingMaxTextBytes = std::size_t{128} << 20;
+
+// The file's bytes, gunzipped when they start with the gzip magic; regular files only, capped.
 std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot read the recording " + file.string());
-  std::ostringstream raw;
-  raw << in.rdbuf();
-  std::string bytes = std::move(raw).str();
-  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f ||
-      static_cast<unsigned char>(bytes[1]) != 0x8b)
-    return bytes;
-  gzFile gz = gzopen(file.c_str(), "rb");
-  if (!gz) throw UsageError("cannot open the gzip file " + file.string());
-  std::string out;
-  std::vector<char> buffer(1 << 16);
-  while (true) {
-    const int n = gzread(gz, buffer.data(), static_cast<unsigned>(buffer.size()));
-    if (n < 0) {
-      int code = 0;
-      const std::string why = gzerror(gz, &code);
-      gzclose(gz);
-      throw UsageError(file.string() + " is a corrupt gzip file: " + why);
-    }
-    if (n == 0) break;
-    out.append(buffer.data(), static_cast<std::size_t>(n));
-  }
-  gzclose(gz);
-  return out;
+  std::string bytes = detail::read_outside_file(file, kRecordingMaxFileBytes, "recording");
+  if (!detail::looks_gzipped(bytes)) return bytes;
+  return detail::gunzip_bounded(bytes, kRecordingMaxTextBytes, "recording '" + file.string() + "'");
 }
 
 Value json_value(const Json& j) {

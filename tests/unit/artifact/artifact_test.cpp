@@ -2,13 +2,20 @@
 #include "tunekit/artifact.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/hostile_files.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -16,6 +23,11 @@ namespace tunekit {
 namespace {
 
 namespace fs = std::filesystem;
+
+using testing::error_within;
+std::string slurp(const fs::path& p) {
+  return testing::file_text(p);
+}
 
 class Artifacts : public ::testing::Test {
  protected:
@@ -68,14 +80,24 @@ class Artifacts : public ::testing::Test {
     return p;
   }
 
-  void expect_skipped(const Key& key, const std::string& why) {
+  void expect_skipped(const Key& key, const std::string& why, const std::string& says = "") {
     std::vector<std::string> warnings;
     Tuner t(dev_, options(&warnings));
     TuneReport r;
-    t.select(*op_, key, &r);
+    // Bounded: an artifact path that blocks (a FIFO) must fail this test, not hang it.
+    Tuner* tuner = &t;
+    OpBase* op = op_.get();
+    TuneReport* report = &r;
+    ASSERT_EQ(error_within(std::chrono::seconds(20), [=] { tuner->select(*op, key, report); }), "")
+        << why << ": select() blocked or threw";
     EXPECT_EQ(r.source, Source::searched) << why;
     ASSERT_EQ(warnings.size(), 1u) << why;
     EXPECT_NE(warnings[0].find(dir_.string()), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find(says), std::string::npos) << warnings[0];
+  }
+  fs::path artifact_path(const Key& key) {
+    fs::create_directories(dir_);
+    return dir_ / fast_artifact(key).file_name();
   }
 
   fs::path dir_;
@@ -189,6 +211,95 @@ TEST_F(Artifacts, PartialTempFilesAreNeverRead) {
   std::ofstream(dir_ / ("." + fast_artifact(key).file_name() + ".tmp-1")) << full.substr(0, 40);
   Tuner t(dev_, options());
   EXPECT_EQ(t.select(*op_, key).source, Source::searched);
+}
+
+TEST_F(Artifacts, AFifoAtTheArtifactPathIsSkippedWithoutBlocking) {
+  Key key{{"n", 4}};
+  ASSERT_EQ(::mkfifo(artifact_path(key).c_str(), 0600), 0);
+  expect_skipped(key, "FIFO", "FIFO");
+}
+
+TEST_F(Artifacts, ASymlinkToADeviceIsSkippedNotReadForever) {
+  Key key{{"n", 4}};
+  fs::create_symlink("/dev/zero", artifact_path(key));
+  expect_skipped(key, "symlink to /dev/zero", "character device");
+}
+
+TEST_F(Artifacts, ADirectoryAtTheArtifactPathIsSkipped) {
+  Key key{{"n", 4}};
+  fs::create_directories(artifact_path(key));
+  expect_skipped(key, "directory", "directory");
+}
+
+TEST_F(Artifacts, AnOversizeArtifactIsSkippedNamingSizeAndCap) {
+  Key key{{"n", 4}};
+  std::string big = fast_artifact(key).to_json();
+  big.insert(big.size() - 2, std::string(kArtifactMaxBytes, ' '));  // valid JSON, too big
+  std::ofstream(artifact_path(key)) << big;
+  expect_skipped(key, "oversize", std::to_string(kArtifactMaxBytes));
+}
+
+TEST_F(Artifacts, ATruncatedArtifactIsSkipped) {
+  Key key{{"n", 4}};
+  const std::string whole = fast_artifact(key).to_json();
+  plant(key, whole.substr(0, whole.size() / 2));
+  expect_skipped(key, "truncated", "not valid JSON");
+}
+
+TEST_F(Artifacts, ReadArtifactRefusesWhatIsNotARegularFile) {
+  Key key{{"n", 4}};
+  const std::string path = write_artifact(dir_.string(), fast_artifact(key));
+  EXPECT_EQ(read_artifact(path).candidate, "fast");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
+  const fs::path fifo = dir_ / "fifo.json";
+  EXPECT_NE(error_within(std::chrono::seconds(20), [fifo] { read_artifact(fifo); }).find("FIFO"),
+            std::string::npos);
+  EXPECT_THROW(read_artifact("/dev/null"), UsageError);
+  std::ofstream(dir_ / "half.json") << slurp(path).substr(0, 30);
+  EXPECT_THROW(read_artifact(dir_ / "half.json"), ParseError);
+}
+
+TEST_F(Artifacts, WritesArePrivate) {
+  Key key{{"n", 4}};
+  const std::string path = write_artifact((dir_ / "new" / "dir").string(), fast_artifact(key));
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((dir_ / "new").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST_F(Artifacts, TheWriterNeverFollowsOrReplacesASymlinkFifoOrDevice) {
+  Key key{{"n", 4}};
+  const fs::path target = artifact_path(key);
+  std::ofstream(dir_ / "victim") << "precious";
+  fs::create_symlink(dir_ / "victim", target);
+  EXPECT_THROW(write_artifact(dir_.string(), fast_artifact(key)), UsageError);
+  EXPECT_EQ(slurp(dir_ / "victim"), "precious");
+  fs::remove(target);
+  fs::create_symlink("/dev/full", target);
+  EXPECT_THROW(write_artifact(dir_.string(), fast_artifact(key)), UsageError);
+  EXPECT_TRUE(fs::is_symlink(target));
+  fs::remove(target);
+  ASSERT_EQ(::mkfifo(target.c_str(), 0600), 0);
+  const Artifact a = fast_artifact(key);
+  const std::string dir = dir_.string();
+  EXPECT_NE(
+      error_within(std::chrono::seconds(20), [a, dir] { write_artifact(dir, a); }).find("FIFO"),
+      std::string::npos);
+  EXPECT_TRUE(fs::is_fifo(target));
+}
+
+TEST_F(Artifacts, APlantedTempSymlinkIsNeverFollowed) {
+  Key key{{"n", 4}};
+  const fs::path target = artifact_path(key);
+  std::ofstream(dir_ / "victim") << "precious";
+  // The name the old writer used (.<file>.tmp-<pid>): anyone could plant it.
+  fs::create_symlink(dir_ / "victim", dir_ / ("." + target.filename().string() + ".tmp-" +
+                                              std::to_string(::getpid())));
+  write_artifact(dir_.string(), fast_artifact(key));
+  EXPECT_EQ(slurp(dir_ / "victim"), "precious");
+  EXPECT_EQ(read_artifact(target).candidate, "fast");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -120,9 +121,16 @@ TEST_F(SafeFile, RefusesToReplaceADirectoryOrADevice) {
   fs::create_directories(dir_ / "sub");
   EXPECT_NE(message_of([&] { write_file_atomically(dir_ / "sub", "x"); }).find("directory"),
             std::string::npos);
-  // /dev/full as the target: refused by type before anything is written.
-  const std::string m = message_of([&] { write_file_atomically("/dev/full", "x", "export"); });
-  EXPECT_NE(m.find("character device"), std::string::npos) << m;
+  // A device like /dev/full, made here (a regression must not replace the real one).
+  const fs::path full = dir_ / "full";
+  if (::mknod(full.c_str(), S_IFCHR | 0600, ::makedev(1, 7)) == 0) {
+    const std::string m = message_of([&] { write_file_atomically(full, "x", "export"); });
+    EXPECT_NE(m.find("character device"), std::string::npos) << m;
+    EXPECT_FALSE(fs::is_regular_file(full));
+  }
+  fs::create_symlink("/dev/full", dir_ / "link");  // refused as a link, the device untouched
+  EXPECT_NE(message_of([&] { write_file_atomically(dir_ / "link", "x"); }).find("symbolic link"),
+            std::string::npos);
 }
 
 TEST_F(SafeFile, APlantedSymlinkAtATempNameIsNeverFollowed) {

@@ -2,8 +2,11 @@
 // T4 results file reads back (with the replay backend's reader) to the same configurations,
 // times and best, and lists them in the order the run evaluated them, with their compile times.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/datasets.hpp"
+#include "fakes/hostile_files.hpp"
 #include "fakes/temp_dir.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
@@ -412,6 +416,67 @@ TEST(RecordingExport, AnUnwritableFileIsAClearErrorAndLeavesNoTemporary) {
   std::size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir.path())) files += e.is_regular_file();
   EXPECT_EQ(files, 1u);
+}
+
+// The two export writers, each against what may sit at the target.
+using Writer = void (*)(const fs::path&, const Recording&);
+const Writer kWriters[] = {&write_kernel_tuner_cache, &write_t4_results};
+
+using testing::error_within;
+using testing::make_special_file;
+std::string slurp(const fs::path& p) {
+  return testing::file_text(p);
+}
+
+TEST(RecordingExport, ASymlinkAtTheTargetIsRefusedAndNeverFollowed) {
+  for (Writer write : kWriters) {
+    TempDir dir;
+    dir.write("victim", "precious");
+    fs::create_symlink(dir / "victim", dir / "out.json");
+    EXPECT_THROW(write(dir / "out.json", mixed()), UsageError);
+    EXPECT_EQ(slurp(dir / "victim"), "precious");
+    EXPECT_TRUE(fs::is_symlink(dir / "out.json"));
+  }
+}
+
+TEST(RecordingExport, AFifoAtTheTargetIsRefusedWithoutBlocking) {
+  for (Writer write : kWriters) {
+    TempDir dir;
+    ASSERT_EQ(::mkfifo((dir / "out.json").c_str(), 0600), 0);
+    const fs::path target = dir / "out.json";
+    const std::string m =
+        error_within(std::chrono::seconds(20), [write, target] { write(target, mixed()); });
+    EXPECT_NE(m.find("FIFO"), std::string::npos) << m;
+    EXPECT_TRUE(fs::is_fifo(dir / "out.json"));
+  }
+}
+
+TEST(RecordingExport, ADeviceNodeIsNeverTurnedIntoAFile) {
+  for (Writer write : kWriters) {
+    TempDir dir;
+    ASSERT_TRUE(make_special_file(dir / "full"));
+    EXPECT_THROW(write(dir / "full", mixed()), UsageError);
+    struct stat st {};
+    ASSERT_EQ(::lstat((dir / "full").c_str(), &st), 0);
+    EXPECT_FALSE(S_ISREG(st.st_mode));
+    // A symlink to the real /dev/full is refused as a symlink, before any device is touched.
+    fs::create_symlink("/dev/full", dir / "link");
+    EXPECT_THROW(write(dir / "link", mixed()), UsageError);
+    EXPECT_TRUE(fs::is_symlink(dir / "link"));
+  }
+}
+
+TEST(RecordingExport, APlantedTempSymlinkIsNeverFollowedAndTheFileIsPrivate) {
+  for (Writer write : kWriters) {
+    TempDir dir;
+    dir.write("victim", "precious");
+    fs::create_symlink(dir / "victim", dir / (".out.json.tmp-" + std::to_string(::getpid())));
+    write(dir / "out.json", mixed());
+    EXPECT_EQ(slurp(dir / "victim"), "precious");
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / "out.json").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+  }
 }
 
 }  // namespace

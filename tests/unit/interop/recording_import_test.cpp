@@ -1,13 +1,17 @@
 // Tests for src/interop/recording_import.cpp: a Kernel Tuner cache file as a stored choice
 // with its evidence, and the T4 reader on real-shaped files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "fakes/datasets.hpp"
+#include "fakes/hostile_files.hpp"
 #include "fakes/temp_dir.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
@@ -166,6 +170,58 @@ TEST(RecordingImport, CorruptFilesAreClearErrors) {
       EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
     }
   }
+}
+
+using testing::error_within;
+using testing::gzipped_zeros;
+
+// Bounded: a FIFO or a device that blocks or never ends must fail the test, not hang it.
+std::string load_error(const fs::path& file) {
+  const std::string m = error_within(std::chrono::seconds(30), [file] { Recording::load(file); });
+  EXPECT_NE(m, "blocked") << "Recording::load(" << file << ") blocked";
+  EXPECT_NE(m, "") << file << " was accepted";
+  return m;
+}
+
+TEST(RecordingImport, AFifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "cache.json").c_str(), 0600), 0);
+  EXPECT_NE(load_error(dir / "cache.json").find("FIFO"), std::string::npos);
+}
+
+TEST(RecordingImport, ASymlinkToADeviceOrADirectoryIsRefused) {
+  TempDir dir;
+  fs::create_symlink("/dev/zero", dir / "zero.json");
+  EXPECT_NE(load_error(dir / "zero.json").find("character device"), std::string::npos);
+  fs::create_directories(dir / "dir.json");
+  EXPECT_NE(load_error(dir / "dir.json").find("directory"), std::string::npos);
+}
+
+TEST(RecordingImport, AnOversizeFileIsRefusedNamingSizeAndCap) {
+  TempDir dir;
+  const fs::path file = dir.write("big.json", "{");
+  fs::resize_file(file, (std::size_t{128} << 20) + 1);  // sparse: costs no disk
+  const std::string m = load_error(file);
+  EXPECT_NE(m.find(std::to_string((std::size_t{128} << 20) + 1) + " bytes"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("cap"), std::string::npos) << m;
+}
+
+TEST(RecordingImport, AGzipBombIsRefused) {
+  TempDir dir;
+  // 160 MiB of zeros behind a KT-looking head: a few hundred KB on disk.
+  const std::string bomb = gzipped_zeros(std::size_t{160} << 20, R"({"cache": {"x": ")");
+  ASSERT_LT(bomb.size(), std::size_t{1} << 20);
+  const std::string m = load_error(dir.write("bomb.json.gz", bomb));
+  EXPECT_NE(m.find("gzip bomb"), std::string::npos) << m;
+  EXPECT_NE(m.find("bomb.json.gz"), std::string::npos) << m;
+}
+
+TEST(RecordingImport, ATruncatedGzipIsRefused) {
+  TempDir dir;
+  const std::string whole = gzipped_zeros(std::size_t{4} << 20);
+  const std::string m = load_error(dir.write("cut.json.gz", whole.substr(0, whole.size() / 2)));
+  EXPECT_NE(m.find("truncated"), std::string::npos) << m;
 }
 
 }  // namespace

@@ -1,14 +1,18 @@
 // src/model/device_profile.cpp: profile files round trip; malformed ones are clear errors
 // naming the file and the field.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/hostile_files.hpp"
+#include "fakes/temp_dir.hpp"
 #include "tunekit/cost_model.hpp"
 #include "tunekit/errors.hpp"
 
@@ -139,6 +143,60 @@ TEST(DeviceProfile, MissingFileSaysHowToMakeOne) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/p.json"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("tunekit calibrate --out"), std::string::npos);
   }
+}
+
+using testing::error_within;
+using testing::TempDir;
+
+std::string read_error(const fs::path& path) {
+  const std::string p = path.string();
+  const std::string m = error_within(std::chrono::seconds(20), [p] { read_profile(p); });
+  EXPECT_NE(m, "blocked") << p;
+  EXPECT_NE(m.find(p), std::string::npos) << m;
+  return m;
+}
+
+TEST(DeviceProfile, ReadingRefusesFifosDevicesDirectoriesAndOversizeFiles) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  EXPECT_NE(read_error(dir / "fifo.json").find("FIFO"), std::string::npos);
+  fs::create_symlink("/dev/zero", dir / "zero.json");
+  EXPECT_NE(read_error(dir / "zero.json").find("character device"), std::string::npos);
+  fs::create_directories(dir / "dir.json");
+  EXPECT_NE(read_error(dir / "dir.json").find("directory"), std::string::npos);
+  const fs::path big = dir.write("big.json", sample().to_json());
+  fs::resize_file(big, (std::size_t{1} << 20) + 1);
+  EXPECT_NE(read_error(big).find("cap is 1048576 bytes"), std::string::npos);
+  const std::string whole = sample().to_json();
+  const std::string m = read_error(dir.write("cut.json", whole.substr(0, whole.size() / 2)));
+  EXPECT_NE(m.find("not valid JSON"), std::string::npos) << m;
+}
+
+TEST(DeviceProfile, WritingIsPrivateAndNeverFollowsOrReplacesASpecialFile) {
+  TempDir dir;
+  const fs::path path = dir / "new" / "p.json";
+  write_profile(path.string(), sample());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((dir / "new").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  dir.write("victim", "precious");
+  fs::create_symlink(dir / "victim", dir / "link.json");
+  EXPECT_THROW(write_profile((dir / "link.json").string(), sample()), UsageError);
+  EXPECT_EQ(testing::file_text(dir / "victim"), "precious");
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  const std::string fifo = (dir / "fifo.json").string();
+  EXPECT_NE(error_within(std::chrono::seconds(20), [fifo] { write_profile(fifo, sample()); })
+                .find("FIFO"),
+            std::string::npos);
+  ASSERT_TRUE(testing::make_special_file(dir / "full.json"));
+  EXPECT_THROW(write_profile((dir / "full.json").string(), sample()), UsageError);
+  // A planted symlink at the old predictable temp name is never followed.
+  fs::create_symlink(dir / "victim", dir / (".p.json.tmp-" + std::to_string(::getpid())));
+  write_profile((dir / "p.json").string(), sample());
+  EXPECT_EQ(testing::file_text(dir / "victim"), "precious");
 }
 
 }  // namespace

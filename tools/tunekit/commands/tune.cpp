@@ -141,12 +141,9 @@ std::optional<std::string> measured_evidence(const TuneReport& report, Tuner& tu
       // The artifact that answered: keep its evidence.
       try {
         const Artifact wanted = make_artifact(op, key, device, report.winner_name);
-        const std::filesystem::path path =
-            std::filesystem::path(tuner.options().artifact_dir) / wanted.file_name();
-        std::ifstream in(path, std::ios::binary);
-        const std::string text((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
-        return Artifact::parse(text).evidence;
+        return read_artifact(std::filesystem::path(tuner.options().artifact_dir) /
+                             wanted.file_name())
+            .evidence;
       } catch (const UsageError&) {
         return std::string("[]");
       }

@@ -23,7 +23,10 @@ class SpecOptions {
   // after ':' in a spec ("t0=2,alpha=0.99"). Malformed: UsageError.
   static SpecOptions parse(std::string_view kind, std::string_view name, std::string_view text);
 
-  // Values outside [min, max], NaN and trailing characters are UsageErrors naming the key.
+  // Bounded getters. NaN, infinities (unless within [min, max]), values outside [min, max], a
+  // sign on a count and trailing characters are UsageErrors naming the plug-in, the key, the
+  // allowed range and the value given: "strategy 'genetic': pop must be an integer in [2,
+  // 10000], got 0".
   double number(const std::string& key, double fallback, double min, double max);
   std::size_t count(const std::string& key, std::size_t fallback, std::size_t min, std::size_t max);
   std::string word(const std::string& key, const std::string& fallback,

@@ -46,8 +46,8 @@ double SpecOptions::number(const std::string& key, double fallback, double min, 
   double v = 0;
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
   if (ec != std::errc() || end != text->data() + text->size() || !(v >= min && v <= max))
-    throw UsageError(what_ + ": " + key + "=" + *text +
-                     fmt::format(" must be a number in [{:g}, {:g}]", min, max));
+    throw UsageError(fmt::format("{}: {} must be a number in [{:g}, {:g}], got {}", what_, key, min,
+                                 max, *text));
   return v;
 }
 
@@ -60,8 +60,8 @@ std::size_t SpecOptions::count(const std::string& key, std::size_t fallback, std
   std::size_t v = 0;
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
   if (ec != std::errc() || end != text->data() + text->size() || v < min || v > max)
-    throw UsageError(what_ + ": " + key + "=" + *text + " must be an integer in [" +
-                     std::to_string(min) + ", " + std::to_string(max) + "]");
+    throw UsageError(
+        fmt::format("{}: {} must be an integer in [{}, {}], got {}", what_, key, min, max, *text));
   return v;
 }
 
@@ -73,7 +73,7 @@ std::string SpecOptions::word(const std::string& key, const std::string& fallbac
   const std::string* text = lookup(values_, key);
   if (!text) return fallback;
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *text) == allowed.end())
-    throw UsageError(what_ + ": " + key + "=" + *text + " must be one of " + list);
+    throw UsageError(fmt::format("{}: {} must be one of {}, got {}", what_, key, list, *text));
   return *text;
 }
 

@@ -109,11 +109,11 @@ std::unique_ptr<Strategy> make_bandit(StrategyOptions& options, const StrategyRe
   while (start <= arms_text.size()) {
     const std::size_t plus = std::min(arms_text.find('+', start), arms_text.size());
     const std::string name = arms_text.substr(start, plus - start);
-    if (name == "bandit") throw UsageError("bandit: an arm cannot be another bandit");
+    if (name == "bandit") throw UsageError("strategy 'bandit': an arm cannot be another bandit");
     arms.push_back({registry.make(name), {}, 0});
     start = plus + 1;
   }
-  if (arms.empty()) throw UsageError("bandit: arms=a+b+... needs at least one strategy");
+  if (arms.empty()) throw UsageError("strategy 'bandit': arms=a+b+... needs at least one strategy");
   return std::make_unique<BanditStrategy>(std::move(arms), window, c);
 }
 

@@ -13,6 +13,7 @@
 #include "tuner/choice_table.hpp"
 #include "tuner/model_choice.hpp"
 #include "tuner/search.hpp"
+#include "tuner/tuner_options.hpp"
 
 namespace tunekit {
 
@@ -62,8 +63,7 @@ struct PendingKey {
 class Tuner::Impl {
  public:
   Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
-    if (!(options_.tie_band >= 0 && options_.tie_band < 1))
-      throw UsageError("TunerOptions: tie_band must be in [0, 1), e.g. 0.02 for 2 %");
+    detail::check_tuner_options(options_);  // every numeric field: NaN, negative, absurd
     detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;

@@ -1,9 +1,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
+#include "tuner/tuner_options.hpp"
 
 namespace tunekit {
 
@@ -50,3 +54,57 @@ TunerOptions TunerOptions::from_environment() {
 }
 
 }  // namespace tunekit
+
+namespace tunekit::detail {
+namespace {
+
+constexpr double kYear = 365.0 * 24 * 3600;  // no budget or reading is meant to be longer
+
+void integer_in(std::string_view where, std::string_view field, long long value, long long min,
+                long long max, std::string_view hint = "") {
+  if (value < min || value > max)
+    throw UsageError(fmt::format("{}{} must be an integer in [{}, {}]{}, got {}", where, field, min,
+                                 max, hint, value));
+}
+
+// NaN fails both comparisons, so it is refused with the range.
+void real_in(std::string_view where, std::string_view field, double value, double min, double max,
+             std::string_view hint = "") {
+  if (!(value >= min && value <= max))
+    throw UsageError(fmt::format("{}{} must be a number in [{:g}, {:g}]{}, got {}", where, field,
+                                 min, max, hint, value));
+}
+
+}  // namespace
+
+void check_timing_options(const TimingOptions& t, std::string_view where) {
+  integer_in(where, "warmup", t.warmup, 0, 1000);
+  integer_in(where, "repeats_floor", t.repeats_floor, 1, 100000, " (samples per window)");
+  integer_in(where, "max_runs", t.max_runs, 1, 100000, " (samples per window)");
+  real_in(where, "sample_budget", t.sample_budget, 0, 3600, " (seconds)");
+  real_in(where, "stall_ratio", t.stall_ratio, 1, 1e6, " (a factor over the window's minimum)");
+  real_in(where, "contended_fraction", t.contended_fraction, 0, 1);
+  real_in(where, "batch_target", t.batch_target, 1e-6, 60, " (seconds per queued batch)");
+  integer_in(where, "depth_cap", t.depth_cap, 1, 1 << 20, " (launches per batch)");
+  integer_in(where, "fixed_depth", t.fixed_depth, 0, 1 << 20, " (0: calibrate)");
+  real_in(where, "hopeless_against", t.hopeless_against, 0, kYear, " (seconds; 0: never)");
+  // Infinity is allowed: it never cuts a window.
+  real_in(where, "hopeless_ratio", t.hopeless_ratio, 1, std::numeric_limits<double>::infinity());
+}
+
+void check_tuner_options(const TunerOptions& o) {
+  constexpr std::string_view where = "TunerOptions: ";
+  if (!(o.tie_band >= 0 && o.tie_band < 1))
+    throw UsageError(fmt::format(
+        "TunerOptions: tie_band must be in [0, 1), e.g. 0.02 for 2 %, got {}", o.tie_band));
+  integer_in(where, "rotate", o.rotate, 0, 64, " (0: what the op declares, 1: none)");
+  real_in(where, "budget_seconds", o.budget_seconds, 0, kYear, " (0: no budget)");
+  integer_in(where, "build_threads", o.build_threads, 0, 1024, " (0: one per hardware thread)");
+  real_in(where, "limit", o.limit, 0, kYear, " (seconds per launch; 0: off)");
+  integer_in(where, "confirm_pairs", o.confirm_pairs, 0, 10000, " (0: off)");
+  integer_in(where, "paired.min_pairs", o.paired.min_pairs, 1, 10000);
+  real_in(where, "paired.max_relative_mad", o.paired.max_relative_mad, 0, 100);
+  check_timing_options(o.timing, "TunerOptions: timing.");
+}
+
+}  // namespace tunekit::detail

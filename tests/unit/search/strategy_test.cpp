@@ -229,6 +229,54 @@ TEST(StrategyRegistry, OptionStrings) {
   EXPECT_NE(message("bandit:arms=ils+nope").find("unknown strategy 'nope'"), std::string::npos);
 }
 
+// Every numeric option of every strategy is bounded: NaN, infinities, signs, zero where it is
+// meaningless and huge values are refused naming the strategy, the option, the range and the
+// value given.
+TEST(StrategyRegistry, EveryNumericOptionIsBounded) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"anneal:t0=nan", "t0 must be a number in [1e-06, 1e+06], got nan"},
+      {"anneal:t0=0", "t0 must be a number"},
+      {"anneal:alpha=inf", "alpha must be a number in [0.5, 1], got inf"},
+      {"anneal:tmin=-1", "tmin must be a number"},
+      {"genetic:pop=0", "pop must be an integer in [2, 10000], got 0"},
+      {"genetic:pop=4294967295", "pop must be an integer in [2, 10000]"},
+      {"genetic:mutation=1.5", "mutation must be a number in [0, 1]"},
+      {"genetic:tournament=-1", "tournament must be an integer"},
+      {"ils:perturb=0", "perturb must be an integer in [1, 1000]"},
+      {"ils:restart=nan", "restart must be a number"},
+      {"bayes:train=1", "train must be an integer in [4, 2000]"},
+      {"bayes:pool=0", "pool must be an integer"},
+      {"bayes:xi=-0.1", "xi must be a number"},
+      {"bandit:window=0", "window must be an integer"},
+      {"bandit:c=nan", "c must be a number"},
+      {"surrogate:batch=0", "batch must be an integer in [1, 1024]"},
+      {"surrogate:clip=0", "clip must be a number"},
+      {"surrogate:shape=2", "shape must be an integer in [0, 1]"},
+      {"model:fraction=0", "fraction must be a number"},
+      {"model:top=0", "top must be an integer"},
+      {"model:floor=nan", "floor must be a number"},
+      {"auto:small=0", "small must be an integer"},
+      {"auto:cap=-1", "cap must be an integer"},
+  };
+  for (const auto& [spec, expected] : bad) {
+    const std::string name = spec.substr(0, spec.find(':'));
+    try {
+      registry().make(spec);
+      ADD_FAILURE() << spec << ": accepted";
+    } catch (const UsageError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("strategy '" + name + "'"), std::string::npos) << spec << ": " << m;
+      EXPECT_NE(m.find(expected), std::string::npos) << spec << ": " << m;
+    }
+  }
+  try {
+    registry().make("bandit:arms=random+bandit");
+    ADD_FAILURE() << "a bandit arm that is a bandit was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("strategy 'bandit'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(History, RejectsRepeats) {
   History h(4);
   h.add({1, Status::ok, 2.0, 0});

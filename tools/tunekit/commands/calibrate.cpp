@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "commands/bounds.hpp"
 #include "commands/commands.hpp"
 #include "commands/environment.hpp"
 #include "progress_bar.hpp"
@@ -122,7 +123,7 @@ void register_calibrate(CLI::App& app) {
   sub->add_flag("--quick", command->quick,
                 "A short, noisier calibration (about a second): fewer repeats, a coarser sweep");
   sub->add_option("--threads,-t", command->threads, "Worker threads (0: one per core)")
-      ->check(CLI::Range(0, 4096));
+      ->transform(integer_in(0, 4096));
   sub->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
   sub->callback([command] { run_calibrate(*command); });
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "commands/bounds.hpp"
 #include "commands/commands.hpp"
 #include "commands/environment.hpp"
 #include "tunekit/catalog.hpp"
@@ -83,7 +84,7 @@ void register_explain(CLI::App& app) {
                   "Most permissive numerics class admitted: bitwise | reassociates | approximate");
   sub->add_option("--threads,-t", command->threads,
                   "Worker threads the op's candidates are built for (0: one per core)")
-      ->check(CLI::Range(0, 4096));
+      ->transform(integer_in(0, 4096));
   sub->add_option("--store", command->store,
                   "Where stored measurements are read: sqlite:PATH, or none (default: the "
                   "environment's store)");

@@ -3,6 +3,7 @@
 //                live tuner's search on a recorded space (a ReplayDevice); the exports hold the
 //                first run's evaluations.
 #include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "commands/bounds.hpp"
 #include "commands/commands.hpp"
 #include "commands/duration.hpp"
 #include "commands/export_flags.hpp"
@@ -41,12 +43,13 @@ struct ReplayOptions {
 
 void run_replay(const ReplayOptions& o) {
   if (o.repeats == 0) throw UsageError("--repeats must be at least 1");
-  const Recording recording = Recording::load(o.dataset);
+  // Everything the user typed is checked before the dataset is read.
   ReplaySearchOptions search;
   search.strategy = o.strategy;
   search.schedule = o.schedule;
   search.budget_evaluations = static_cast<std::size_t>(o.budget_evals);
   if (!o.budget_time.empty()) search.budget_seconds = parse_duration(o.budget_time, "--budget");
+  const Recording recording = Recording::load(o.dataset);
   Budget budget;  // as reported
   if (o.budget_evals > 0) budget.evaluations = static_cast<std::size_t>(o.budget_evals);
   if (search.budget_seconds > 0) budget.seconds = search.budget_seconds;
@@ -150,14 +153,17 @@ void register_replay(CLI::App& app) {
       ->capture_default_str();
   auto* evals = cmd->add_option("--budget-evals", o->budget_evals,
                                 "Measure at most N points beyond the default")
-                    ->check(CLI::Range(1LL, 1LL << 40));
+                    ->transform(integer_in(1, std::int64_t{1} << 40));
   auto* time = cmd->add_option(
       "--budget,--budget-time", o->budget_time,
       "Simulated-time budget (the recorded compile and verification times and the readings of "
       "every timing window), e.g. 600s or 10m");
   evals->excludes(time);
-  cmd->add_option("--repeats", o->repeats, "Independent runs (seeds S, S+1, ...)");
-  cmd->add_option("--seed", o->seed, "Seed of the first run");
+  // Bounded: 4294967295 runs would never end (and "-1" would wrap to that).
+  cmd->add_option("--repeats", o->repeats, "Independent runs (seeds S, S+1, ...)")
+      ->transform(unsigned_in(1, 10000));
+  cmd->add_option("--seed", o->seed, "Seed of the first run")
+      ->transform(unsigned_in(0, UINT64_MAX));
   cmd->add_flag("--json", o->json, "Write the result as JSON");
   o->exports.add_to(*cmd, "the first run's evaluations (their recorded results)");
   cmd->callback([o] { run_replay(*o); });

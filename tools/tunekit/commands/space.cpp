@@ -1,6 +1,7 @@
 // tunekit space FILE [--list N] [--json]: counts (and lists) the valid configurations of a T1
 // space file.
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "commands/bounds.hpp"
 #include "commands/commands.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/value_json.hpp"
@@ -65,7 +67,8 @@ void register_space(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("space", "Count (and list) the valid configurations of a T1 space file");
   cmd->add_option("file", options->file, "T1 space file (JSON)")->required();
-  cmd->add_option("--list", options->list, "Also print the first N configurations");
+  cmd->add_option("--list", options->list, "Also print the first N configurations")
+      ->transform(unsigned_in(0, std::uint64_t{1} << 40));
   cmd->add_flag("--json", options->json, "Write the result as JSON");
   cmd->callback([options] { run_space(*options); });
 }

@@ -7,6 +7,7 @@
 //                   [--save-artifact] [--artifact-dir D]
 //                   [--model] [--profile F]
 //                   [--backend cpu|opencl] [--device INDEX|NAME]
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/backend.hpp"
+#include "commands/bounds.hpp"
 #include "commands/commands.hpp"
 #include "commands/duration.hpp"
 #include "commands/environment.hpp"
@@ -283,7 +285,7 @@ void register_tune(CLI::App& app) {
   tune->add_option("--shape,-s", command->shape,
                    "The key, e.g. m=256,n=256,k=256 (default: the op's example shape)");
   tune->add_option("--threads,-t", command->threads, "Worker threads (0: one per core)")
-      ->check(CLI::Range(0, 4096))
+      ->transform(integer_in(0, 4096))
       ->capture_default_str();
   tune->add_option("--mode", command->mode,
                    "off | cached | tune | force (default: $TUNEKIT_MODE, else tune)");
@@ -292,7 +294,7 @@ void register_tune(CLI::App& app) {
   command->tie_band_option =
       tune->add_option("--tie-band", command->tie_band,
                        "Candidates within this fraction of the best are tied (default 0.02)")
-          ->check(CLI::Range(0.0, 1.0));
+          ->check(real_in(0.0, 1.0));
   tune->add_flag("--json", command->json, "Write the report as JSON (same as --reporter json)");
   tune->add_option("--reporter", command->reporter, "Report format: console | json")
       ->capture_default_str();
@@ -306,29 +308,30 @@ void register_tune(CLI::App& app) {
   tune->add_option("--schedule", command->schedule,
                    "How windows are shared: full (default) | racing[:round=4,z=1.96,...]");
   tune->add_option("--seed", command->seed, "The strategy's seed (recorded in the report)")
+      ->transform(unsigned_in(0, UINT64_MAX))
       ->capture_default_str();
   tune->add_option("--budget", command->budget,
                    "Wall-clock budget of the search: 90s, 2m, 1.5h or seconds (the default is "
                    "always measured; a cut search is stored as budget_cut)");
   tune->add_option("--budget-evals", command->budget_evals,
                    "Measure at most N points beyond the default")
-      ->check(CLI::Range(1LL, 1LL << 40));
+      ->transform(integer_in(1, std::int64_t{1} << 40));
   tune->add_option("--build-threads", command->build_threads,
                    "Threads of the compile pass (0: one per hardware thread)")
-      ->check(CLI::Range(0, 1024));
+      ->transform(integer_in(0, 1024));
   tune->add_option("--timing", command->timing,
                    "isolated (one launch per sample) | queued (calibrated batches)");
   tune->add_option("--limit", command->limit,
                    "Racing: stop once the leader is surely under this many seconds per call")
-      ->check(CLI::NonNegativeNumber);
+      ->check(real_in(0, 3600));
   tune->add_option("--numerics", command->numerics,
                    "Most permissive numerics class admitted: bitwise | reassociates | approximate");
   tune->add_option("--rotate", command->rotate,
                    "Input copies cycled while timing (0: what the op declares, 1: none)")
-      ->check(CLI::Range(0, 64));
+      ->transform(integer_in(0, 64));
   tune->add_option("--confirm-pairs", command->confirm_pairs,
                    "A B B A pairs confirming a non-default winner (0: off; default 16)")
-      ->check(CLI::Range(0, 10000));
+      ->transform(integer_in(0, 10000));
   tune->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
   tune->add_option("--backend", command->backend,
                    "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels)");

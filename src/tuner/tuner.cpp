@@ -63,7 +63,7 @@ struct PendingKey {
 class Tuner::Impl {
  public:
   Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
-    detail::check_tuner_options(options_);  // every numeric field: NaN, negative, absurd
+    detail::check_tuner_options(options_);   // every numeric field: NaN, negative, absurd
     detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
     store_ = open_store(options_.store, options_.on_warning);
     environment_ = options_.environment;

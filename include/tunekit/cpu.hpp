@@ -16,6 +16,8 @@ namespace tunekit::cpu {
 // A fixed pool of worker threads. parallel_for runs fn(task) for task in [0, tasks) on at
 // most `threads` threads (the caller is one of them) and returns when all are done. Safe to
 // call from several threads (jobs queue up); a call from inside a task runs inline.
+// Fork-aware: in a child process (a trial's worker) the pool starts its threads again on
+// first use. Construction that cannot start its threads throws UsageError.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads = 0);  // 0: one per core
@@ -28,7 +30,9 @@ class ThreadPool {
 
  private:
   class Impl;
+  void respawn();
   std::unique_ptr<Impl> impl_;
+  unsigned generation_ = 0;  // the process's fork generation the threads belong to
 };
 
 class SteadyClock final : public Clock {
@@ -64,6 +68,7 @@ class CpuDevice final : public Device {
   const DeviceIdentity& identity() const override { return identity_; }
   Clock& clock() override { return clock_; }
   Evictor* evictor() override { return &evictor_; }
+  Workers workers() const override { return Workers::by_default; }
 
  private:
   DeviceIdentity identity_;

@@ -2,6 +2,7 @@
 // so a fake for a test costs a few lines.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -69,9 +70,22 @@ class Device {
   virtual Evictor* evictor() { return nullptr; }
   // A trial that runs candidate `index` of `workload`. The default runs it on the host.
   virtual std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index);
+  // Whether this device's trials may run in a forked worker process (DESIGN §11): trials that
+  // run host code can (the default Device::make_trial's), a device context cannot be used
+  // across fork(). The CPU device isolates by default.
+  enum class Workers { unsupported, supported, by_default };
+  virtual Workers workers() const { return Workers::supported; }
   // Whether trials' build() may run on several threads at once (a simulated device with one
   // clock says no, so its time stays deterministic).
   virtual bool parallel_builds() const { return true; }
+
+  // One search at a time on this device (DESIGN §11): every Tuner on it try-locks this
+  // around a search, and a contender is served the default instead of waiting.
+  bool try_begin_search() { return !searching_.exchange(true, std::memory_order_acquire); }
+  void end_search() { searching_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> searching_{false};
 };
 
 }  // namespace tunekit

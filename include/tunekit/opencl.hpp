@@ -209,6 +209,8 @@ class OpenclDevice final : public Device {
   const DeviceIdentity& identity() const override { return context_->info().identity; }
   Clock& clock() override { return clock_; }
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
+  // A worker would need its own context (a driver's state does not survive fork()): not yet.
+  Workers workers() const override { return Workers::unsupported; }
   const std::shared_ptr<Context>& context() const { return context_; }
 
  private:

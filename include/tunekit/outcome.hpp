@@ -21,6 +21,7 @@ enum class Status {
   stopped,   // a budget or stop() stopped it
   hopeless,  // cut early: it could not beat the incumbent
   skipped,   // not attempted (numerics policy, earlier plan group won, ...)
+  crashed,   // its worker process died (a signal, or an exit) before it answered
 };
 
 std::string_view to_string(Status status);

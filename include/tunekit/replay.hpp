@@ -138,6 +138,8 @@ class ReplayDevice final : public Device {
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
   // One simulated timeline: builds are charged one after the other.
   bool parallel_builds() const override { return false; }
+  // The simulated clock lives in this process: a worker's charges would be lost.
+  Workers workers() const override { return Workers::unsupported; }
 
   const Recording& recording() const { return *recording_; }
   // Simulated seconds charged so far (prepares and launches).

@@ -90,6 +90,9 @@ struct TuneReport {
   double paired_ratio = 0;  // winner / default, median of the pairs
   int paired_pairs = 0;
   double seconds_compiling = 0;  // wall time of the compile passes
+  // Where trials ran (DESIGN §11): "worker" (a worker process each), or "in_process" (with
+  // the op's reason when it opted out).
+  std::string isolation;
   double seconds_validating = 0;
   double seconds_measuring = 0;
   double seconds_total = 0;

@@ -20,7 +20,8 @@ Outcome classify_exception(std::exception_ptr error, std::string_view during, St
   } catch (const std::exception& e) {
     return Outcome{fallback, prefix + e.what()};
   } catch (...) {
-    throw FatalError(prefix + "a candidate threw something that is not a std::exception");
+    // A candidate that throws an int is hostile or broken, not a reason to stop the search.
+    return Outcome{fallback, prefix + "threw something that is not a std::exception"};
   }
 }
 

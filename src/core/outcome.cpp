@@ -5,7 +5,7 @@
 
 namespace tunekit {
 namespace {
-constexpr std::array<std::pair<Status, std::string_view>, 12> kStatusNames{{
+constexpr std::array<std::pair<Status, std::string_view>, 13> kStatusNames{{
     {Status::ok, "ok"},
     {Status::rejected, "rejected"},
     {Status::compile_failed, "compile_failed"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<Status, std::string_view>, 12> kStatusNames{{
     {Status::stopped, "stopped"},
     {Status::hopeless, "hopeless"},
     {Status::skipped, "skipped"},
+    {Status::crashed, "crashed"},
 }};
 }  // namespace
 

@@ -224,6 +224,8 @@ void ConsoleReporter::write(const TuneReport& r, std::ostream& out) {
                       format_seconds(r.seconds_total), format_seconds(r.seconds_compiling),
                       format_seconds(r.seconds_validating), format_seconds(r.seconds_measuring)));
   }
+  if (!r.isolation.empty())
+    field("trials", r.isolation == "worker" ? "in worker processes" : r.isolation);
   if (r.candidates.empty()) {
     field("candidates", "none measured in this call");
   } else {

@@ -140,6 +140,7 @@ Json report_json(const TuneReport& r) {
   j["paired_ratio"] = r.paired_ratio;
   j["paired_pairs"] = r.paired_pairs;
   j["seconds_compiling"] = r.seconds_compiling;
+  j["isolation"] = r.isolation;
   j["seconds_validating"] = r.seconds_validating;
   j["seconds_measuring"] = r.seconds_measuring;
   j["seconds_total"] = r.seconds_total;

@@ -87,8 +87,7 @@ class RacingSchedule final : public Schedule {
           out_of_time = true;
           return;
         }
-        Trial* trial = context.acquire(r.index);
-        if (!trial) {
+        if (!context.acquire(r.index)) {
           r.alive = false;
           context.finish(r.index, {Status::launch_failed, "could not be prepared again"},
                          std::nullopt);

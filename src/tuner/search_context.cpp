@@ -9,6 +9,7 @@
 #include "tunekit/stats.hpp"
 #include "tuner/admission.hpp"
 #include "tuner/decision.hpp"
+#include "tuner/trial_runner.hpp"
 
 namespace tunekit::detail {
 namespace {
@@ -28,9 +29,7 @@ SearchContext::SearchContext(Device& device, const OpBase& op, const Key& key,
   total_ = r_.space_size;
 }
 
-SearchContext::~SearchContext() {
-  while (!trials_.empty()) drop_trial(trials_.begin()->first);
-}
+SearchContext::~SearchContext() = default;
 
 CandidateReport& SearchContext::entry(std::size_t index) {
   if (auto it = position_.find(index); it != position_.end()) return r_.candidates[it->second];
@@ -50,13 +49,29 @@ CandidateReport& SearchContext::entry(std::size_t index) {
 }
 
 bool SearchContext::prepare_inputs() {
+  // A shape that cannot fit is refused before anything is allocated.
+  if (auto refused = working_set_refusal(op_, key_, device_.identity())) {
+    r_.source = Source::pre_search_failure;
+    r_.reason = *refused;
+    return false;
+  }
   try {
     workload_ = op_.make_workload(key_);
     reference_ = Reference::capture(*workload_, op_.has_reference(), r_.default_index);
+    for (int set = 1; set < op_.input_sets(); ++set) {
+      more_sets_.push_back(op_.make_workload(key_, set));
+      more_references_.push_back(
+          Reference::capture(*more_sets_.back(), op_.has_reference(), r_.default_index));
+    }
     const int copies = options_.rotate > 0 ? options_.rotate : op_.rotation(key_);
     for (int c = 1; c < copies; ++c) rotation_.push_back(op_.make_workload(key_));
-    tolerance_ = op_.tolerance(key_);
-    return true;
+    inputs_.workload = workload_.get();
+    inputs_.reference = &*reference_;
+    for (std::size_t s = 0; s < more_sets_.size(); ++s)
+      inputs_.more_sets.emplace_back(more_sets_[s].get(), &more_references_[s]);
+    for (auto& w : rotation_) inputs_.rotation.push_back(w.get());
+    inputs_.tolerance = op_.tolerance(key_);
+    inputs_.check_calls = options_.check_calls;
   } catch (const UsageError&) {
     throw;
   } catch (...) {
@@ -64,6 +79,32 @@ bool SearchContext::prepare_inputs() {
     r_.source = Source::pre_search_failure;
     r_.reason = o.message;
     return false;
+  }
+  choose_runner();
+  return true;
+}
+
+void SearchContext::choose_runner() {
+  using Mode = IsolationOptions::Mode;
+  const IsolationOptions& iso = options_.isolation;
+  const Device::Workers workers = device_.workers();
+  if (iso.mode == Mode::worker && workers == Device::Workers::unsupported) {
+    throw UsageError("isolation 'worker' is not available on the " + device_.identity().backend +
+                     " device (a worker would need a device context of its own): use "
+                     "'automatic' or 'in_process'");
+  }
+  const bool opted_out = op_.in_process_reason().has_value();
+  isolated_ = !opted_out && (iso.mode == Mode::worker || (iso.mode == Mode::automatic &&
+                                                          workers == Device::Workers::by_default));
+  if (isolated_) {
+    r_.isolation = "worker";
+    const std::uint64_t memory =
+        iso.memory_bytes > 0 ? iso.memory_bytes : device_.identity().memory_bytes;
+    runner_ = make_worker_runner(device_, inputs_, memory);
+  } else {
+    r_.isolation =
+        opted_out ? "in_process (the op: " + *op_.in_process_reason() + ")" : "in_process";
+    runner_ = make_in_process_runner(device_, inputs_);
   }
 }
 
@@ -77,126 +118,67 @@ void SearchContext::built(std::size_t index, const Outcome& outcome, double seco
   if (!outcome.ok()) finish(index, outcome, std::nullopt);
 }
 
-Trial* SearchContext::admit(std::size_t index) {
+bool SearchContext::admit(std::size_t index) {
   const Candidate cand = op_.candidate(index);
-  auto fail = [&](Outcome o) -> Trial* {
-    finish(index, std::move(o), std::nullopt);
-    return nullptr;
-  };
-  if (auto refused = precheck(cand, key_, options_.numerics_policy)) return fail(*refused);
-  try {
-    trials_[index] = make_trial(index);
-    if (!built_[index]) {
-      const auto start = Wall::now();
-      Outcome b = trials_[index]->build();
-      entry(index).compile_seconds = since(start);
-      r_.seconds_compiling += since(start);
-      built_[index] = true;
-      if (!b.ok()) {
-        drop_trial(index);
-        return fail(b);
-      }
-    }
-    Outcome prepared = trials_[index]->prepare();
-    if (!prepared.ok()) {
-      drop_trial(index);
-      return fail(prepared);
-    }
-  } catch (const FatalError&) {
-    drop_trial(index);
-    throw;
-  } catch (...) {
-    drop_trial(index);
-    return fail(classify_exception(std::current_exception(), "prepare", Status::compile_failed));
+  if (auto refused = precheck(cand, key_, options_.numerics_policy)) {
+    finish(index, *refused, std::nullopt);
+    return false;
   }
-  // Validation through the trial: poison, one run, compare to the reference.
   const auto start = Wall::now();
-  std::vector<OutputView> outs = workload_->outputs();
-  poison(outs);
-  Outcome valid;
-  try {
-    trials_[index]->launch();
-    trials_[index]->sync();
-    valid = reference_->compare(workload_->outputs(), tolerance_);
-  } catch (...) {
-    valid = classify_exception(std::current_exception(), "validation run");
+  TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index));
+  const double took = since(start);
+  validated_[index] = took;
+  if (!built_[index]) {
+    entry(index).compile_seconds = a.compile_seconds;
+    r_.seconds_compiling += a.compile_seconds;
+    built_[index] = true;
   }
-  r_.seconds_validating += since(start);
-  if (!valid.ok()) {
-    drop_trial(index);
-    return fail(valid);
+  r_.seconds_validating += std::max(0.0, took - a.compile_seconds);
+  if (!a.outcome.ok()) {
+    finish(index, std::move(a.outcome), std::nullopt);
+    return false;
   }
-  return trials_[index].get();
+  return true;
 }
 
-Trial* SearchContext::acquire(std::size_t index) {
-  if (auto it = trials_.find(index); it != trials_.end()) return it->second.get();
-  try {
-    auto trial = make_trial(index);
-    if (Outcome o = trial->prepare(); !o.ok()) return nullptr;
-    return (trials_[index] = std::move(trial)).get();
-  } catch (const FatalError&) {
-    throw;
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-namespace {
-
-// Cycles launches over one trial per input copy; the first is the validated workload's, and
-// the first launch (the validation run) lands on it. sync() synchronises every copy launched
-// since the last one.
-class RotatingTrial final : public Trial {
- public:
-  explicit RotatingTrial(std::vector<std::unique_ptr<Trial>> trials)
-      : trials_(std::move(trials)), launched_(trials_.size(), false) {}
-  // One build serves every copy: the program does not depend on the inputs.
-  Outcome build() override { return trials_.front()->build(); }
-  Outcome prepare() override {
-    for (auto& t : trials_)
-      if (Outcome o = t->prepare(); !o.ok()) return o;
-    return Outcome::success();
-  }
-  void launch() override {
-    trials_[next_]->launch();
-    launched_[next_] = true;
-    next_ = (next_ + 1) % trials_.size();
-  }
-  void sync() override {
-    for (std::size_t i = 0; i < trials_.size(); ++i) {
-      if (launched_[i]) trials_[i]->sync();
-      launched_[i] = false;
-    }
-  }
-  void release() override {
-    for (auto& t : trials_) t->release();
-  }
-
- private:
-  std::vector<std::unique_ptr<Trial>> trials_;
-  std::vector<bool> launched_;
-  std::size_t next_ = 0;
-};
-
-}  // namespace
-
-std::unique_ptr<Trial> SearchContext::make_trial(std::size_t index) {
-  if (rotation_.empty()) return device_.make_trial(*workload_, index);
-  std::vector<std::unique_ptr<Trial>> trials;
-  trials.push_back(device_.make_trial(*workload_, index));
-  for (auto& w : rotation_) trials.push_back(device_.make_trial(*w, index));
-  return std::make_unique<RotatingTrial>(std::move(trials));
+bool SearchContext::acquire(std::size_t index) {
+  return runner_->acquire(index);
 }
 
 void SearchContext::drop_trial(std::size_t index) {
-  auto it = trials_.find(index);
-  if (it == trials_.end()) return;
-  try {
-    if (it->second) it->second->release();
-  } catch (...) {  // a failing release must not hide the outcome
-  }
-  trials_.erase(it);
+  runner_->release(index);
+}
+
+std::size_t SearchContext::live_trials() const {
+  return runner_ ? runner_->live() : 0;
+}
+
+double SearchContext::validation_limit(std::size_t index) const {
+  if (!isolated_) return 0;
+  const IsolationOptions& iso = options_.isolation;
+  double limit = iso.limit_seconds;
+  // One call per input set, each far slower than the incumbent: it would lose anyway.
+  if (incumbent_ > 0) limit = std::min(limit, 50 * incumbent_ * op_.input_sets());
+  if (time_left_ && index != r_.default_index) limit = std::min(limit, std::max(0.0, time_left_()));
+  return std::max(limit, iso.floor_seconds);
+}
+
+double SearchContext::window_limit(std::size_t index, const TimingOptions& t) const {
+  if (!isolated_) return 0;
+  const IsolationOptions& iso = options_.isolation;
+  // The longest window the timing policy takes for a candidate whose calls take `call`
+  // seconds: the warmup, the sample cap, the checked calls and the queued calibration.
+  auto window_of = [&](double call) {
+    return (t.warmup + std::max(t.max_runs, t.repeats_floor) + options_.check_calls) * call +
+           20 * t.batch_target + t.sample_budget;
+  };
+  double limit = iso.limit_seconds;
+  if (auto it = validated_.find(index); it != validated_.end())
+    limit = std::max(limit, 3 * window_of(it->second));  // its own calls: a slow op is no hang
+  if (incumbent_ > 0 && index != r_.default_index)
+    limit = std::min(limit, 10 * window_of(incumbent_));
+  if (time_left_ && index != r_.default_index) limit = std::min(limit, std::max(0.0, time_left_()));
+  return std::max(limit, iso.floor_seconds);
 }
 
 TimingOptions SearchContext::timing_options(std::size_t index) const {
@@ -209,15 +191,24 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
   return timing;
 }
 
+TimingResult SearchContext::window(std::size_t index, const TimingOptions& timing) {
+  const bool check = !checked_[index];
+  TrialAnswer a = runner_->window(index, timing, check, window_limit(index, timing));
+  if (check && a.timing && a.timing->outcome.ok()) checked_[index] = true;
+  if (a.timing) return std::move(*a.timing);
+  TimingResult failed;
+  failed.outcome = std::move(a.outcome);
+  return failed;
+}
+
 TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timing) {
   const auto start = Wall::now();
-  Trial& trial = *trials_.at(index);
-  TimingResult result = time_routine(trial, device_.clock(), timing);
+  TimingResult result = window(index, timing);
   if (result.ok() && result.contended) {
     CandidateReport& c = entry(index);
     if (options_.on_retry) options_.on_retry(c.name, result);
     ++c.retries;
-    result = time_routine(trial, device_.clock(), timing);
+    result = window(index, timing);
     if (result.ok() && result.contended) {
       result.outcome = {
           Status::refused,
@@ -318,7 +309,7 @@ void SearchContext::confirm() {
       // A B B A: the order alternates so drift hits both sides equally.
       double a = 0, b = 0;
       auto one = [&](std::size_t i) {
-        TimingResult t = time_routine(*trials_.at(i), device_.clock(), window_for(i));
+        TimingResult t = window(i, window_for(i));
         // The minimum of the side's five: interference only ever adds time, so the minimum is
         // the reading least disturbed by whatever else the machine is doing.
         return t.ok() ? t.min : 0.0;

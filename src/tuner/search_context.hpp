@@ -1,7 +1,8 @@
 // What one search of the tuner shares between its evaluator and its schedule: inputs and
-// reference, the report (only the candidates touched, in evaluation order), admission
-// (numerics, eligibility, prepare, validation), measured windows with one retry, the
-// decision and the paired confirmation against the default.
+// references, the report (only the candidates touched, in evaluation order), admission
+// (numerics, eligibility, then the trial runner: prepare and validation, in a worker process
+// when the trials are isolated), measured windows with one retry, the decision and the paired
+// confirmation against the default.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "tunekit/report.hpp"
 #include "tunekit/tuner.hpp"
 #include "tunekit/validate.hpp"
+#include "tuner/trial_runner.hpp"
 
 namespace tunekit::detail {
 
@@ -50,14 +52,17 @@ class SearchContext {
   void built(std::size_t index, const Outcome& outcome, double seconds);
 
   // Admission (numerics, eligibility), prepare and validation of one candidate. On success
-  // the trial stays prepared until drop_trial(); otherwise the outcome is recorded.
-  Trial* admit(std::size_t index);
-  // The prepared trial of a candidate that was already validated (racing and the paired
-  // confirmation re-prepare rather than keep several candidates' buffers alive).
-  Trial* acquire(std::size_t index);
+  // (true) the candidate is ready for windows until drop_trial(); otherwise the outcome is
+  // recorded.
+  bool admit(std::size_t index);
+  // Readies a validated candidate for windows again (racing and the paired confirmation
+  // re-prepare rather than keep several candidates' buffers alive).
+  bool acquire(std::size_t index);
   void drop_trial(std::size_t index);
-  // Trials alive now (at most one while timing, DESIGN §3).
-  std::size_t live_trials() const { return trials_.size(); }
+  // Trials alive in this process now (at most one while timing, DESIGN §3).
+  std::size_t live_trials() const;
+  // Whether trials run in worker processes (DESIGN §11).
+  bool isolated() const { return isolated_; }
 
   // One timing window; a contended window is retried once, then refused.
   TimingResult measure(std::size_t index, const TimingOptions& timing);
@@ -85,9 +90,13 @@ class SearchContext {
  private:
   void confirm();
   int affordable_pairs() const;
-  // A trial for candidate `index`: on the validated workload, cycling through the rotation
-  // copies when there are any.
-  std::unique_ptr<Trial> make_trial(std::size_t index);
+  void choose_runner();
+  // One window through the runner (checked calls after it on the candidate's first).
+  TimingResult window(std::size_t index, const TimingOptions& timing);
+  // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation
+  // time, the incumbent and the budget, with a floor; 0 when trials are not isolated.
+  double validation_limit(std::size_t index) const;
+  double window_limit(std::size_t index, const TimingOptions& timing) const;
 
   using Wall = std::chrono::steady_clock;
   Device& device_;
@@ -99,9 +108,14 @@ class SearchContext {
   std::unique_ptr<Workload> workload_;                     // validated against the reference
   std::vector<std::unique_ptr<Workload>> rotation_;        // further input copies for timing
   std::optional<Reference> reference_;
-  Tolerance tolerance_;
-  std::unordered_map<std::size_t, std::unique_ptr<Trial>> trials_;
-  std::unordered_map<std::size_t, bool> built_;  // index -> built in the compile pass
+  std::vector<std::unique_ptr<Workload>> more_sets_;  // input sets 2.. and their references
+  std::vector<Reference> more_references_;
+  TrialInputs inputs_;
+  std::unique_ptr<TrialRunner> runner_;
+  bool isolated_ = false;
+  std::unordered_map<std::size_t, bool> built_;        // index -> built (compile pass or admit)
+  std::unordered_map<std::size_t, bool> checked_;      // index -> its checked calls ran
+  std::unordered_map<std::size_t, double> validated_;  // index -> seconds its admission took
   std::function<bool()> stop_;
   std::function<double()> time_left_;
   double incumbent_ = 0;

@@ -41,9 +41,12 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
     }
   }
   o.store = "sqlite:" + default_store_path(getenv);
+  o.store_options = store_options_from_environment(getenv);
   // Device profiles (tunekit calibrate) live beside the store file.
   o.profile_dir =
       (std::filesystem::path(default_store_path(getenv)).parent_path() / "profiles").string();
+  // Device locks live in the cache directory whatever the store: they guard the device.
+  o.lock_dir = (std::filesystem::path(default_store_path(getenv)).parent_path() / "locks").string();
   if (const char* dir = getenv("TUNEKIT_ARTIFACT_DIR"); dir && *dir) o.artifact_dir = dir;
   o.on_warning = [](std::string_view message) { std::cerr << message << '\n'; };
   return o;
@@ -51,6 +54,25 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
 
 TunerOptions TunerOptions::from_environment() {
   return from_environment([](const char* name) { return std::getenv(name); });
+}
+
+std::string_view to_string(IsolationOptions::Mode mode) {
+  switch (mode) {
+    case IsolationOptions::Mode::automatic:
+      return "automatic";
+    case IsolationOptions::Mode::worker:
+      return "worker";
+    case IsolationOptions::Mode::in_process:
+      return "in_process";
+  }
+  return "automatic";
+}
+
+std::optional<IsolationOptions::Mode> isolation_mode_from_string(std::string_view name) {
+  for (auto m : {IsolationOptions::Mode::automatic, IsolationOptions::Mode::worker,
+                 IsolationOptions::Mode::in_process})
+    if (to_string(m) == name) return m;
+  return std::nullopt;
 }
 
 }  // namespace tunekit
@@ -104,6 +126,9 @@ void check_tuner_options(const TunerOptions& o) {
   integer_in(where, "confirm_pairs", o.confirm_pairs, 0, 10000, " (0: off)");
   integer_in(where, "paired.min_pairs", o.paired.min_pairs, 1, 10000);
   real_in(where, "paired.max_relative_mad", o.paired.max_relative_mad, 0, 100);
+  integer_in(where, "check_calls", o.check_calls, 0, 1000, " (0: none)");
+  real_in(where, "isolation.limit_seconds", o.isolation.limit_seconds, 0.001, kYear);
+  real_in(where, "isolation.floor_seconds", o.isolation.floor_seconds, 0.001, kYear);
   check_timing_options(o.timing, "TunerOptions: timing.");
 }
 

@@ -1,8 +1,12 @@
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -16,17 +20,19 @@ namespace tunekit::cpu {
 class ThreadPool::Impl {
  public:
   explicit Impl(int threads) : size_(threads) {
-    for (int i = 0; i + 1 < size_; ++i) workers_.emplace_back([this, i] { work(i); });
+    try {
+      for (int i = 0; i + 1 < size_; ++i) workers_.emplace_back([this, i] { work(i); });
+    } catch (const std::system_error& e) {
+      // The threads already started are stopped: a pool that cannot start is an error, not a
+      // pool that waits forever for helpers that never came.
+      stop();
+      throw UsageError("ThreadPool: cannot start " + std::to_string(size_ - 1) +
+                       " worker threads (" + e.what() +
+                       "): ask for fewer threads or raise the process limit (ulimit -u)");
+    }
   }
 
-  ~Impl() {
-    {
-      std::lock_guard lock(m_);
-      quit_ = true;
-    }
-    wake_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
+  ~Impl() { stop(); }
 
   int size() const { return size_; }
 
@@ -90,6 +96,16 @@ class ThreadPool::Impl {
     }
   }
 
+  void stop() {
+    {
+      std::lock_guard lock(m_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
   static thread_local const Impl* current_;
 
   const int size_;
@@ -111,6 +127,18 @@ class ThreadPool::Impl {
 thread_local const ThreadPool::Impl* ThreadPool::Impl::current_ = nullptr;
 
 namespace {
+
+// Bumped in the child of every fork(): a pool made before the fork has no threads there (only
+// the forking thread survives fork), so it starts new ones on first use (a worker process
+// times candidates with the same thread count as the host). A process-wide fact, hence global.
+std::atomic<unsigned> fork_generation{0};
+
+void count_forks() {
+  static std::once_flag once;
+  std::call_once(once,
+                 [] { ::pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); }); });
+}
+
 int resolve_threads(int threads) {
   if (threads < 0) throw UsageError("ThreadPool: threads must be >= 0 (0 means one per core)");
   if (threads == 0) threads = static_cast<int>(std::thread::hardware_concurrency());
@@ -118,14 +146,33 @@ int resolve_threads(int threads) {
 }
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : impl_(std::make_unique<Impl>(resolve_threads(threads))) {}
+ThreadPool::ThreadPool(int threads) {
+  count_forks();
+  generation_ = fork_generation.load();
+  impl_ = std::make_unique<Impl>(resolve_threads(threads));
+}
 ThreadPool::~ThreadPool() = default;
 int ThreadPool::size() const {
   return impl_->size();
 }
 void ThreadPool::parallel_for(std::size_t tasks, int threads,
                               const std::function<void(std::size_t)>& fn) {
+  if (generation_ != fork_generation.load(std::memory_order_relaxed)) respawn();
   impl_->parallel_for(tasks, threads, fn);
+}
+
+void ThreadPool::respawn() {
+  // In a forked child: the old pool's threads do not exist and its locks may have been held
+  // by them at the fork, so it is abandoned (never touched, never destroyed) and a new one
+  // of the same size started.
+  static std::mutex respawning;
+  std::lock_guard lock(respawning);
+  const unsigned now = fork_generation.load();
+  if (generation_ == now) return;
+  const int size = impl_->size();
+  (void)impl_.release();
+  impl_ = std::make_unique<Impl>(size);
+  generation_ = now;
 }
 
 }  // namespace tunekit::cpu

@@ -175,7 +175,8 @@ TEST(Search, ThePairedConfirmationFitsInTheBudgetOrStepsAside) {
   EXPECT_EQ(r.winner_name, "x=1");  // measured, unconfirmed
   EXPECT_FALSE(r.confirmed);
   EXPECT_NE(r.reason.find("no time for the paired confirmation"), std::string::npos) << r.reason;
-  EXPECT_LE(dev.now(), o.budget_seconds);
+  // Past the budget by at most the last window's checked calls (5 launches of x=1).
+  EXPECT_LE(dev.now(), o.budget_seconds + o.check_calls * 0.5e-3 + 1e-12);
   // With time enough the confirmation runs (and keeps the 2x faster winner).
   SimulatedDevice roomy;
   roomy.seconds = dev.seconds;

@@ -4,9 +4,10 @@
 //                   [--budget 90s] [--budget-evals N] [--build-threads N]
 //                   [--timing isolated|queued]
 //                   [--limit SECONDS] [--numerics CLASS] [--confirm-pairs N]
+//                   [--isolation automatic|worker|in_process]
 //                   [--save-artifact] [--artifact-dir D]
 //                   [--model] [--profile F]
-//                   [--backend cpu|opencl] [--device INDEX|NAME]
+//                   [--backend cpu|opencl] [--device INDEX|NAME] [--wait-for-device 90s]
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -60,6 +61,7 @@ struct TuneCommand {
   std::string timing;
   double limit = 0;
   std::string numerics;
+  std::string isolation;  // automatic | worker | in_process
   int confirm_pairs = -1;
   int rotate = 0;
   bool quiet = false;
@@ -75,6 +77,9 @@ struct TuneCommand {
   std::string profile;  // device profile for the cost model (default: the stored one)
   // Which options were given: flags win over TUNEKIT_MODE and the library's defaults.
   CLI::Option* tie_band_option = nullptr;
+
+  // How long to wait for another process's search on the device ("90s"; empty: no wait).
+  std::string wait_for_device;
 };
 
 const CatalogEntry& find_op(const std::string& name) {
@@ -216,6 +221,13 @@ void run_tune(const TuneCommand& command) {
     options.numerics_policy = *policy;
   }
   if (command.confirm_pairs >= 0) options.confirm_pairs = command.confirm_pairs;
+  if (!command.isolation.empty()) {
+    auto mode = isolation_mode_from_string(command.isolation);
+    if (!mode)
+      throw UsageError(fmt::format("unknown --isolation '{}': use automatic, worker or in_process",
+                                   command.isolation));
+    options.isolation.mode = *mode;
+  }
   options.rotate = command.rotate;
   if (!command.store.empty()) options.store = resolve_store_spec(command.store);
   if (!command.artifact_dir.empty()) options.artifact_dir = command.artifact_dir;
@@ -230,6 +242,8 @@ void run_tune(const TuneCommand& command) {
         "have nothing to write: drop them, or drop --model to search");
   }
   if (!command.profile.empty()) options.profile = command.profile;
+  if (!command.wait_for_device.empty())
+    options.wait_for_device_seconds = parse_duration(command.wait_for_device, "--wait-for-device");
   const std::unique_ptr<Reporter> reporter =
       make_reporter(command.json ? "json" : command.reporter);
 
@@ -332,6 +346,9 @@ void register_tune(CLI::App& app) {
   tune->add_option("--confirm-pairs", command->confirm_pairs,
                    "A B B A pairs confirming a non-default winner (0: off; default 16)")
       ->transform(integer_in(0, 10000));
+  tune->add_option("--isolation", command->isolation,
+                   "Where trials run: automatic (a worker process each on the CPU) | worker | "
+                   "in_process");
   tune->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
   tune->add_option("--backend", command->backend,
                    "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels)");
@@ -353,6 +370,9 @@ void register_tune(CLI::App& app) {
                  "calibrate'); the default stands when the model cannot decide");
   tune->add_option("--profile", command->profile,
                    "Device profile for the cost model (default: this device's stored profile)");
+  tune->add_option("--wait-for-device", command->wait_for_device,
+                   "While another process searches on this device, wait up to this long (90s, "
+                   "2m) for it, then serve what it stored (default: serve the default at once)");
   command->exports.add_to(*tune, "the measured candidates");
   tune->callback([command] { run_tune(*command); });
 }

@@ -1,0 +1,151 @@
+#include "isolate/trial_answer.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace tunekit::detail {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x746b7461;  // "tkta"
+constexpr std::uint64_t kMaxItems = 1u << 24;
+
+class Writer {
+ public:
+  template <class T>
+  void put(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void put(const std::string& s) {
+    put<std::uint64_t>(s.size());
+    out_ += s;
+  }
+  void put(const Outcome& o) {
+    put<std::int32_t>(static_cast<std::int32_t>(o.status));
+    put(o.message);
+  }
+  void put(const TimingResult& t) {
+    put(t.outcome);
+    put<std::int32_t>(static_cast<std::int32_t>(t.mode));
+    put(t.clock);
+    put<std::uint64_t>(t.samples.size());
+    for (double s : t.samples) put(s);
+    for (double v : {t.min, t.median, t.mean, t.mad, t.p10, t.p90}) put(v);
+    put<std::int32_t>(t.depth);
+    put<std::int64_t>(t.dispatches);
+    put<std::uint64_t>(t.probes.size());
+    for (const DepthProbe& p : t.probes) put<std::int32_t>(p.depth), put(p.seconds);
+    put(t.stalled_fraction);
+    put<std::uint8_t>(t.contended);
+    put(t.wall_seconds);
+  }
+  void put(const std::optional<TimingResult>& t) {
+    put<std::uint8_t>(t.has_value());
+    if (t) put(*t);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool ok() const { return ok_; }
+  bool at_end() const { return pos_ == in_.size(); }
+  template <class T>
+  T get() {
+    T v{};
+    if (!ok_ || in_.size() - pos_ < sizeof v) {
+      ok_ = false;
+      return v;
+    }
+    std::memcpy(&v, in_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string text() {
+    const auto n = get<std::uint64_t>();
+    if (!ok_ || n > in_.size() - pos_) {
+      ok_ = false;
+      return {};
+    }
+    std::string s(in_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  Outcome outcome() {
+    const auto status = get<std::int32_t>();
+    Outcome o;
+    if (status < 0 || status > static_cast<std::int32_t>(Status::crashed)) ok_ = false;
+    o.status = static_cast<Status>(status);
+    o.message = text();
+    return o;
+  }
+  std::uint64_t count() {
+    const auto n = get<std::uint64_t>();
+    if (n > kMaxItems || n > in_.size() - pos_) ok_ = false;
+    return ok_ ? n : 0;
+  }
+  TimingResult timing() {
+    TimingResult t;
+    t.outcome = outcome();
+    const auto mode = get<std::int32_t>();
+    if (mode != static_cast<std::int32_t>(TimingMode::isolated) &&
+        mode != static_cast<std::int32_t>(TimingMode::queued))
+      ok_ = false;
+    t.mode = static_cast<TimingMode>(mode);
+    t.clock = text();
+    for (std::uint64_t i = 0, n = count(); i < n; ++i) t.samples.push_back(get<double>());
+    for (double* v : {&t.min, &t.median, &t.mean, &t.mad, &t.p10, &t.p90}) *v = get<double>();
+    t.depth = get<std::int32_t>();
+    t.dispatches = get<std::int64_t>();
+    for (std::uint64_t i = 0, n = count(); i < n; ++i) {
+      DepthProbe p;
+      p.depth = get<std::int32_t>();
+      p.seconds = get<double>();
+      t.probes.push_back(p);
+    }
+    t.stalled_fraction = get<double>();
+    t.contended = get<std::uint8_t>() != 0;
+    t.wall_seconds = get<double>();
+    return t;
+  }
+  std::optional<TimingResult> maybe_timing() {
+    if (get<std::uint8_t>() == 0) return std::nullopt;
+    return timing();
+  }
+
+ private:
+  std::string_view in_;
+  std::size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+std::string encode(const TrialAnswer& answer) {
+  Writer w;
+  w.put(kMagic);
+  w.put(answer.outcome);
+  w.put(answer.compile_seconds);
+  w.put(answer.timing);
+  w.put(answer.fatal);
+  return w.take();
+}
+
+std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
+  Reader r(bytes);
+  if (r.get<std::uint32_t>() != kMagic) return std::nullopt;
+  TrialAnswer a;
+  a.outcome = r.outcome();
+  a.compile_seconds = r.get<double>();
+  a.timing = r.maybe_timing();
+  a.fatal = r.text();
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return a;
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,329 @@
+#include "tuner/trial_runner.hpp"
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <unordered_map>
+
+#include "core/classify.hpp"
+#include "isolate/worker_process.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Cycles launches over one trial per input copy; the first is the validated workload's, and
+// the first launch (the validation run) lands on it. sync() synchronises every copy launched
+// since the last one.
+class RotatingTrial final : public Trial {
+ public:
+  explicit RotatingTrial(std::vector<std::unique_ptr<Trial>> trials)
+      : trials_(std::move(trials)), launched_(trials_.size(), false) {}
+  // One build serves every copy: the program does not depend on the inputs.
+  Outcome build() override { return trials_.front()->build(); }
+  Outcome prepare() override {
+    for (auto& t : trials_)
+      if (Outcome o = t->prepare(); !o.ok()) return o;
+    return Outcome::success();
+  }
+  void launch() override {
+    trials_[next_]->launch();
+    launched_[next_] = true;
+    next_ = (next_ + 1) % trials_.size();
+  }
+  void sync() override {
+    for (std::size_t i = 0; i < trials_.size(); ++i) {
+      if (launched_[i]) trials_[i]->sync();
+      launched_[i] = false;
+    }
+  }
+  void release() override {
+    for (auto& t : trials_) t->release();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Trial>> trials_;
+  std::vector<bool> launched_;
+  std::size_t next_ = 0;
+};
+
+// The trial timing windows use: on the validated workload, cycling through the rotation
+// copies when there are any.
+std::unique_ptr<Trial> timing_trial(Device& device, const TrialInputs& in, std::size_t index) {
+  if (in.rotation.empty()) return device.make_trial(*in.workload, index);
+  std::vector<std::unique_ptr<Trial>> trials;
+  trials.push_back(device.make_trial(*in.workload, index));
+  for (Workload* w : in.rotation) trials.push_back(device.make_trial(*w, index));
+  return std::make_unique<RotatingTrial>(std::move(trials));
+}
+
+void release_quietly(std::unique_ptr<Trial>& trial) {
+  if (!trial) return;
+  try {
+    trial->release();
+  } catch (const FatalError&) {
+    throw;
+  } catch (...) {  // a failing release must not hide the outcome
+  }
+  trial.reset();
+}
+
+// One checked call: poison (and the op's hook), launch, sync, compare (and the op's hook).
+Outcome checked_call(Trial& trial, OutputCheck& check, std::string_view during) {
+  check.arm();
+  try {
+    trial.launch();
+    trial.sync();
+  } catch (...) {
+    return classify_exception(std::current_exception(), during);
+  }
+  Outcome o = check.verify();
+  if (!o.ok()) o.message = std::string(during) + ": " + o.message;
+  return o;
+}
+
+Outcome prepare(Trial& trial) {
+  try {
+    return trial.prepare();
+  } catch (...) {
+    return classify_exception(std::current_exception(), "prepare", Status::compile_failed);
+  }
+}
+
+// Validation on the further input sets, each on a plain trial of its own.
+Outcome validate_more_sets(Device& device, const TrialInputs& in, std::size_t index) {
+  for (std::size_t s = 0; s < in.more_sets.size(); ++s) {
+    auto [workload, reference] = in.more_sets[s];
+    std::unique_ptr<Trial> trial = device.make_trial(*workload, index);
+    Outcome o = prepare(*trial);
+    if (o.ok()) {
+      OutputCheck check(*workload, *reference, in.tolerance);
+      o = checked_call(*trial, check, "validation on input set " + std::to_string(s + 2));
+    }
+    release_quietly(trial);
+    if (!o.ok()) return o;
+  }
+  return Outcome::success();
+}
+
+// Makes, builds (unless built), prepares and validates; on success `keep` holds the trial,
+// prepared, for timing windows.
+TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index, bool built,
+                        std::unique_ptr<Trial>& keep) {
+  TrialAnswer a;
+  try {
+    keep = timing_trial(device, in, index);
+    if (!built) {
+      const auto start = std::chrono::steady_clock::now();
+      Outcome b = keep->build();
+      a.compile_seconds = since(start);
+      if (!b.ok()) {
+        a.outcome = std::move(b);
+        release_quietly(keep);
+        return a;
+      }
+    }
+  } catch (...) {
+    a.outcome = classify_exception(std::current_exception(), "build", Status::compile_failed);
+    release_quietly(keep);
+    return a;
+  }
+  a.outcome = prepare(*keep);
+  if (a.outcome.ok()) {
+    OutputCheck check(*in.workload, *in.reference, in.tolerance);
+    a.outcome = checked_call(*keep, check, "validation run");
+  }
+  if (a.outcome.ok() && !in.more_sets.empty()) {
+    // One candidate's buffers at a time: the timing trial is made again after the others.
+    release_quietly(keep);
+    a.outcome = validate_more_sets(device, in, index);
+    if (a.outcome.ok()) {
+      keep = timing_trial(device, in, index);
+      a.outcome = prepare(*keep);
+    }
+  }
+  if (!a.outcome.ok()) release_quietly(keep);
+  return a;
+}
+
+// Checked calls after a window, on the inputs its launches left (a plain trial when the
+// window rotated over input copies: the check reads the validated workload's outputs).
+Outcome check_after_window(Device& device, const TrialInputs& in, std::size_t index,
+                           std::unique_ptr<Trial>& timed) {
+  std::unique_ptr<Trial> plain;
+  Trial* trial = timed.get();
+  if (!in.rotation.empty()) {
+    release_quietly(timed);
+    plain = device.make_trial(*in.workload, index);
+    if (Outcome o = prepare(*plain); !o.ok()) return o;
+    trial = plain.get();
+  }
+  OutputCheck check(*in.workload, *in.reference, in.tolerance);
+  Outcome o;
+  for (int c = 0; c < in.check_calls && o.ok(); ++c)
+    o = checked_call(*trial, check,
+                     "checked call " + std::to_string(c + 1) + " after the timing window");
+  release_quietly(plain);
+  return o;
+}
+
+TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t index,
+                         std::unique_ptr<Trial>& trial, const TimingOptions& timing, bool check) {
+  TrialAnswer a;
+  a.timing = time_routine(*trial, device.clock(), timing);
+  a.outcome = a.timing->outcome;
+  if (check && a.outcome.ok() && in.check_calls > 0) {
+    a.outcome = check_after_window(device, in, index, trial);
+    if (!a.outcome.ok()) a.timing->outcome = a.outcome;
+  }
+  return a;
+}
+
+void restore(const TrialInputs& in) {
+  in.workload->restore_inputs();
+  for (Workload* w : in.rotation) w->restore_inputs();
+}
+
+class InProcessRunner final : public TrialRunner {
+ public:
+  InProcessRunner(Device& device, const TrialInputs& in) : device_(device), in_(in) {}
+  ~InProcessRunner() override {
+    while (!trials_.empty()) release(trials_.begin()->first);
+  }
+
+  TrialAnswer admit(std::size_t index, bool built, double) override {
+    restore(in_);  // no candidate sees another's side effects
+    std::unique_ptr<Trial> keep;
+    TrialAnswer a = admit_phase(device_, in_, index, built, keep);
+    if (keep) trials_[index] = std::move(keep);
+    return a;
+  }
+
+  bool acquire(std::size_t index) override {
+    if (trials_.count(index)) return true;
+    try {
+      auto trial = timing_trial(device_, in_, index);
+      if (!prepare(*trial).ok()) return false;
+      trials_[index] = std::move(trial);
+      return true;
+    } catch (const FatalError&) {
+      throw;
+    } catch (...) {
+      return false;
+    }
+  }
+
+  TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check, double) override {
+    if (!acquire(index)) return {{Status::launch_failed, "could not be prepared again"}};
+    restore(in_);
+    std::unique_ptr<Trial>& trial = trials_.at(index);
+    TrialAnswer a = window_phase(device_, in_, index, trial, timing, check);
+    if (!trial) trials_.erase(index);  // released by the check
+    return a;
+  }
+
+  void release(std::size_t index) override {
+    auto it = trials_.find(index);
+    if (it == trials_.end()) return;
+    std::unique_ptr<Trial> trial = std::move(it->second);
+    trials_.erase(it);
+    release_quietly(trial);
+  }
+
+  std::size_t live() const override { return trials_.size(); }
+
+ private:
+  Device& device_;
+  const TrialInputs& in_;
+  std::unordered_map<std::size_t, std::unique_ptr<Trial>> trials_;
+};
+
+// Each phase in a forked worker: the worker inherits the host's inputs untouched (nothing
+// the candidate does there reaches the host), runs the phase and answers its outcome.
+class WorkerRunner final : public TrialRunner {
+ public:
+  WorkerRunner(Device& device, const TrialInputs& in, std::uint64_t memory_bytes)
+      : device_(device), in_(in), memory_bytes_(memory_bytes) {}
+
+  TrialAnswer admit(std::size_t index, bool built, double limit_seconds) override {
+    return run("validation", limit_seconds, [&] {
+      std::unique_ptr<Trial> keep;
+      TrialAnswer a = admit_phase(device_, in_, index, built, keep);
+      release_quietly(keep);
+      return a;
+    });
+  }
+
+  bool acquire(std::size_t) override { return true; }
+
+  TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check,
+                     double limit_seconds) override {
+    return run("timing", limit_seconds, [&] {
+      std::unique_ptr<Trial> trial = timing_trial(device_, in_, index);
+      TrialAnswer a;
+      a.outcome = prepare(*trial);
+      if (a.outcome.ok()) a = window_phase(device_, in_, index, trial, timing, check);
+      release_quietly(trial);
+      return a;
+    });
+  }
+
+  void release(std::size_t) override {}
+  std::size_t live() const override { return 0; }
+
+ private:
+  template <class Phase>
+  TrialAnswer run(std::string_view phase, double limit_seconds, const Phase& body) {
+    WorkerResult r = run_in_worker(
+        [&] {
+          TrialAnswer a;
+          try {
+            a = body();
+          } catch (const FatalError& e) {
+            a.fatal = e.what();
+          } catch (...) {
+            a.outcome = classify_exception(std::current_exception(), phase);
+          }
+          return encode(a);
+        },
+        WorkerLimits{limit_seconds, memory_bytes_});
+    const std::string during = std::string(phase) + " in a worker process: ";
+    switch (r.kind) {
+      case WorkerResult::Kind::answered:
+        if (auto a = decode_trial_answer(r.answer)) {
+          if (!a->fatal.empty()) throw FatalError(a->fatal);
+          return *a;
+        }
+        return {{Status::crashed, during + "the worker's answer is unreadable (it scribbled over "
+                                           "its own memory?)"}};
+      case WorkerResult::Kind::crashed:
+        return {{Status::crashed, during + "the worker " + r.message}};
+      case WorkerResult::Kind::timed_out:
+        return {{Status::timed_out, during + r.message}};
+      case WorkerResult::Kind::not_started:
+        break;
+    }
+    return {{Status::launch_failed, during + r.message}};
+  }
+
+  Device& device_;
+  const TrialInputs& in_;
+  std::uint64_t memory_bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialInputs& inputs) {
+  return std::make_unique<InProcessRunner>(device, inputs);
+}
+
+std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInputs& inputs,
+                                                std::uint64_t memory_bytes) {
+  return std::make_unique<WorkerRunner>(device, inputs, memory_bytes);
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,53 @@
+// Runs the phases of a candidate's trial for one search (DESIGN §11): in this process, or
+// each phase in a forked worker process so that a candidate that crashes, hangs or allocates
+// without bound is a classified decline and the host survives. One phase is admission (make
+// the trial, build it unless the compile pass did, prepare, validate on every input set) or
+// one timing window followed by checked calls (the outputs of a timed trial are checked again,
+// on the inputs the timing launches left: a result that is wrong on some calls, or a candidate
+// that clobbers its inputs, fails there).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "isolate/trial_answer.hpp"
+#include "tunekit/device.hpp"
+#include "tunekit/timing.hpp"
+#include "tunekit/validate.hpp"
+
+namespace tunekit::detail {
+
+// What every phase runs on: the validated workload (input set 0) and its reference, further
+// input sets each with its own reference, and rotation copies for timing.
+struct TrialInputs {
+  Workload* workload = nullptr;
+  const Reference* reference = nullptr;
+  std::vector<std::pair<Workload*, const Reference*>> more_sets;
+  std::vector<Workload*> rotation;
+  Tolerance tolerance;
+  int check_calls = 0;  // checked calls after a timing window
+};
+
+class TrialRunner {
+ public:
+  virtual ~TrialRunner() = default;
+  // Admission of candidate `index`: ok (ready for windows), or its failure. `limit_seconds`
+  // bounds a worker's phase (0: none).
+  virtual TrialAnswer admit(std::size_t index, bool built, double limit_seconds) = 0;
+  // Whether the candidate can be timed again (in process: prepared again when released).
+  virtual bool acquire(std::size_t index) = 0;
+  // One timing window of an admitted candidate; with `check`, checked calls after it.
+  virtual TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check,
+                             double limit_seconds) = 0;
+  virtual void release(std::size_t index) = 0;
+  // Prepared trials alive in this process.
+  virtual std::size_t live() const = 0;
+};
+
+std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialInputs& inputs);
+// `memory_bytes`: what a worker may allocate beyond what it inherits (0: unlimited).
+std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInputs& inputs,
+                                                std::uint64_t memory_bytes);
+
+}  // namespace tunekit::detail

@@ -1,0 +1,163 @@
+// Tests for src/isolate/: the worker process and the answer's encoding.
+#include "isolate/worker_process.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "isolate/trial_answer.hpp"
+#include "tunekit/cpu.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+using Kind = WorkerResult::Kind;
+
+TEST(WorkerProcess, AnswersWhatTheWorkReturns) {
+  int host_value = 1;
+  WorkerResult r = run_in_worker(
+      [&] {
+        host_value = 2;  // the worker's copy: the host never sees it
+        return std::string("hello\0world", 11);
+      },
+      {5, 0});
+  ASSERT_EQ(r.kind, Kind::answered) << r.message;
+  EXPECT_EQ(r.answer, std::string("hello\0world", 11));
+  EXPECT_EQ(host_value, 1);
+}
+
+TEST(WorkerProcess, ASignalOrAnExitIsACrashWithItsCause) {
+  WorkerResult r = run_in_worker(
+      []() -> std::string {
+        ::raise(SIGSEGV);
+        return "unreachable";
+      },
+      {5, 0});
+  EXPECT_EQ(r.kind, Kind::crashed);
+  EXPECT_EQ(r.signal, SIGSEGV);
+  EXPECT_NE(r.message.find("SIGSEGV"), std::string::npos) << r.message;
+
+  r = run_in_worker([]() -> std::string { ::_exit(3); }, {5, 0});
+  EXPECT_EQ(r.kind, Kind::crashed);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.message.find("exited with status 3"), std::string::npos) << r.message;
+
+  r = run_in_worker([]() -> std::string { throw 42; }, {5, 0});
+  EXPECT_EQ(r.kind, Kind::crashed);  // the work must answer its own failures
+}
+
+TEST(WorkerProcess, AHangIsKilledAtTheLimit) {
+  const auto start = std::chrono::steady_clock::now();
+  WorkerResult r = run_in_worker(
+      []() -> std::string {
+        while (true) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      },
+      {0.3, 0});
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.kind, Kind::timed_out);
+  EXPECT_NE(r.message.find("0.3 s"), std::string::npos) << r.message;
+  EXPECT_LT(took, 30.0);  // bounded: a regression fails instead of hanging
+}
+
+TEST(WorkerProcess, AllocationsOverTheMemoryLimitFail) {
+  WorkerResult r = run_in_worker(
+      [] {
+        try {
+          std::vector<char> big(std::size_t{1} << 31, 1);  // 2 GiB over a 256 MiB limit
+          return std::string(big[7] == 1 ? "allocated" : "?");
+        } catch (const std::bad_alloc&) {
+          return std::string("bad_alloc");
+        }
+      },
+      {10, std::uint64_t{256} << 20});
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's allocator reports a failed mapping itself and ends the worker.
+  EXPECT_TRUE(r.kind == Kind::crashed || r.answer == "bad_alloc");
+#else
+  ASSERT_EQ(r.kind, Kind::answered) << r.message;
+  EXPECT_EQ(r.answer, "bad_alloc");
+#endif
+}
+
+TEST(WorkerProcess, AThreadPoolMadeBeforeTheForkWorksInTheWorker) {
+  cpu::ThreadPool pool(4);
+  std::atomic<int> host_calls{0};
+  pool.parallel_for(8, 4, [&](std::size_t) { host_calls.fetch_add(1); });
+  WorkerResult r = run_in_worker(
+      [&] {
+        std::atomic<int> calls{0};
+        std::atomic<int> distinct{0};
+        pool.parallel_for(64, 4, [&](std::size_t) {
+          calls.fetch_add(1);
+          thread_local bool seen = false;
+          if (!seen) seen = true, distinct.fetch_add(1);
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        });
+        return std::to_string(calls.load()) + "/" + std::to_string(distinct.load() > 1);
+      },
+      {20, 0});
+  ASSERT_EQ(r.kind, Kind::answered) << r.message;
+  EXPECT_EQ(r.answer, "64/1");  // all tasks, on more than one thread: the pool started again
+  pool.parallel_for(8, 4, [&](std::size_t) { host_calls.fetch_add(1); });
+  EXPECT_EQ(host_calls.load(), 16);  // the host's pool is untouched
+}
+
+TEST(WorkerProcess, AThreadPoolThatCannotStartItsThreadsIsAnError) {
+  // 32 MiB of address space is not enough for 63 thread stacks.
+  WorkerResult r = run_in_worker(
+      [] {
+        try {
+          cpu::ThreadPool pool(64);
+          return std::string("started");
+        } catch (const UsageError& e) {
+          return std::string(e.what());
+        }
+      },
+      {20, std::uint64_t{32} << 20});
+  ASSERT_EQ(r.kind, Kind::answered) << r.message;
+  EXPECT_NE(r.answer.find("cannot start 63 worker threads"), std::string::npos) << r.answer;
+}
+
+TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
+  TrialAnswer a;
+  a.outcome = {Status::hopeless, "cut"};
+  a.compile_seconds = 0.25;
+  TimingResult t;
+  t.outcome = {Status::hopeless, "cut"};
+  t.mode = TimingMode::queued;
+  t.clock = "steady";
+  t.samples = {1e-3, 2e-3};
+  t.min = 1e-3, t.median = 1.5e-3, t.depth = 4, t.dispatches = 9, t.contended = true;
+  t.probes = {{1, 1e-3}, {4, 4e-3}};
+  a.timing = t;
+  const std::string bytes = encode(a);
+  auto back = decode_trial_answer(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->outcome.status, Status::hopeless);
+  EXPECT_EQ(back->outcome.message, "cut");
+  EXPECT_EQ(back->compile_seconds, 0.25);
+  ASSERT_TRUE(back->timing);
+  EXPECT_EQ(back->timing->samples, t.samples);
+  EXPECT_EQ(back->timing->depth, 4);
+  EXPECT_EQ(back->timing->probes.size(), 2u);
+  EXPECT_TRUE(back->timing->contended);
+  EXPECT_EQ(back->timing->mode, TimingMode::queued);
+  // Every truncation, and a byte flipped in a length, is refused (never read past the end).
+  for (std::size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_FALSE(decode_trial_answer(std::string_view(bytes).substr(0, n))) << n;
+  std::string bad = bytes;
+  bad[8] = '\x7f';  // the outcome message's length
+  EXPECT_FALSE(decode_trial_answer(bad));
+}
+
+}  // namespace
+}  // namespace tunekit::detail

@@ -1,0 +1,180 @@
+// Hostile candidates through the library (issue #12): each is contained and classified, the
+// host survives, a correct candidate wins and nothing wrong is chosen. Runs with trials in
+// worker processes (the CPU device's default) and, for what can be contained without a
+// process boundary, in process.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <new>
+#include <vector>
+
+#include "tunekit/cpu.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+struct Args {
+  std::vector<float> a, b, out;
+};
+
+void add(Args& x) {
+  for (std::size_t i = 0; i < x.out.size(); ++i) x.out[i] = x.a[i] + x.b[i];
+}
+
+// Calls counted per process: a worker starts from the host's count at its fork.
+std::atomic<int> flaky_calls{0};
+
+Args make_args(const Key& key) {
+  const auto n = static_cast<std::size_t>(key.integer("n"));
+  Args x{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)};
+  for (std::size_t i = 0; i < n; ++i)
+    x.a[i] = 1.0f + static_cast<float>(i), x.b[i] = 2.0f * static_cast<float>(i);
+  return x;
+}
+
+std::unique_ptr<Op<Args>> hostile_op(const std::vector<std::string>& hostile) {
+  auto op = std::make_unique<Op<Args>>("hostile", 1);
+  op->key_field({"n", Value::Type::integer, "length", std::nullopt, 1, 1 << 20});
+  const std::map<std::string, std::function<void(Args&)>> all{
+      {"segfault",
+       [](Args& x) {
+         add(x);
+         *static_cast<volatile int*>(nullptr) = 1;
+       }},
+      {"abort", [](Args&) { std::abort(); }},
+      {"hang",
+       [](Args&) {
+         volatile int spin = 0;
+         while (true) spin = static_cast<int>(spin) + 1;
+       }},
+      {"huge_allocation",
+       [](Args& x) {
+         std::vector<char> huge(std::size_t{1} << 40, 1);  // 1 TiB
+         x.out[0] = huge[12345];
+       }},
+      {"throw_42", [](Args&) { throw 42; }},
+      {"scribble",
+       [](Args& x) {
+         add(x);
+         float* far = x.out.data() + (std::size_t{1} << 36);  // far out of bounds
+         for (int i = 0; i < 64; ++i) far[i * 4096] = 1;
+       }},
+      {"flaky_nan",
+       [](Args& x) {
+         add(x);
+         if (flaky_calls.fetch_add(1) % 5 == 4) x.out[3] = std::numeric_limits<float>::quiet_NaN();
+       }},
+      {"clobber",
+       [](Args& x) {
+         add(x);
+         std::fill(x.a.begin(), x.a.end(), 0.0f);  // right once, wrong for every later call
+       }},
+  };
+  op->candidate("default", [](Args& x) {
+    add(x);
+    // Slower than every hostile candidate, so each of them would win if it were not caught.
+    volatile int spin = 0;
+    while (spin < 20000) spin = static_cast<int>(spin) + 1;
+  });
+  op->candidate("good", add);
+  for (const auto& name : hostile) op->candidate(name, all.at(name));
+  op->default_candidate("default")
+      .inputs(make_args)
+      .outputs([](Args& x) { return std::vector<OutputView>{OutputView::of(std::span(x.out))}; })
+      .key([](const Args& x) {
+        return Key{{"n", static_cast<std::int64_t>(x.out.size())}};
+      });
+  return op;
+}
+
+TunerOptions quick(IsolationOptions::Mode mode) {
+  TunerOptions o;
+  o.isolation.mode = mode;
+  o.isolation.limit_seconds = 5;
+  o.isolation.floor_seconds = 1;
+  o.isolation.memory_bytes = std::uint64_t{1} << 30;
+  o.confirm_pairs = 0;
+  return o;
+}
+
+const CandidateReport& find(const TuneReport& r, const std::string& name) {
+  for (const auto& c : r.candidates)
+    if (c.name == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+void expect_correct_winner(Tuner& tuner, const Op<Args>& op, const TuneReport& r) {
+  EXPECT_TRUE(r.winner_name == "good" || r.winner_name == "default") << r.winner_name;
+  // What the tuner now serves is correct on the caller's data.
+  Args x = make_args(Key{{"n", 64}});
+  tuner.run(op, x);
+  for (std::size_t i = 0; i < x.out.size(); ++i) ASSERT_EQ(x.out[i], x.a[i] + x.b[i]) << i;
+}
+
+TEST(Isolation, CrashesHangsAndHugeAllocationsAreClassifiedAndTheHostSurvives) {
+  cpu::CpuDevice device;
+  auto op = hostile_op({"segfault", "abort", "hang", "huge_allocation", "throw_42", "scribble"});
+  Tuner tuner(device, quick(IsolationOptions::Mode::automatic));
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 64}}, &r);
+  EXPECT_EQ(r.isolation, "worker");
+  EXPECT_EQ(find(r, "segfault").outcome.status, Status::crashed)
+      << find(r, "segfault").outcome.message;
+  EXPECT_EQ(find(r, "abort").outcome.status, Status::crashed);
+  EXPECT_EQ(find(r, "hang").outcome.status, Status::timed_out) << find(r, "hang").outcome.message;
+  const Status huge = find(r, "huge_allocation").outcome.status;
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's allocator reports the allocation and ends the worker itself.
+  EXPECT_TRUE(huge == Status::out_of_memory || huge == Status::crashed);
+#else
+  EXPECT_EQ(huge, Status::out_of_memory) << find(r, "huge_allocation").outcome.message;
+#endif
+  EXPECT_EQ(find(r, "throw_42").outcome.status, Status::launch_failed);
+  EXPECT_EQ(find(r, "scribble").outcome.status, Status::crashed);
+  EXPECT_NE(find(r, "segfault").outcome.message.find("SIGSEGV"), std::string::npos)
+      << find(r, "segfault").outcome.message;
+  EXPECT_EQ(find(r, "good").outcome.status, Status::ok);
+  expect_correct_winner(tuner, *op, r);
+}
+
+class ValidationHolds : public ::testing::TestWithParam<IsolationOptions::Mode> {};
+
+TEST_P(ValidationHolds, IntermittentNaNAndInputClobberingLose) {
+  cpu::CpuDevice device;
+  auto op = hostile_op({"flaky_nan", "clobber", "throw_42"});
+  Tuner tuner(device, quick(GetParam()));
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 64}}, &r);
+  EXPECT_EQ(find(r, "flaky_nan").outcome.status, Status::validation_failed)
+      << find(r, "flaky_nan").outcome.message;
+  EXPECT_EQ(find(r, "clobber").outcome.status, Status::validation_failed)
+      << find(r, "clobber").outcome.message;
+  EXPECT_EQ(find(r, "throw_42").outcome.status, Status::launch_failed);
+  // The clobberer's side effects reached no one: the candidates after it validated.
+  EXPECT_EQ(find(r, "default").outcome.status, Status::ok);
+  EXPECT_EQ(find(r, "good").outcome.status, Status::ok);
+  expect_correct_winner(tuner, *op, r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ValidationHolds,
+                         ::testing::Values(IsolationOptions::Mode::worker,
+                                           IsolationOptions::Mode::in_process),
+                         [](const auto& mode) { return std::string(to_string(mode.param)); });
+
+TEST(Isolation, AnOpThatOptsOutRunsInProcessAndSaysWhy) {
+  cpu::CpuDevice device;
+  auto op = hostile_op({});
+  op->in_process("its candidates call back into the caller's runtime");
+  Tuner tuner(device, quick(IsolationOptions::Mode::automatic));
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 16}}, &r);
+  EXPECT_EQ(r.isolation, "in_process (the op: its candidates call back into the caller's runtime)");
+}
+
+}  // namespace
+}  // namespace tunekit

@@ -5,6 +5,7 @@
 // and an empty --store, to "sqlite:" + default_store_path(...) before opening.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -60,13 +61,70 @@ class Store {
   virtual std::size_t remove(std::string_view what) = 0;
 };
 
+// How a store file is opened (DESIGN §8). TunerOptions::store_options;
+// store_options_from_environment reads TUNEKIT_STORE_WAIT_MS and TUNEKIT_TRUST_STORE.
+struct StoreOptions {
+  // How long an operation waits for a store another process has locked. Past it the store is
+  // used memory-only for the rest of the session (reads and writes after a read timed out,
+  // writes after a write timed out), with one warning naming the cause. Reads are kept short
+  // because `--mode cached` must not stall; a write waits longer because other tunekit
+  // processes hold the lock only for the milliseconds of one insert.
+  std::chrono::milliseconds read_wait{2000};
+  std::chrono::milliseconds write_wait{5000};
+  // Use a store whose directory others can write to, or whose file another user owns (by
+  // default such a store is refused with a warning: a planted store would serve its owner's
+  // choices).
+  bool trust = false;
+  // Create a missing store file (and its directory, 0700). false: a missing file is
+  // StoreState::missing and nothing is created.
+  bool create = true;
+};
+
+// What opening a store found. Every state but ready, read_only and none comes with no store
+// (the caller runs memory-only) and a message naming the file and what to do.
+enum class StoreState {
+  ready,         // opened read-write
+  read_only,     // the user cannot write the file or its directory: stored choices are served,
+                 // new ones stay in memory (one warning at the first one)
+  none,          // the spec asked for no store ("none", "memory")
+  missing,       // no file, and StoreOptions::create was false
+  locked,        // another process held a lock past StoreOptions::read_wait
+  unreadable,    // permission denied on the file or its directory
+  not_a_store,   // not SQLite, another application's database, corrupt or truncated
+  newer_schema,  // written by a newer tunekit
+  untrusted,     // the directory is writable by others, or the file is another user's
+  not_a_file,    // a directory, FIFO, device or socket sits at the path
+  not_creatable  // missing and could not be created
+};
+std::string_view to_string(StoreState state);
+
+struct StoreOpening {
+  std::unique_ptr<Store> store;
+  StoreState state = StoreState::none;
+  std::string why;      // the cause alone: "locked by another process (...)", "a FIFO, ..."
+  std::string message;  // the warning given, naming the file (empty for ready and none; for
+                        // read_only the cause, warned only at the first new choice)
+};
+
+// Opens a store by spec and says what it found; the message (when any) is also given to
+// `warn`. A malformed spec is a UsageError.
+StoreOpening open_store_checked(std::string_view spec, const StoreOptions& options,
+                                const WarningSink& warn);
+
+// TUNEKIT_STORE_WAIT_MS ("READ" or "READ,WRITE" milliseconds, each 0..600000) and
+// TUNEKIT_TRUST_STORE ("1" trusts, "0" or unset does not). A malformed value is a UsageError
+// naming the variable. `getenv` is a parameter (read once, at the edge).
+StoreOptions store_options_from_environment(const std::function<const char*(const char*)>& getenv);
+
 // The default store file: $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else
 // ~/.cache/tunekit; file choices.db. `getenv` is a parameter (read once, at the edge).
 std::string default_store_path(const std::function<const char*(const char*)>& getenv);
 
-// Opens a store by spec. A file that is not a tunekit store, is corrupt, or has a newer
-// schema is reported through `warn` (naming the file) and nullptr is returned: the caller
-// runs memory-only and the file is not modified. A malformed spec is a UsageError.
-std::unique_ptr<Store> open_store(std::string_view spec, const WarningSink& warn);
+// Opens a store by spec. A file that is not a tunekit store, is corrupt, has a newer schema,
+// is locked past options.read_wait, or is refused (see StoreState) is reported through `warn`
+// (naming the file) and nullptr is returned: the caller runs memory-only and the file is not
+// modified. A malformed spec is a UsageError.
+std::unique_ptr<Store> open_store(std::string_view spec, const WarningSink& warn,
+                                  const StoreOptions& options = {});
 
 }  // namespace tunekit

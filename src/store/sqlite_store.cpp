@@ -1,20 +1,23 @@
 #include "store/sqlite_store.hpp"
 
-#include <fcntl.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
-#include "tunekit/errors.hpp"
+#include "store/store_path_check.hpp"
 
 namespace tunekit::detail {
 namespace {
 
-constexpr int kBusyTimeoutMs = 10000;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
 const char* const kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS tunekit_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,11 +46,93 @@ const char* const kColumns =
     "candidates, winner, winner_config, evidence, measured, budget_cut, created_at, "
     "tunekit_version";
 
+bool is_busy(int rc) {
+  return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
+void back_off(int attempt) {
+  std::this_thread::sleep_for(milliseconds(std::min(1 + attempt, 25)));
+}
+
+std::string seconds_text(milliseconds wait) {
+  const auto ms = wait.count();
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+}
+
+// A connection and the deadline of the operation running on it: SQLite's busy handler and
+// retry() both stop waiting there, so one operation never waits past its bound (the old
+// unbounded retries stalled every command for a minute behind a lock).
+class Connection {
+ public:
+  explicit Connection(sqlite3* db) : db_(db) {
+    sqlite3_busy_handler(db_, &Connection::on_busy, this);
+  }
+  ~Connection() { sqlite3_close(db_); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  sqlite3* get() const { return db_; }
+  void wait_at_most(milliseconds wait) {
+    wait_ = wait;
+    deadline_ = Clock::now() + wait;
+  }
+  bool expired() const { return Clock::now() >= deadline_; }
+
+  // Runs fn until it stops failing with SQLITE_BUSY/LOCKED or the deadline passes.
+  template <class Fn>
+  int retry(Fn&& fn) {
+    for (int attempt = 0;; ++attempt) {
+      const int rc = fn();
+      if (!is_busy(rc) || expired()) return rc;
+      back_off(attempt);
+    }
+  }
+
+  // Why a call failed, in words; a lock is named as such ("database is locked" alone does not
+  // say that another process holds it, nor how long tunekit waited).
+  std::string failure(int rc, const char* message = nullptr) const {
+    std::string text = message ? message : sqlite3_errmsg(db_);
+    if (text.empty() || text == "not an error") text = sqlite3_errstr(rc);
+    if (is_busy(rc))
+      return "locked by another process (" + text + "; waited " + seconds_text(wait_) + ")";
+    return text;
+  }
+
+ private:
+  static int on_busy(void* self, int attempt) {
+    if (static_cast<Connection*>(self)->expired()) return 0;
+    back_off(attempt);
+    return 1;
+  }
+
+  sqlite3* db_;
+  milliseconds wait_{0};
+  Clock::time_point deadline_ = Clock::now();
+};
+
+// An SQLite failure: its result code and the text Connection::failure made of it.
+class SqlError : public std::runtime_error {
+ public:
+  SqlError(int rc, const std::string& what) : std::runtime_error(what), rc_(rc) {}
+  int rc() const { return rc_; }
+
+ private:
+  int rc_;
+};
+
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
-      throw std::runtime_error(sqlite3_errmsg(db));
+  Statement(Connection& c, const std::string& sql) {
+    const int rc = c.retry([&] {
+      sqlite3_finalize(stmt_);
+      stmt_ = nullptr;
+      return sqlite3_prepare_v2(c.get(), sql.c_str(), -1, &stmt_, nullptr);
+    });
+    if (rc != SQLITE_OK) {
+      SqlError error(rc, c.failure(rc));
+      sqlite3_finalize(stmt_);
+      throw error;
+    }
   }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
@@ -62,6 +147,23 @@ class Statement {
     return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : "";
   }
   std::int64_t integer(int col) { return sqlite3_column_int64(stmt_, col); }
+
+  // Steps to the next row (SQLITE_ROW), to the end (SQLITE_DONE) or to a failure, retrying a
+  // busy step from the start until the deadline; `restarted` is told when rows already seen
+  // will come again.
+  template <class OnRestart>
+  int step(Connection& c, OnRestart&& restarted) {
+    for (int attempt = 0;; ++attempt) {
+      const int rc = sqlite3_step(stmt_);
+      if (!is_busy(rc) || c.expired()) return rc;
+      sqlite3_reset(stmt_);
+      restarted();
+      back_off(attempt);
+    }
+  }
+  int step(Connection& c) {
+    return step(c, [] {});
+  }
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
@@ -88,47 +190,49 @@ StoredChoice read_row(Statement& s) {
   return c;
 }
 
-// Runs fn until it stops failing with SQLITE_BUSY/LOCKED (bounded): several processes share
-// the file and "database is locked" must not reach the user.
-template <class Fn>
-int with_retry(Fn&& fn) {
-  int rc = SQLITE_OK;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  for (int attempt = 0;; ++attempt) {
-    rc = fn();
-    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline)
-      return rc;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt % 20));
-  }
-}
+// How the store was opened, for SqliteStore.
+struct OpenedAs {
+  bool read_only = false;
+  std::string read_only_why;  // e.g. "not writable by you (Permission denied)"
+  bool empty = false;         // a read-only file that holds no tables yet
+};
 
 class SqliteStore final : public Store {
  public:
-  SqliteStore(sqlite3* db, std::string path, WarningSink warn)
-      : db_(db), path_(std::move(path)), warn_(std::move(warn)) {}
-  ~SqliteStore() override { sqlite3_close(db_); }
+  SqliteStore(std::unique_ptr<Connection> c, std::string path, const StoreOptions& options,
+              OpenedAs as, WarningSink warn)
+      : c_(std::move(c)),
+        path_(std::move(path)),
+        options_(options),
+        as_(std::move(as)),
+        warn_(std::move(warn)) {}
 
   std::string describe() const override { return "sqlite:" + path_; }
 
   std::optional<StoredChoice> find(std::string_view identity_digest) override {
-    std::string sql = std::string("SELECT ") + kColumns + " FROM choices WHERE identity_digest = ?";
+    std::lock_guard lock(mutex_);
+    if (reads_off_ || as_.empty) return std::nullopt;
+    c_->wait_at_most(options_.read_wait);
     try {
-      Statement s(db_, sql.c_str());
+      Statement s(*c_,
+                  std::string("SELECT ") + kColumns + " FROM choices WHERE identity_digest = ?");
       s.bind(1, identity_digest);
-      int rc = with_retry([&] { return sqlite3_step(s.get()); });
+      const int rc = s.step(*c_);
       if (rc == SQLITE_ROW) return read_row(s);
-      if (rc != SQLITE_DONE) warn("reading", sqlite3_errmsg(db_));
-    } catch (const std::exception& e) {
-      warn("reading", e.what());
+      if (rc != SQLITE_DONE) failed(Doing::read, rc, c_->failure(rc));
+    } catch (const SqlError& e) {
+      failed(Doing::read, e.rc(), e.what());
     }
     return std::nullopt;
   }
 
   void put(const StoredChoice& c) override {
-    std::string sql = std::string("INSERT OR REPLACE INTO choices(") + kColumns +
-                      ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    std::lock_guard lock(mutex_);
+    if (!writable()) return;
+    c_->wait_at_most(options_.write_wait);
     try {
-      Statement s(db_, sql.c_str());
+      Statement s(*c_, std::string("INSERT OR REPLACE INTO choices(") + kColumns +
+                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
       int i = 1;
       for (std::string_view t :
            {c.identity_digest, c.op, c.key, c.key_digest, c.device, c.toolchain, c.environment,
@@ -138,185 +242,339 @@ class SqliteStore final : public Store {
       s.bind(i++, std::int64_t{c.budget_cut});
       s.bind(i++, c.created_at);
       s.bind(i++, c.tunekit_version);
-      int rc = with_retry([&] {
-        int r = sqlite3_step(s.get());
-        if (r == SQLITE_BUSY || r == SQLITE_LOCKED) sqlite3_reset(s.get());
-        return r;
-      });
-      if (rc != SQLITE_DONE) warn("writing", sqlite3_errmsg(db_));
-    } catch (const std::exception& e) {
-      warn("writing", e.what());
+      const int rc = s.step(*c_);
+      if (rc != SQLITE_DONE) failed(Doing::write, rc, c_->failure(rc));
+    } catch (const SqlError& e) {
+      failed(Doing::write, e.rc(), e.what());
     }
   }
 
   std::vector<StoredChoice> list(std::string_view op) override {
+    std::lock_guard lock(mutex_);
     std::vector<StoredChoice> out;
-    std::string sql = std::string("SELECT ") + kColumns + " FROM choices" +
-                      (op.empty() ? "" : " WHERE op = ?") + " ORDER BY op, key";
+    if (reads_off_ || as_.empty) return out;
+    c_->wait_at_most(options_.read_wait);
     try {
-      Statement s(db_, sql.c_str());
+      Statement s(*c_, std::string("SELECT ") + kColumns + " FROM choices" +
+                           (op.empty() ? "" : " WHERE op = ?") + " ORDER BY op, key");
       if (!op.empty()) s.bind(1, op);
       int rc;
-      while ((rc = with_retry([&] { return sqlite3_step(s.get()); })) == SQLITE_ROW)
-        out.push_back(read_row(s));
-      if (rc != SQLITE_DONE) warn("listing", sqlite3_errmsg(db_));
-    } catch (const std::exception& e) {
-      warn("listing", e.what());
+      while ((rc = s.step(*c_, [&] { out.clear(); })) == SQLITE_ROW) out.push_back(read_row(s));
+      if (rc != SQLITE_DONE) failed(Doing::read, rc, c_->failure(rc));
+    } catch (const SqlError& e) {
+      failed(Doing::read, e.rc(), e.what());
     }
     return out;
   }
 
   std::size_t remove(std::string_view what) override {
+    std::lock_guard lock(mutex_);
+    if (!writable()) return 0;
+    c_->wait_at_most(options_.write_wait);
     try {
-      Statement s(db_,
+      Statement s(*c_,
                   "DELETE FROM choices WHERE identity_digest = ?1 OR key_digest = ?1 OR key = ?1 "
                   "OR op = ?1");
       s.bind(1, what);
-      int rc = with_retry([&] {
-        int r = sqlite3_step(s.get());
-        if (r == SQLITE_BUSY || r == SQLITE_LOCKED) sqlite3_reset(s.get());
-        return r;
-      });
-      if (rc != SQLITE_DONE) {
-        warn("removing from", sqlite3_errmsg(db_));
-        return 0;
-      }
-      return static_cast<std::size_t>(sqlite3_changes(db_));
-    } catch (const std::exception& e) {
-      warn("removing from", e.what());
-      return 0;
+      const int rc = s.step(*c_);
+      if (rc == SQLITE_DONE) return static_cast<std::size_t>(sqlite3_changes(c_->get()));
+      failed(Doing::remove, rc, c_->failure(rc));
+    } catch (const SqlError& e) {
+      failed(Doing::remove, e.rc(), e.what());
     }
+    return 0;
   }
 
  private:
-  void warn(std::string_view doing, std::string_view why) {
-    if (warn_) {
-      warn_("tunekit: " + std::string(doing) + " the store " + path_ +
-            " failed: " + std::string(why) + "; the choice stays in memory for this session");
+  enum class Doing { read, write, remove };
+
+  // False (after one warning) when nothing can be written: the file is read-only, or a write
+  // already waited out a lock this session.
+  bool writable() {
+    if (as_.read_only && !warned_read_only_) {
+      warned_read_only_ = true;
+      warn("tunekit: the store " + path_ + " is read-only (" + as_.read_only_why +
+           "): its choices are served, new ones stay in memory for this session");
     }
+    return !as_.read_only && !writes_off_;
   }
 
-  sqlite3* db_;
+  // A lock waited out turns the store memory-only for the rest of the session (everything
+  // after a read, writes after a write): a locked store costs one wait and one warning, not
+  // one per call.
+  void failed(Doing doing, int rc, const std::string& why) {
+    const char* what = doing == Doing::read    ? "reading"
+                       : doing == Doing::write ? "writing"
+                                               : "removing from";
+    if (!is_busy(rc)) {
+      warn("tunekit: " + std::string(what) + " the store " + path_ + " failed: " + why +
+           "; the choice stays in memory for this session");
+      return;
+    }
+    const bool already = writes_off_;
+    writes_off_ = true;
+    if (doing == Doing::read) reads_off_ = true;
+    if (already && doing != Doing::read) return;
+    warn("tunekit: the store " + path_ + " is " + why + " while " + what +
+         (doing == Doing::read ? " it; running memory-only for the rest of this session"
+                               : " it; new choices stay in memory for this session") +
+         " (TUNEKIT_STORE_WAIT_MS sets how long to wait)");
+  }
+
+  void warn(const std::string& message) {
+    if (warn_) warn_(message);
+  }
+
+  std::mutex mutex_;  // one operation at a time: the deadline is the connection's
+  std::unique_ptr<Connection> c_;
   std::string path_;
+  StoreOptions options_;
+  OpenedAs as_;
   WarningSink warn_;
+  bool reads_off_ = false;
+  bool writes_off_ = false;
+  bool warned_read_only_ = false;
 };
 
-// Single-value query; nullopt (and the SQLite error in `error`) on failure.
-std::optional<std::string> query_one(sqlite3* db, const char* sql, std::string& error) {
-  sqlite3_stmt* s = nullptr;
-  std::optional<std::string> out;
-  if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) {
-    error = sqlite3_errmsg(db);
-    return std::nullopt;
+// What stands between a file and a usable store; ready when nothing does.
+struct Problem {
+  StoreState state = StoreState::ready;
+  std::string why;
+  bool ok() const { return state == StoreState::ready; }
+};
+
+Problem problem_of(const Connection& c, int rc, const char* message = nullptr) {
+  const std::string why = c.failure(rc, message);
+  if (is_busy(rc)) return {StoreState::locked, why};
+  switch (rc & 0xff) {
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+      return {StoreState::unreadable, "not readable (" + why + ")"};
+    default:
+      return {StoreState::not_a_store, "not a tunekit store or corrupt (" + why + ")"};
   }
-  int rc = with_retry([&] { return sqlite3_step(s); });
-  if (rc == SQLITE_ROW) {
-    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-    out = p ? p : "";
-  } else if (rc == SQLITE_DONE) {
-    out = "";
-  } else {
-    error = sqlite3_errmsg(db);
-  }
-  sqlite3_finalize(s);
-  return out;
 }
 
-// Checks an existing file without writing to it. Returns an empty string when it is a usable
-// tunekit store (or an empty database), else why not.
-std::string why_unusable(sqlite3* db) {
-  std::string error;
-  auto app_id = query_one(db, "PRAGMA application_id", error);
-  if (!app_id) return "not a tunekit store or corrupt (" + error + ")";
-  auto tables = query_one(db, "SELECT count(*) FROM sqlite_master", error);
-  if (!tables) return "not a tunekit store or corrupt (" + error + ")";
-  if (*tables == "0" && *app_id == "0") return {};  // a new, empty database
-  if (*app_id != std::to_string(kStoreApplicationId)) {
-    // Another process may be initialising the file right now: the meta table is the mark.
-    auto ours = query_one(
-        db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='tunekit_meta'", error);
-    if (!ours) return "not a tunekit store or corrupt (" + error + ")";
-    if (*app_id != "0" || *ours == "0") return "not a tunekit store";
+// What the checks found in an existing file (read only: nothing is written).
+struct Probe {
+  Problem problem;
+  bool empty = false;        // a new database: no tables, no application id
+  bool initialised = false;  // ours, at this schema version
+  bool wal = false;
+};
+
+// Single-value query; nullopt (and the problem in `p`) on failure.
+std::optional<std::string> query_one(Connection& c, const char* sql, Problem& p) {
+  try {
+    Statement s(c, sql);
+    const int rc = s.step(c);
+    if (rc == SQLITE_DONE) return "";
+    if (rc == SQLITE_ROW) return s.text(0);
+    p = problem_of(c, rc);
+  } catch (const SqlError& e) {
+    p = problem_of(c, e.rc(), e.what());
   }
-  auto version =
-      query_one(db, "SELECT value FROM tunekit_meta WHERE name = 'schema_version'", error);
-  if (!version) return "not a tunekit store or corrupt (" + error + ")";
-  if (version->empty()) return "not a tunekit store (no schema version)";
-  int v = std::atoi(version->c_str());
-  if (v > kStoreSchemaVersion) {
-    return "written by a newer tunekit (schema " + *version + ", this one reads " +
-           std::to_string(kStoreSchemaVersion) + ")";
-  }
-  auto check = query_one(db, "PRAGMA quick_check", error);
-  if (!check) return "corrupt (" + error + ")";
-  if (*check != "ok") return "corrupt (" + *check + ")";
+  return std::nullopt;
+}
+
+// The application id and the meta table: another process may be initialising the file
+// right now (the meta table comes before the id's commit), so the table is the mark too.
+Problem check_mark(Connection& c, const std::string& app_id) {
+  if (app_id == std::to_string(kStoreApplicationId)) return {};
+  Problem p;
+  auto ours = query_one(
+      c, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='tunekit_meta'", p);
+  if (!ours) return p;
+  if (app_id != "0" || *ours == "0") return {StoreState::not_a_store, "not a tunekit store"};
   return {};
 }
 
-bool exec(sqlite3* db, const std::string& sql, std::string& error) {
+Probe probe(Connection& c) {
+  Probe r;
+  Problem& p = r.problem;
+  auto app_id = query_one(c, "PRAGMA application_id", p);
+  auto tables = app_id ? query_one(c, "SELECT count(*) FROM sqlite_master", p) : std::nullopt;
+  auto journal = tables ? query_one(c, "PRAGMA journal_mode", p) : std::nullopt;
+  if (!journal) return r;
+  r.wal = *journal == "wal";
+  if (*tables == "0" && *app_id == "0") {
+    r.empty = true;
+    return r;
+  }
+  if (p = check_mark(c, *app_id); !p.ok()) return r;
+  auto version = query_one(c, "SELECT value FROM tunekit_meta WHERE name = 'schema_version'", p);
+  if (!version) return r;
+  if (version->empty()) {
+    p = {StoreState::not_a_store, "not a tunekit store (no schema version)"};
+    return r;
+  }
+  if (std::atoi(version->c_str()) > kStoreSchemaVersion) {
+    p = {StoreState::newer_schema, "written by a newer tunekit (schema " + *version +
+                                       ", this one reads " + std::to_string(kStoreSchemaVersion) +
+                                       ")"};
+    return r;
+  }
+  auto check = query_one(c, "PRAGMA quick_check", p);
+  if (!check) return r;
+  if (*check != "ok") p = {StoreState::not_a_store, "corrupt (" + *check + ")"};
+  r.initialised = *app_id == std::to_string(kStoreApplicationId);
+  return r;
+}
+
+Problem exec(Connection& c, const std::string& sql, bool retry) {
   char* msg = nullptr;
-  int rc = with_retry([&] {
+  auto once = [&] {
     sqlite3_free(msg);
     msg = nullptr;
-    return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
-  });
-  if (rc != SQLITE_OK) error = msg ? msg : sqlite3_errstr(rc);
+    return sqlite3_exec(c.get(), sql.c_str(), nullptr, nullptr, &msg);
+  };
+  const int rc = retry ? c.retry(once) : once();
+  Problem p;
+  if (is_busy(rc))
+    p = {StoreState::locked, c.failure(rc, msg)};
+  else if (rc != SQLITE_OK)
+    p = {StoreState::not_creatable, "not initialisable (" + c.failure(rc, msg) + ")"};
   sqlite3_free(msg);
-  return rc == SQLITE_OK;
+  return p;
+}
+
+// Writes only what is missing: an initialised WAL store is opened without taking the write
+// lock, so a store another process is writing is still read at once.
+Problem initialise(Connection& c, const Probe& found, milliseconds wait) {
+  c.wait_at_most(wait);
+  if (!found.wal) {
+    if (Problem p = exec(c, "PRAGMA journal_mode=WAL", true); !p.ok()) return p;
+  }
+  if (found.initialised) return {};
+  if (Problem p = exec(c, "BEGIN IMMEDIATE", true); !p.ok()) return p;
+  const std::string schema =
+      std::string("PRAGMA application_id=") + std::to_string(kStoreApplicationId) + ";" + kSchema +
+      "INSERT OR IGNORE INTO tunekit_meta(name, value) VALUES('schema_version', '" +
+      std::to_string(kStoreSchemaVersion) + "');";
+  Problem p = exec(c, schema, false);
+  if (p.ok()) p = exec(c, "COMMIT", true);
+  if (!p.ok()) exec(c, "ROLLBACK", false);  // its own outcome must not hide the real cause
+  return p;
+}
+
+// "file:" URI of a path (RFC 3986: everything but unreserved characters and '/' escaped).
+std::string file_uri(const std::string& path) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (unsigned char ch : std::filesystem::absolute(path).string()) {
+    if (std::isalnum(ch) || ch == '/' || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+      uri += static_cast<char>(ch);
+    } else {
+      uri += '%';
+      uri += kHex[ch >> 4];
+      uri += kHex[ch & 15];
+    }
+  }
+  return uri;
+}
+
+std::unique_ptr<Connection> connect(const std::string& name, int flags, Problem& p) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    p = {StoreState::unreadable,
+         "not openable (" + std::string(db ? sqlite3_errmsg(db) : "out of memory") + ")"};
+    sqlite3_close(db);
+    return nullptr;
+  }
+  return std::make_unique<Connection>(db);
+}
+
+// A read-only connection needs the -shm file writable; where this user cannot create it,
+// the file is read as immutable. That is exact only when no -wal file holds changes (the last
+// writer to close checkpoints and removes it).
+bool may_read_immutable(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path + "-wal", ec);
+  return ec || size == 0;
+}
+
+struct Opened {
+  std::unique_ptr<Connection> c;
+  Probe found;
+};
+
+Opened connect_and_probe(const std::string& path, bool read_only, milliseconds wait) {
+  Opened o;
+  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  o.c = connect(path, flags, o.found.problem);
+  if (!o.c) return o;
+  o.c->wait_at_most(wait);
+  o.found = probe(*o.c);
+  if (!read_only || o.found.problem.state != StoreState::unreadable || !may_read_immutable(path))
+    return o;
+  Problem p;
+  auto immutable =
+      connect(file_uri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, p);
+  if (!immutable) return o;
+  immutable->wait_at_most(wait);
+  Probe again = probe(*immutable);
+  if (again.problem.ok()) o = {std::move(immutable), std::move(again)};
+  return o;
+}
+
+std::string advice(StoreState state) {
+  switch (state) {
+    case StoreState::locked:
+      return " (TUNEKIT_STORE_WAIT_MS sets how long to wait)";
+    case StoreState::untrusted:
+      return " (fix the permissions, or set TUNEKIT_TRUST_STORE=1 / StoreOptions::trust to use it "
+             "anyway)";
+    default:
+      return "";
+  }
 }
 
 }  // namespace
 
-std::unique_ptr<Store> open_sqlite_store(const std::string& path, const WarningSink& warn) {
-  auto fail = [&](const std::string& why) -> std::unique_ptr<Store> {
-    if (warn) {
-      warn("tunekit: the store " + path + " is " + why +
-           "; running memory-only (the file is left as it is)");
-    }
-    return nullptr;
+StoreOpening open_sqlite_store(const std::string& path, const StoreOptions& options,
+                               const WarningSink& warn) {
+  auto refuse = [&](const Problem& p) {
+    StoreOpening o;
+    o.state = p.state;
+    o.why = p.why;
+    o.message = "tunekit: the store " + path + " is " + p.why +
+                "; running memory-only (the file is left as it is)" + advice(p.state);
+    if (warn) warn(o.message);
+    return o;
   };
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path file(path);
-  if (file.has_parent_path() && !fs::exists(file.parent_path(), ec)) {
-    fs::create_directories(file.parent_path(), ec);
-    if (ec) return fail("not creatable (" + ec.message() + ")");
-    fs::permissions(file.parent_path(), fs::perms::owner_all, fs::perm_options::replace, ec);
+  StorePathCheck check = check_store_path(path, options);
+  if (check.state == StoreState::ready && !check.exists) {
+    if (std::string error = create_store_file(path); !error.empty())
+      return refuse({StoreState::not_creatable, "not creatable (" + error + ")"});
+    check = check_store_path(path, options);  // what was created (or raced in) is judged anew
   }
-  if (!fs::exists(file, ec)) {
-    // Create it 0600 before SQLite does (SQLite would use the umask); -wal/-shm follow it.
-    int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) return fail("not creatable");
-    ::close(fd);
-  } else if (fs::is_directory(file, ec)) {
-    return fail("a directory");
+  if (check.state == StoreState::missing) {
+    StoreOpening o;
+    o.state = StoreState::missing;  // asked not to create it: nothing to warn about
+    return o;
   }
-
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
-      SQLITE_OK) {
-    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return fail("not openable (" + why + ")");
+  if (check.state != StoreState::ready && check.state != StoreState::read_only)
+    return refuse({check.state, check.why});
+  OpenedAs as{check.state == StoreState::read_only, check.why, false};
+  Opened o = connect_and_probe(path, as.read_only, options.read_wait);
+  if (!o.found.problem.ok()) return refuse(o.found.problem);
+  if (as.read_only) {
+    as.empty = o.found.empty;
+  } else if (Problem p = initialise(*o.c, o.found, options.write_wait); !p.ok()) {
+    return refuse(p);
   }
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  if (std::string why = why_unusable(db); !why.empty()) {
-    sqlite3_close(db);
-    return fail(why);
+  sqlite3_exec(o.c->get(), "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
+  StoreOpening opened;
+  opened.state = as.read_only ? StoreState::read_only : StoreState::ready;
+  if (as.read_only) {
+    opened.why = as.read_only_why;
+    opened.message = "tunekit: the store " + path + " is read-only (" + as.read_only_why + ")";
   }
-  std::string error;
-  const std::string init =
-      std::string("PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; PRAGMA application_id=") +
-      std::to_string(kStoreApplicationId) + ";" + kSchema +
-      "INSERT OR IGNORE INTO tunekit_meta(name, value) VALUES('schema_version', '" +
-      std::to_string(kStoreSchemaVersion) + "'); COMMIT;";
-  if (!exec(db, init, error)) {
-    exec(db, "ROLLBACK", error);
-    sqlite3_close(db);
-    return fail("not initialisable (" + error + ")");
-  }
-  exec(db, "PRAGMA synchronous=NORMAL", error);
-  return std::make_unique<SqliteStore>(db, path, warn);
+  opened.store = std::make_unique<SqliteStore>(std::move(o.c), path, options, std::move(as), warn);
+  return opened;
 }
 
 }  // namespace tunekit::detail

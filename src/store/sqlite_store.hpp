@@ -1,7 +1,7 @@
-// The embedded SQLite store: WAL, busy timeout, a schema version table, 0700/0600 files.
+// The embedded SQLite store: WAL, bounded waits on a busy file, a schema version table,
+// 0700/0600 files, read-only files served read-only.
 #pragma once
 
-#include <memory>
 #include <string>
 
 #include "tunekit/store.hpp"
@@ -11,7 +11,8 @@ namespace tunekit::detail {
 inline constexpr int kStoreSchemaVersion = 1;
 inline constexpr int kStoreApplicationId = 0x544b4954;  // "TKIT"
 
-// nullptr (after a warning naming the file) when the file is not a usable tunekit store.
-std::unique_ptr<Store> open_sqlite_store(const std::string& path, const WarningSink& warn);
+// A null store (after a warning naming the file and the state) when the file is not usable.
+StoreOpening open_sqlite_store(const std::string& path, const StoreOptions& options,
+                               const WarningSink& warn);
 
 }  // namespace tunekit::detail

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <charconv>
 #include <string>
 
 #include "store/sqlite_store.hpp"
@@ -5,6 +7,50 @@
 #include "tunekit/store.hpp"
 
 namespace tunekit {
+namespace {
+
+constexpr long kMaxWaitMs = 600000;  // ten minutes: more is a typo, not a wish
+
+long wait_ms(std::string_view text, std::string_view whole) {
+  long ms = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (error != std::errc() || end != text.data() + text.size() || ms < 0 || ms > kMaxWaitMs) {
+    throw UsageError("TUNEKIT_STORE_WAIT_MS='" + std::string(whole) +
+                     "': give milliseconds to wait for a locked store, READ or READ,WRITE, each "
+                     "0 to 600000 (e.g. 2000 or 2000,5000)");
+  }
+  return ms;
+}
+
+}  // namespace
+
+std::string_view to_string(StoreState state) {
+  switch (state) {
+    case StoreState::ready:
+      return "ready";
+    case StoreState::read_only:
+      return "read_only";
+    case StoreState::none:
+      return "none";
+    case StoreState::missing:
+      return "missing";
+    case StoreState::locked:
+      return "locked";
+    case StoreState::unreadable:
+      return "unreadable";
+    case StoreState::not_a_store:
+      return "not_a_store";
+    case StoreState::newer_schema:
+      return "newer_schema";
+    case StoreState::untrusted:
+      return "untrusted";
+    case StoreState::not_a_file:
+      return "not_a_file";
+    case StoreState::not_creatable:
+      return "not_creatable";
+  }
+  return "unknown";
+}
 
 std::string default_store_path(const std::function<const char*(const char*)>& getenv) {
   auto set = [&](const char* name) -> std::string {
@@ -18,13 +64,40 @@ std::string default_store_path(const std::function<const char*(const char*)>& ge
   return dir + "/choices.db";
 }
 
-std::unique_ptr<Store> open_store(std::string_view spec, const WarningSink& warn) {
-  if (spec == "none" || spec == "memory") return nullptr;
-  if (spec.rfind("sqlite:", 0) == 0 && spec.size() > 7) {
-    return detail::open_sqlite_store(std::string(spec.substr(7)), warn);
+StoreOptions store_options_from_environment(const std::function<const char*(const char*)>& getenv) {
+  StoreOptions o;
+  if (const char* wait = getenv("TUNEKIT_STORE_WAIT_MS"); wait && *wait) {
+    const std::string_view text(wait);
+    const auto comma = text.find(',');
+    o.read_wait = std::chrono::milliseconds(wait_ms(text.substr(0, comma), text));
+    o.write_wait = comma == std::string_view::npos
+                       ? std::max(o.read_wait, o.write_wait)
+                       : std::chrono::milliseconds(wait_ms(text.substr(comma + 1), text));
   }
+  if (const char* trust = getenv("TUNEKIT_TRUST_STORE"); trust && *trust) {
+    const std::string_view text(trust);
+    if (text != "0" && text != "1") {
+      throw UsageError("TUNEKIT_TRUST_STORE='" + std::string(text) +
+                       "': use 1 to use a store others can write or another user owns, 0 (or "
+                       "unset) to refuse it");
+    }
+    o.trust = text == "1";
+  }
+  return o;
+}
+
+StoreOpening open_store_checked(std::string_view spec, const StoreOptions& options,
+                                const WarningSink& warn) {
+  if (spec == "none" || spec == "memory") return {};
+  if (spec.rfind("sqlite:", 0) == 0 && spec.size() > 7)
+    return detail::open_sqlite_store(std::string(spec.substr(7)), options, warn);
   throw UsageError("unknown store '" + std::string(spec) +
                    "': use sqlite:PATH, or none to keep choices in memory only");
+}
+
+std::unique_ptr<Store> open_store(std::string_view spec, const WarningSink& warn,
+                                  const StoreOptions& options) {
+  return open_store_checked(spec, options, warn).store;
 }
 
 }  // namespace tunekit

@@ -65,7 +65,7 @@ class Tuner::Impl {
   Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
     detail::check_tuner_options(options_);   // every numeric field: NaN, negative, absurd
     detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
-    store_ = open_store(options_.store, options_.on_warning);
+    store_ = open_store(options_.store, options_.on_warning, options_.store_options);
     environment_ = options_.environment;
     // A profile named explicitly fails here (missing, malformed), not at the first call.
     if (options_.envelope || !options_.profile.empty()) envelope_source();

@@ -1,5 +1,10 @@
 // End-to-end tests of `tunekit cache ...` and `tunekit tune --save-artifact / --store`: runs
 // the built binary, each test with its own temporary cache and artifact directories.
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -301,6 +306,79 @@ TEST_F(CacheCli, MissingAndUnusableStores) {
   EXPECT_EQ(read_file(path("garbage") / "choices.db"), "this is not a database\n");
   EXPECT_NE(tunekit("cache ls --store none").status, 0);
   EXPECT_NE(tunekit("cache ls --store bogus:thing").status, 0);
+}
+
+// Runs SQL on a store file from this process (another process to the CLI).
+class Sql {
+ public:
+  explicit Sql(const fs::path& file) { EXPECT_EQ(sqlite3_open(file.c_str(), &db_), SQLITE_OK); }
+  ~Sql() { sqlite3_close(db_); }
+  Sql(const Sql&) = delete;
+  Sql& operator=(const Sql&) = delete;
+  void operator()(const char* sql) {
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, &error), SQLITE_OK)
+        << sql << ": " << (error ? error : "");
+    sqlite3_free(error);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+TEST_F(CacheCli, LsTellsEachStoreStateApartByMessageAndExitStatus) {
+  tune_sum();
+  ASSERT_EQ(tunekit("cache rm --all").status, 0);
+  const fs::path file = path("cache") / "choices.db";
+  const Result empty = tunekit("cache ls");
+  EXPECT_EQ(empty.status, 0) << empty.err;
+  EXPECT_TRUE(contains(empty.out, "is empty")) << empty.out;
+
+  {
+    Sql holder(file);  // keeps readers out until it goes
+    holder("PRAGMA locking_mode=EXCLUSIVE");
+    holder("BEGIN EXCLUSIVE");
+    holder("INSERT OR REPLACE INTO tunekit_meta(name, value) VALUES('held', '1')");
+    const auto start = std::chrono::steady_clock::now();
+    const Result locked = tunekit("cache ls");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              10.0);
+    EXPECT_EQ(locked.status, 5) << locked.err;
+    EXPECT_TRUE(contains(locked.err, "locked by another process")) << locked.err;
+    EXPECT_TRUE(contains(locked.err, file.string())) << locked.err;
+    holder("ROLLBACK");
+  }
+
+  Sql("" + file.string())("UPDATE tunekit_meta SET value='99' WHERE name='schema_version'");
+  const Result newer = tunekit("cache ls");
+  EXPECT_EQ(newer.status, 8) << newer.err;
+  EXPECT_TRUE(contains(newer.err, "newer tunekit")) << newer.err;
+  Sql("" + file.string())("UPDATE tunekit_meta SET value='1' WHERE name='schema_version'");
+
+  write_file(path("garbage.db"), "not a database at all\n");
+  const Result corrupt = tunekit("cache ls --store 'sqlite:" + path("garbage.db").string() + "'");
+  EXPECT_EQ(corrupt.status, 7) << corrupt.err;
+  EXPECT_TRUE(contains(corrupt.err, "not a tunekit store or corrupt")) << corrupt.err;
+
+  ASSERT_EQ(::mkfifo(path("fifo.db").c_str(), 0600), 0);
+  const Result fifo = tunekit("cache ls --store 'sqlite:" + path("fifo.db").string() + "'");
+  EXPECT_EQ(fifo.status, 9) << fifo.err;
+  EXPECT_TRUE(contains(fifo.err, "a FIFO")) << fifo.err;
+
+  // Unreadable: as root (who reads anything) the CLI runs as uid 65534 on root's 0600 file.
+  std::string as;
+  if (::geteuid() == 0) {
+    fs::permissions(root_, fs::perms::owner_all | fs::perms::others_exec);
+    fs::permissions(path("cache"), fs::perms::owner_all | fs::perms::others_exec);
+    as = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+  } else {
+    fs::permissions(file, fs::perms::none);
+  }
+  const Result unreadable = tunekit("cache ls", {.extra = as});
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(unreadable.status, 6) << unreadable.err;
+  EXPECT_TRUE(contains(unreadable.err, "not readable by you")) << unreadable.err;
+  EXPECT_EQ(tunekit("cache ls").status, 0) << "the store was changed by looking";
 }
 
 TEST_F(CacheCli, TuneStoreOption) {

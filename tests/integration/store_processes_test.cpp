@@ -1,4 +1,5 @@
-// Several processes on one store, and processes killed mid-write (src/store/sqlite_store.cpp).
+// Several processes on one store, processes killed mid-write, a store another process holds
+// locked (src/store/sqlite_store.cpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "fakes/fake_device.hpp"
 #include "tunekit/store.hpp"
+#include "tunekit/tuner.hpp"
 
 extern char** environ;
 
@@ -124,6 +127,103 @@ TEST_F(StoreProcesses, KilledWritersNeverCorruptTheStore) {
   }
   // The kills landed while the workers were writing, not before they started.
   EXPECT_GT(tunekit::open_store("sqlite:" + store, {})->list().size(), 0u);
+}
+
+// A child process holding a write transaction on `path` until the object goes; with
+// `exclusive_locking` readers are kept out too.
+class LockingProcess {
+ public:
+  LockingProcess(const std::string& path, bool exclusive_locking) {
+    int ready[2];
+    if (::pipe(ready) != 0 || ::pipe(release_) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(ready[0]);
+      ::close(release_[1]);
+      sqlite3* db = nullptr;
+      bool ok = sqlite3_open(path.c_str(), &db) == SQLITE_OK;
+      if (exclusive_locking) ok = ok && exec(db, "PRAGMA locking_mode=EXCLUSIVE");
+      ok = ok && exec(db, "BEGIN EXCLUSIVE") &&
+           exec(db, "INSERT OR REPLACE INTO tunekit_meta(name, value) VALUES('held', '1')");
+      char byte = ok ? 'y' : 'n';
+      if (::write(ready[1], &byte, 1) != 1) ::_exit(2);
+      while (::read(release_[0], &byte, 1) > 0) {
+      }
+      ::_exit(0);
+    }
+    ::close(ready[1]);
+    ::close(release_[0]);
+    char byte = 0;
+    holding_ = ::read(ready[0], &byte, 1) == 1 && byte == 'y';
+    ::close(ready[0]);
+  }
+  ~LockingProcess() {
+    ::close(release_[1]);
+    if (pid_ > 0) wait_exit(pid_);
+  }
+  LockingProcess(const LockingProcess&) = delete;
+  LockingProcess& operator=(const LockingProcess&) = delete;
+  bool holding() const { return holding_; }
+
+ private:
+  static bool exec(sqlite3* db, const char* sql) {
+    return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
+  int release_[2] = {-1, -1};
+  pid_t pid_ = -1;
+  bool holding_ = false;
+};
+
+struct CachedRead {
+  tunekit::Source source;
+  double seconds;
+  std::vector<std::string> warnings;
+};
+
+// A fresh tuner in mode cached, as `tunekit tune --mode cached` makes one, asking for key n=1.
+CachedRead cached_read(const std::string& store) {
+  tunekit::fakes::FakeDevice device;
+  auto op = tunekit::fakes::make_fake_op(device, {"def", "fast"}, "def");
+  CachedRead r{};
+  tunekit::TunerOptions options;
+  options.store = "sqlite:" + store;
+  options.mode = tunekit::Mode::cached;
+  options.on_warning = [&](std::string_view m) { r.warnings.emplace_back(m); };
+  const auto start = std::chrono::steady_clock::now();
+  tunekit::Tuner tuner(device, options);
+  r.source = tuner.select(*op, tunekit::Key{{"n", 1}}).source;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+TEST_F(StoreProcesses, ALockedStoreAnswersACachedReadWithinThreeSeconds) {
+  const std::string store = (dir_ / "choices.db").string();
+  ASSERT_EQ(wait_exit(spawn({TUNEKIT_STORE_WORKER, store, "1", "1"}, (dir_ / "tune.err").string())),
+            0)
+      << slurp((dir_ / "tune.err").string());
+  {
+    // Another process writing: the stored choice is still readable, and served.
+    LockingProcess writer(store, /*exclusive_locking=*/false);
+    ASSERT_TRUE(writer.holding());
+    const CachedRead r = cached_read(store);
+    EXPECT_EQ(r.source, tunekit::Source::cache_replay);
+    EXPECT_LT(r.seconds, 3.0);
+    EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+  }
+  {
+    // Another process keeping readers out: the default, memory-only, and a warning naming
+    // the lock (not "corrupt").
+    LockingProcess holder(store, /*exclusive_locking=*/true);
+    ASSERT_TRUE(holder.holding());
+    const CachedRead r = cached_read(store);
+    EXPECT_EQ(r.source, tunekit::Source::search_disabled);
+    EXPECT_LT(r.seconds, 3.0);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_NE(r.warnings[0].find("locked by another process"), std::string::npos) << r.warnings[0];
+    EXPECT_EQ(r.warnings[0].find("corrupt"), std::string::npos) << r.warnings[0];
+  }
+  // Released: served again.
+  EXPECT_EQ(cached_read(store).source, tunekit::Source::cache_replay);
 }
 
 }  // namespace

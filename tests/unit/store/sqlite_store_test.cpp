@@ -1,12 +1,18 @@
-// Tests for src/store/sqlite_store.cpp: round trip, permissions, bad files left untouched.
+// Tests for src/store/sqlite_store.cpp (and the path checks of store_path_check.cpp): round
+// trip, permissions, bad files left untouched, locked and read-only stores, what sits at the
+// path.
 #include "store/sqlite_store.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "tunekit/errors.hpp"
@@ -201,6 +207,287 @@ TEST(SqliteStore, SpecsAndDefaultLocation) {
   EXPECT_EQ(default_store_path(env({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}})),
             "/x/tunekit/choices.db");
   EXPECT_EQ(default_store_path(env({{"HOME", "/h"}})), "/h/.cache/tunekit/choices.db");
+}
+
+using std::chrono::milliseconds;
+
+std::string joined(const std::vector<std::string>& warnings) {
+  std::string all;
+  for (const std::string& w : warnings) all += w + "\n";
+  return all;
+}
+
+// A second connection holding a write transaction (BEGIN EXCLUSIVE plus a write); with
+// `exclusive_locking` it also keeps readers out (locking_mode=EXCLUSIVE takes the file lock).
+class LockHolder {
+ public:
+  LockHolder(const fs::path& file, bool exclusive_locking) {
+    EXPECT_EQ(sqlite3_open(file.c_str(), &db_), SQLITE_OK);
+    if (exclusive_locking) exec("PRAGMA locking_mode=EXCLUSIVE");
+    exec("BEGIN EXCLUSIVE");
+    exec("INSERT OR REPLACE INTO tunekit_meta(name, value) VALUES('held', '1')");
+  }
+  ~LockHolder() {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+  }
+  LockHolder(const LockHolder&) = delete;
+  LockHolder& operator=(const LockHolder&) = delete;
+
+ private:
+  void exec(const char* sql) {
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, &error), SQLITE_OK)
+        << sql << ": " << (error ? error : "");
+    sqlite3_free(error);
+  }
+  sqlite3* db_ = nullptr;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+fs::path store_with(const TempDir& dir, const std::string& digest) {
+  const fs::path file = dir / "choices.db";
+  auto store = open_store("sqlite:" + file.string(), {});
+  EXPECT_NE(store, nullptr);
+  if (store) store->put(sample(digest));
+  return file;
+}
+
+TEST(SqliteStore, AStoreAnotherProcessWritesIsStillReadAtOnce) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  LockHolder holder(file, /*exclusive_locking=*/false);
+  Warnings w;
+  StoreOptions options;
+  options.write_wait = milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), options, w.sink());
+  ASSERT_NE(opened.store, nullptr) << opened.message;
+  EXPECT_EQ(opened.state, StoreState::ready);
+  ASSERT_TRUE(opened.store->find("aaa").has_value());
+  EXPECT_LT(seconds_since(start), 3.0) << "an initialised store is opened without a write lock";
+  EXPECT_TRUE(w.seen.empty()) << joined(w.seen);
+
+  // A write waits write_wait, then says why and keeps the choice in memory; later writes do
+  // not wait again, and reads go on.
+  opened.store->put(sample("bbb"));
+  ASSERT_EQ(w.seen.size(), 1u) << joined(w.seen);
+  EXPECT_NE(w.seen[0].find("locked by another process"), std::string::npos) << w.seen[0];
+  EXPECT_EQ(w.seen[0].find("corrupt"), std::string::npos) << w.seen[0];
+  const auto second = std::chrono::steady_clock::now();
+  opened.store->put(sample("ccc"));
+  EXPECT_EQ(opened.store->remove("aaa"), 0u);
+  EXPECT_LT(seconds_since(second), 0.15) << "writes waited again after a lock was waited out";
+  EXPECT_EQ(w.seen.size(), 1u) << joined(w.seen);
+  EXPECT_TRUE(opened.store->find("aaa").has_value());
+}
+
+TEST(SqliteStore, AStoreLockedAgainstReadersIsServedMemoryOnlyNamingTheLock) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  const std::string before = bytes_of(file);
+  LockHolder holder(file, /*exclusive_locking=*/true);
+  Warnings w;
+  const auto start = std::chrono::steady_clock::now();
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+  EXPECT_LT(seconds_since(start), 3.0) << "the default read wait is at most 2 s";
+  EXPECT_EQ(opened.store, nullptr);
+  EXPECT_EQ(opened.state, StoreState::locked);
+  ASSERT_EQ(w.seen.size(), 1u) << joined(w.seen);
+  EXPECT_NE(w.seen[0].find("locked by another process"), std::string::npos) << w.seen[0];
+  EXPECT_NE(w.seen[0].find(file.string()), std::string::npos) << w.seen[0];
+  EXPECT_EQ(w.seen[0].find("corrupt"), std::string::npos) << "the real cause was overwritten";
+  EXPECT_EQ(w.seen[0], opened.message);
+  EXPECT_EQ(bytes_of(file), before);
+}
+
+TEST(SqliteStore, TheReadWaitIsConfigurable) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  LockHolder holder(file, /*exclusive_locking=*/true);
+  StoreOptions options;
+  options.read_wait = milliseconds(0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(open_store_checked("sqlite:" + file.string(), options, {}).state, StoreState::locked);
+  EXPECT_LT(seconds_since(start), 1.0);
+}
+
+// Runs `probe` in a child process as a user who does not own the test's files (uid 65534 when
+// the tests run as root, who may write anything; else this user), and returns what it
+// printed. The child owns everything under `dir` when the parent is root.
+// `meanwhile` runs in this process while the child does.
+std::string as_user(const fs::path& dir, const std::function<std::string()>& probe,
+                    const std::function<void()>& meanwhile = {}) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::geteuid() == 0) {
+      for (const auto& entry : fs::recursive_directory_iterator(dir))
+        if (::lchown(entry.path().c_str(), 65534, 65534) != 0) ::_exit(3);
+      if (::chown(dir.c_str(), 65534, 65534) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
+        ::_exit(3);
+    }
+    const std::string out = probe();
+    const ssize_t written = ::write(fds[1], out.data(), out.size());
+    ::_exit(written == static_cast<ssize_t>(out.size()) ? 0 : 4);
+  }
+  ::close(fds[1]);
+  if (meanwhile) meanwhile();
+  std::string out;
+  char buffer[512];
+  ssize_t got;
+  while ((got = ::read(fds[0], buffer, sizeof buffer)) > 0) out.append(buffer, got);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out += " [child failed]";
+  return out;
+}
+
+// What a store at `file` serves: its state, the choice for "aaa", then what a new choice said.
+std::string serve_and_put(const fs::path& file) {
+  Warnings w;
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+  std::string out = std::string(to_string(opened.state));
+  if (!opened.store) return out + " " + joined(w.seen);
+  auto found = opened.store->find("aaa");
+  out += found ? " found:" + found->winner : " not-found";
+  out += " listed:" + std::to_string(opened.store->list().size());
+  opened.store->put(sample("new"));
+  opened.store->put(sample("newer"));
+  out += " warnings:" + std::to_string(w.seen.size()) + " " + joined(w.seen);
+  return out;
+}
+
+TEST(SqliteStore, AReadOnlyFileIsServedAndNewChoicesStayInMemory) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  ::chmod(file.c_str(), 0444);
+  const std::string before = bytes_of(file);
+  const std::string got = as_user(dir.path(), [&] { return serve_and_put(file); });
+  EXPECT_EQ(got.rfind("read_only found:fast listed:1 warnings:1 ", 0), 0u) << got;
+  EXPECT_NE(got.find("read-only (not writable by you"), std::string::npos) << got;
+  EXPECT_EQ(bytes_of(file), before);
+}
+
+TEST(SqliteStore, AStoreInADirectoryYouCannotWriteIsServedReadOnly) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");  // closed: no -wal left behind
+  ASSERT_FALSE(fs::exists(file.string() + "-wal"));
+  ::chmod(dir.path().c_str(), 0555);
+  const std::string got = as_user(dir.path(), [&] { return serve_and_put(file); });
+  ::chmod(dir.path().c_str(), 0700);
+  EXPECT_EQ(got.rfind("read_only found:fast listed:1 warnings:1 ", 0), 0u) << got;
+  EXPECT_NE(got.find("directory not writable by you"), std::string::npos) << got;
+}
+
+TEST(SqliteStore, AFileYouCannotReadIsReportedAsUnreadable) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  ::chmod(file.c_str(), 0000);
+  const std::string got = as_user(dir.path(), [&] { return serve_and_put(file); });
+  EXPECT_EQ(got.rfind("unreadable ", 0), 0u) << got;
+  EXPECT_NE(got.find("not readable by you"), std::string::npos) << got;
+}
+
+// A read-only store in rollback-journal mode, locked by its writer while this session reads
+// it: the read waits read_wait, says so once, and the store is memory-only from then on.
+TEST(SqliteStore, ALockWaitedOutWhileReadingTurnsTheStoreMemoryOnlyOnce) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  ::chmod(file.c_str(), 0444);
+  int opened[2], locked[2];
+  ASSERT_EQ(::pipe(opened), 0);
+  ASSERT_EQ(::pipe(locked), 0);
+  char byte = 0;
+  const std::string got = as_user(
+      dir.path(),
+      [&] {
+        Warnings w;
+        StoreOptions options;
+        options.read_wait = milliseconds(100);
+        auto store = open_store("sqlite:" + file.string(), w.sink(), options);
+        const bool first = store && store->find("aaa").has_value();
+        if (::write(opened[1], "o", 1) != 1 || ::read(locked[0], &byte, 1) != 1)
+          return std::string("sync");
+        const bool second = store && store->find("aaa").has_value();
+        const auto start = std::chrono::steady_clock::now();
+        const bool listed = store && !store->list().empty();
+        return std::string(first ? "first " : "") + (second ? "second " : "") +
+               (listed ? "listed " : "") + (seconds_since(start) < 0.09 ? "no-wait " : "waited ") +
+               std::to_string(w.seen.size()) + " " + joined(w.seen);
+      },
+      [&] {
+        ASSERT_EQ(::read(opened[0], &byte, 1), 1);
+        ::chmod(file.c_str(), 0644);  // the writer (this process) may write it
+        LockHolder holder(file, /*exclusive_locking=*/false);
+        ASSERT_EQ(::write(locked[1], "l", 1), 1);
+        ::sleep(1);  // the child waits 100 ms and lists; the holder outlives both
+      });
+  for (int fd : {opened[0], opened[1], locked[0], locked[1]}) ::close(fd);
+  EXPECT_EQ(got.rfind("first no-wait 1 ", 0), 0u) << got;
+  EXPECT_NE(got.find("locked by another process"), std::string::npos) << got;
+  EXPECT_NE(got.find("reading"), std::string::npos) << got;
+}
+
+// Whatever sits at the path that is not a regular file: a clear message at once, no store,
+// nothing created or replaced.
+void expect_not_a_file(const fs::path& file, const std::string& kind) {
+  Warnings w;
+  const auto start = std::chrono::steady_clock::now();
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+  EXPECT_LT(seconds_since(start), 3.0) << kind << ": it blocked";
+  EXPECT_EQ(opened.store, nullptr) << kind;
+  EXPECT_EQ(opened.state, StoreState::not_a_file) << kind << ": " << opened.message;
+  ASSERT_EQ(w.seen.size(), 1u) << kind;
+  EXPECT_NE(w.seen[0].find(kind), std::string::npos) << w.seen[0];
+  EXPECT_NE(w.seen[0].find(file.string()), std::string::npos) << w.seen[0];
+}
+
+TEST(SqliteStore, AFifoADeviceLinkOrADirectoryAtThePathIsRefused) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  const fs::path fifo = dir / "fifo.db";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_not_a_file(fifo, "a FIFO");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  const fs::path device = dir / "device.db";
+  fs::create_symlink("/dev/zero", device);
+  expect_not_a_file(device, "a symbolic link to a character device");
+
+  fs::create_directories(dir / "directory.db");
+  expect_not_a_file(dir / "directory.db", "a directory");
+
+  // A dangling link is not followed to create its target.
+  const fs::path dangling = dir / "dangling.db";
+  fs::create_symlink(dir / "target.db", dangling);
+  expect_not_a_file(dangling, "a symbolic link to nothing");
+  EXPECT_FALSE(fs::exists(dir / "target.db"));
+}
+
+TEST(SqliteStore, NothingIsCreatedWhenAskedNotTo) {
+  TempDir dir;
+  StoreOptions options;
+  options.create = false;
+  Warnings w;
+  StoreOpening opened =
+      open_store_checked("sqlite:" + (dir / "none/choices.db").string(), options, w.sink());
+  EXPECT_EQ(opened.state, StoreState::missing);
+  EXPECT_EQ(opened.store, nullptr);
+  EXPECT_TRUE(w.seen.empty()) << joined(w.seen);
+  EXPECT_FALSE(fs::exists(dir / "none"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <ctime>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -342,9 +343,43 @@ std::string no_match_help(bool ops) {
 // ---------------------------------------------------------------------------------------------
 // ls
 
+// What stands between `cache ls` and a listing, with its exit status (docs/guide.md): 0 is a
+// listing, an empty store or one not created yet.
+struct LsRefusal {
+  StoreState state;
+  int status;
+  const char* advice;
+};
+constexpr LsRefusal kLsRefusals[] = {
+    {StoreState::locked, 5,
+     "another process holds it: try again when it is done (TUNEKIT_STORE_WAIT_MS=MS waits "
+     "longer)"},
+    {StoreState::unreadable, 6,
+     "you lack the permission: fix its mode or owner, or pass --store sqlite:PATH"},
+    {StoreState::not_a_store, 7,
+     "it is left as it is: move it aside (the next tune creates a new store) or pass --store "
+     "sqlite:PATH"},
+    {StoreState::newer_schema, 8,
+     "list it with the tunekit that wrote it, or pass --store sqlite:PATH for a store of this "
+     "version"},
+    {StoreState::untrusted, 9,
+     "another user could have planted its choices: fix the permissions, or set "
+     "TUNEKIT_TRUST_STORE=1 to use it anyway"},
+    {StoreState::not_a_file, 9, "remove what sits there, or pass --store sqlite:PATH"},
+};
+
+[[noreturn]] void refuse_ls(const OpenedStore& opened) {
+  const LsRefusal* refusal = &kLsRefusals[std::size(kLsRefusals) - 1];
+  for (const LsRefusal& r : kLsRefusals)
+    if (r.state == opened.state) refusal = &r;
+  std::cerr << fmt::format("tunekit: error: cannot list the store {}: it is {}; {}\n", opened.path,
+                           opened.why, refusal->advice);
+  throw CLI::RuntimeError(refusal->status);  // the status alone: the message is out
+}
+
 void run_ls(const CacheCommand& command) {
-  const OpenedStore opened = open_cache_store(command, /*create=*/false);
-  if (!opened.store) {
+  const OpenedStore opened = look_at_store(command);
+  if (opened.state == StoreState::missing) {
     if (command.json) {
       std::cout << "[]\n";
     } else {
@@ -355,6 +390,7 @@ void run_ls(const CacheCommand& command) {
     }
     return;
   }
+  if (!opened.store) refuse_ls(opened);
   const std::vector<StoredChoice> entries = opened.store->list(command.op);
   if (command.json) {
     Json all = Json::array();
@@ -362,9 +398,12 @@ void run_ls(const CacheCommand& command) {
     std::cout << all.dump(2) << '\n';
     return;
   }
+  const std::string read_only =
+      opened.state == StoreState::read_only ? fmt::format(" (read-only: {})", opened.why) : "";
   if (entries.empty()) {
-    std::cout << fmt::format("the store {} is empty{}\n", opened.spec,
-                             command.op.empty() ? "" : fmt::format(" for op {}", command.op));
+    std::cout << fmt::format("the store {} is empty{}{}\n", opened.spec,
+                             command.op.empty() ? "" : fmt::format(" for op {}", command.op),
+                             read_only);
     return;
   }
   std::vector<std::vector<std::string>> rows{
@@ -374,8 +413,8 @@ void run_ls(const CacheCommand& command) {
                     short_digest(c.identity_digest)});
   }
   print_table(rows, "");
-  std::cout << fmt::format("{} stored choice{} in {}\n", entries.size(),
-                           entries.size() == 1 ? "" : "s", opened.spec);
+  std::cout << fmt::format("{} stored choice{} in {}{}\n", entries.size(),
+                           entries.size() == 1 ? "" : "s", opened.spec, read_only);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -418,7 +457,7 @@ void run_rm(const CacheCommand& command) {
                                  : "say what to remove (an identity digest or prefix, a key "
                                    "digest, a key or an op name), or --all");
   }
-  const OpenedStore opened = open_cache_store(command, /*create=*/false);
+  const OpenedStore opened = open_cache_store(command, /*create=*/false, /*write=*/true);
   Store& store = require_existing(opened);
   const std::vector<StoredChoice> entries = store.list();
   std::vector<std::string> digests;  // full identity digests, each once

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -20,15 +19,19 @@ std::string resolve_store_spec(const std::string& given) {
 
 namespace cache_cmd {
 
-namespace fs = std::filesystem;
-
 constexpr std::size_t kShortDigest = 12;  // what `ls` shows
 
 void warn_to_stderr(std::string_view message) {
   std::cerr << message << '\n';
 }
 
-OpenedStore open_cache_store(const CacheCommand& command, bool create) {
+namespace {
+
+const char* read_env(const char* name) {
+  return std::getenv(name);
+}
+
+OpenedStore open_by_spec(const CacheCommand& command, bool create, const WarningSink& warn) {
   OpenedStore opened;
   opened.spec = resolve_store_spec(command.store);
   if (opened.spec == "none" || opened.spec == "memory") {
@@ -38,18 +41,39 @@ OpenedStore open_cache_store(const CacheCommand& command, bool create) {
         opened.spec));
   }
   if (opened.spec.rfind("sqlite:", 0) == 0) opened.path = opened.spec.substr(7);
-  std::error_code ec;
-  if (!create && !opened.path.empty() && !fs::exists(opened.path, ec)) return opened;
+  StoreOptions options = store_options_from_environment(read_env);
+  options.create = create;
   try {
-    opened.store = open_store(opened.spec, warn_to_stderr);
+    StoreOpening o = open_store_checked(opened.spec, options, warn);
+    opened.store = std::move(o.store);
+    opened.state = o.state;
+    opened.why = std::move(o.why);
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("--store: {}", e.what()));
   }
+  return opened;
+}
+
+}  // namespace
+
+OpenedStore look_at_store(const CacheCommand& command) {
+  return open_by_spec(command, /*create=*/false, {});
+}
+
+OpenedStore open_cache_store(const CacheCommand& command, bool create, bool write) {
+  OpenedStore opened = open_by_spec(command, create, warn_to_stderr);
+  if (opened.state == StoreState::missing) return opened;
   if (!opened.store) {
     throw UsageError(
         fmt::format("cannot use the store {} (see the warning above); pass --store sqlite:PATH "
                     "to use another file",
                     opened.spec));
+  }
+  if (write && opened.state == StoreState::read_only) {
+    throw UsageError(fmt::format(
+        "the store {} is read-only ({}): nothing can be changed in it; ask its owner, or pass "
+        "--store sqlite:PATH to use a file you can write",
+        opened.path, opened.why));
   }
   return opened;
 }

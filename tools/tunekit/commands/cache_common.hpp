@@ -26,13 +26,20 @@ void warn_to_stderr(std::string_view message);
 struct OpenedStore {
   std::unique_ptr<Store> store;  // nullptr when the file does not exist (and was not created)
   std::string spec;
-  std::string path;  // the SQLite file, when the spec names one
+  std::string path;                        // the SQLite file, when the spec names one
+  StoreState state = StoreState::missing;  // what opening found
+  std::string why;                         // its cause, when not ready
 };
+
+// Looks at the store the command names without creating it and without warning: `state`
+// says what was found (ls reports each state itself). A malformed spec is a UsageError.
+OpenedStore look_at_store(const CacheCommand& command);
 
 // Opens the store the command names. With `create` false a missing SQLite file is not
 // created: `store` stays null and the caller says so. An unusable file is a UsageError (the
-// library has already warned, naming the file and why).
-OpenedStore open_cache_store(const CacheCommand& command, bool create);
+// library has already warned, naming the file and why). With `write` a read-only store is a
+// UsageError too.
+OpenedStore open_cache_store(const CacheCommand& command, bool create, bool write = false);
 
 // For commands that have nothing to work on without an existing store.
 Store& require_existing(const OpenedStore& opened);

@@ -137,7 +137,7 @@ void run_import(const CacheCommand& command) {
         "cannot import: this machine's device identity could not be read, so tunekit neither "
         "stores nor serves choices here");
   }
-  const OpenedStore opened = open_cache_store(command, /*create=*/true);
+  const OpenedStore opened = open_cache_store(command, /*create=*/true, /*write=*/true);
   Store& store = *opened.store;
   if (files.empty()) {
     std::cout << fmt::format("no *.json files in {}: nothing imported\n", command.dir);

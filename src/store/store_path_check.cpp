@@ -1,0 +1,95 @@
+#include "store/store_path_check.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace tunekit::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string directory_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+StorePathCheck refuse(StoreState state, std::string why) {
+  return {state, state != StoreState::missing, std::move(why)};
+}
+
+// Read-only when the file or its directory cannot be written: SQLite needs both (the -wal and
+// -shm files live beside the store).
+StorePathCheck check_existing(const std::string& path) {
+  if (::access(path.c_str(), R_OK) != 0)
+    return refuse(StoreState::unreadable,
+                  "not readable by you (" + std::string(std::strerror(errno)) + ")");
+  const std::string dir = directory_of(path);
+  if (::access(path.c_str(), W_OK) != 0)
+    return {StoreState::read_only, true,
+            "not writable by you (" + std::string(std::strerror(errno)) + ")"};
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return {StoreState::read_only, true,
+            "in a directory not writable by you (" + dir + ": " + std::strerror(errno) + ")"};
+  }
+  return {StoreState::ready, true, {}};
+}
+
+}  // namespace
+
+std::string file_kind(unsigned mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+StorePathCheck check_store_path(const std::string& path, const StoreOptions& options) {
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0) {
+    const int error = errno;
+    if (error != ENOENT && error != ENOTDIR) {
+      return refuse(StoreState::unreadable,
+                    "not reachable by you (" + std::string(std::strerror(error)) + ")");
+    }
+    if (!options.create) return refuse(StoreState::missing, "not there");
+    return {StoreState::ready, false, {}};
+  }
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0) {
+    return refuse(StoreState::not_a_file,
+                  "a symbolic link to nothing (" + std::string(std::strerror(errno)) + ")");
+  }
+  if (!S_ISREG(target.st_mode)) {
+    std::string what = file_kind(target.st_mode);
+    if (S_ISLNK(link.st_mode)) what = "a symbolic link to " + what;
+    return refuse(StoreState::not_a_file, what + ", not a regular file");
+  }
+  return check_existing(path);
+}
+
+std::string create_store_file(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) return ec.message();
+    fs::permissions(parent, fs::perms::owner_all, fs::perm_options::replace, ec);
+  }
+  // 0600 before SQLite creates it with the umask's mode; -wal/-shm follow the file's mode.
+  // O_EXCL|O_NOFOLLOW: a symlink planted since the check is never followed.
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return errno == EEXIST ? std::string() : std::strerror(errno);
+  ::close(fd);
+  return {};
+}
+
+}  // namespace tunekit::detail

@@ -173,9 +173,9 @@ std::size_t display_width(std::string_view utf8) {
 
 std::string clip(std::string_view text, std::size_t width) {
   text = text.substr(0, text.find_first_of("\r\n"));
-  std::string line;
-  line.reserve(text.size());
-  for (char c : text) line += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? ' ' : c;
+  std::string spaced(text);
+  std::replace(spaced.begin(), spaced.end(), '\t', ' ');
+  const std::string line = terminal_safe(spaced);  // ESC and friends shown, never obeyed
   if (display_width(line) <= width) return line;
   if (width == 0) return {};
   // Keep width - 1 code points, then the ellipsis.
@@ -191,7 +191,28 @@ std::string clip(std::string_view text, std::size_t width) {
   return line.substr(0, end) + "…";
 }
 
-void ConsoleReporter::write(const TuneReport& r, std::ostream& out) {
+namespace {
+
+// The report with every string that may come from outside (KT files, stores, artifacts, a
+// user's op) escaped for the terminal. Messages are left to clip(), which keeps their first
+// line and escapes it.
+TuneReport terminal_safe_copy(const TuneReport& report) {
+  TuneReport r = report;
+  for (std::string* s :
+       {&r.op, &r.op_checksum, &r.key, &r.key_digest, &r.device, &r.reason, &r.winner_name,
+        &r.default_name, &r.strategy, &r.schedule, &r.stop_reason, &r.budget.stopped})
+    *s = terminal_safe(*s);
+  for (CandidateReport& c : r.candidates) {
+    c.name = terminal_safe(c.name);
+    c.config = terminal_safe(c.config);
+  }
+  return r;
+}
+
+}  // namespace
+
+void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
+  const TuneReport r = terminal_safe_copy(report);
   std::string text;
   auto field = [&text](std::string_view label, const std::string& value) {
     text += fmt::format("{:<11}{}\n", label, value);

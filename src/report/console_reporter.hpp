@@ -17,10 +17,13 @@ std::string format_seconds(double seconds);
 // Terminal columns taken by UTF-8 text (one per code point; ASCII and µ/× are all we print).
 std::size_t display_width(std::string_view utf8);
 
-// The first line of `text`, control characters removed, cut to at most `width` columns with
-// "…" as the last column when something was cut. Never splits a UTF-8 sequence.
+// The first line of `text`, tabs as spaces, other control characters escaped (terminal_safe),
+// cut to at most `width` columns with "…" as the last column when something was cut. Never
+// splits a UTF-8 sequence.
 std::string clip(std::string_view text, std::size_t width);
 
+// Every outside string of the report (names, configs, keys, messages) is escaped with
+// terminal_safe before it is printed.
 class ConsoleReporter final : public Reporter {
  public:
   // Non-ok rows carry their outcome message, clipped to this many columns.

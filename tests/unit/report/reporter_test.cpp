@@ -255,6 +255,40 @@ TEST(ConsoleReporter, LongMessagesAreClippedToOneLine) {
             std::string::npos);
 }
 
+// What a planted KT file, store or artifact could carry in every string the table prints.
+TuneReport hostile_report() {
+  TuneReport r = sample_report();
+  const std::string esc = "\x1b[2J\x1b]0;owned\x07";
+  for (std::string* s : {&r.op, &r.key, &r.device, &r.reason, &r.winner_name, &r.default_name})
+    *s += esc;
+  for (CandidateReport& c : r.candidates) c.name += esc;
+  r.candidates[2].outcome.message = "bad\x1b[31m red \xe2\x80\xae";
+  return r;
+}
+
+TEST(ConsoleReporter, OutsideStringsAreEscapedNotObeyed) {
+  std::ostringstream out;
+  make_reporter("console")->write(hostile_report(), out);
+  const std::string text = out.str();
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xe2\x80\xae"), std::string::npos) << text;
+  EXPECT_NE(text.find("sgemm\\x1b[2J"), std::string::npos) << text;
+  EXPECT_NE(text.find("Test CPU 9000\\x1b"), std::string::npos) << text;
+  EXPECT_NE(text.find("bad\\x1b[31m red \\u{202e}"), std::string::npos) << text;
+}
+
+TEST(JsonReporter, ControlCharactersAreEscapedByTheJsonWriter) {
+  const std::string text = to_json(hostile_report());
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("\\u001b"), std::string::npos);
+  EXPECT_EQ(json::parse(text).at("op").get<std::string>(), hostile_report().op);
+}
+
+TEST(Clip, EscapesControlCharacters) {
+  EXPECT_EQ(detail::clip("a\x1b[1mb", 20), "a\\x1b[1mb");
+}
+
 TEST(FormatSeconds, PicksAUnitWithThreeSignificantDigits) {
   EXPECT_EQ(detail::format_seconds(12.3e-9), "12.3 ns");
   EXPECT_EQ(detail::format_seconds(812e-9), "812 ns");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tunekit/report.hpp"
+#include "tunekit/terminal_text.hpp"  // reporters escape outside strings with it
 
 namespace tunekit {
 
@@ -23,11 +24,5 @@ std::vector<std::string> reporter_names();
 
 // The JSON text of a report (the object the "json" reporter writes).
 std::string to_json(const TuneReport& report, int indent = 2);
-
-// `text` safe to print to a terminal: control characters (ESC, CR, DEL, ...), C1 controls,
-// bidi overrides and malformed UTF-8 bytes are escaped ("\x1b", "\u{202e}"); printable
-// ASCII and well-formed UTF-8 pass unchanged. Every outside string (names, configs, messages
-// from KT files, stores, artifacts) goes through it before reaching a terminal.
-std::string terminal_safe(std::string_view text);
 
 }  // namespace tunekit

@@ -5,6 +5,7 @@
 
 #include "core/safe_file.hpp"
 #include "tunekit/errors.hpp"
+#include "tunekit/terminal_text.hpp"
 #include "tunekit/value_json.hpp"
 
 namespace tunekit {
@@ -227,7 +228,9 @@ std::optional<std::size_t> find_artifact_choice(const std::string& dir, const Op
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   auto skip = [&](const std::string& why) -> std::optional<std::size_t> {
-    if (warn) warn("tunekit: skipping artifact " + path + ": " + why);
+    // The reason quotes the file's own strings: escaped, so a planted artifact cannot drive
+    // the terminal the warning is printed on.
+    if (warn) warn(terminal_safe("tunekit: skipping artifact " + path + ": " + why));
     return std::nullopt;
   };
   Artifact found;

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "tunekit/reporter.hpp"
+#include "tunekit/terminal_text.hpp"
 
 namespace tunekit {
 namespace {

@@ -246,6 +246,14 @@ TEST_F(Artifacts, ATruncatedArtifactIsSkipped) {
   expect_skipped(key, "truncated", "not valid JSON");
 }
 
+TEST_F(Artifacts, ThePlantedTextInASkipWarningIsEscapedForTheTerminal) {
+  Key key{{"n", 4}};
+  Artifact other = fast_artifact(key);
+  other.product = "evil\x1b]0;owned\x07\x1b[2J";
+  plant(key, other.to_json());
+  expect_skipped(key, "another device", "evil\\x1b]0;owned\\x07\\x1b[2J");
+}
+
 TEST_F(Artifacts, ReadArtifactRefusesWhatIsNotARegularFile) {
   Key key{{"n", 4}};
   const std::string path = write_artifact(dir_.string(), fast_artifact(key));

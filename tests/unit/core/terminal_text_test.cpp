@@ -1,9 +1,9 @@
-// Tests for src/report/terminal_text.cpp: outside text is shown, never obeyed by the terminal.
+// Tests for src/core/terminal_text.cpp: outside text is shown, never obeyed by the terminal.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "tunekit/reporter.hpp"
+#include "tunekit/terminal_text.hpp"
 
 namespace tunekit {
 namespace {

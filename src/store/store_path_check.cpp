@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <system_error>
+
+#include "core/safe_file.hpp"
+#include "tunekit/errors.hpp"
 
 namespace tunekit::detail {
 namespace {
@@ -40,6 +42,22 @@ StorePathCheck check_existing(const std::string& path) {
   return {StoreState::ready, true, {}};
 }
 
+// A store another user can plant or rewrite would serve that user's choices: its directory
+// and the file must be this user's (or root's) and not writable by others.
+StorePathCheck check_trust(const std::string& path, bool exists) {
+  for (const std::string& what : {directory_of(path), exists ? path : std::string()}) {
+    if (what.empty()) continue;
+    const Trust trust = directory_trust(what);
+    if (trust.problem == Distrust::uninspectable)
+      return refuse(StoreState::unreadable, "not reachable by you (" + trust.message + ")");
+    if (!trust.trusted()) {
+      return refuse(StoreState::untrusted, "refused: " + trust.message +
+                                               "; another user could plant the choices it serves");
+    }
+  }
+  return {StoreState::ready, exists, {}};
+}
+
 }  // namespace
 
 std::string file_kind(unsigned mode) {
@@ -61,7 +79,7 @@ StorePathCheck check_store_path(const std::string& path, const StoreOptions& opt
                     "not reachable by you (" + std::string(std::strerror(error)) + ")");
     }
     if (!options.create) return refuse(StoreState::missing, "not there");
-    return {StoreState::ready, false, {}};
+    return options.trust ? StorePathCheck{StoreState::ready, false, {}} : check_trust(path, false);
   }
   struct stat target {};
   if (::stat(path.c_str(), &target) != 0) {
@@ -73,16 +91,18 @@ StorePathCheck check_store_path(const std::string& path, const StoreOptions& opt
     if (S_ISLNK(link.st_mode)) what = "a symbolic link to " + what;
     return refuse(StoreState::not_a_file, what + ", not a regular file");
   }
+  if (!options.trust) {
+    if (StorePathCheck trust = check_trust(path, true); trust.state != StoreState::ready)
+      return trust;
+  }
   return check_existing(path);
 }
 
 std::string create_store_file(const std::string& path) {
-  const fs::path parent = fs::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !fs::exists(parent, ec)) {
-    fs::create_directories(parent, ec);
-    if (ec) return ec.message();
-    fs::permissions(parent, fs::perms::owner_all, fs::perm_options::replace, ec);
+  try {
+    make_private_directories(fs::path(path).parent_path());
+  } catch (const UsageError& e) {
+    return e.what();
   }
   // 0600 before SQLite creates it with the umask's mode; -wal/-shm follow the file's mode.
   // O_EXCL|O_NOFOLLOW: a symlink planted since the check is never followed.

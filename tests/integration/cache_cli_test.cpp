@@ -379,6 +379,19 @@ TEST_F(CacheCli, LsTellsEachStoreStateApartByMessageAndExitStatus) {
   EXPECT_EQ(unreadable.status, 6) << unreadable.err;
   EXPECT_TRUE(contains(unreadable.err, "not readable by you")) << unreadable.err;
   EXPECT_EQ(tunekit("cache ls").status, 0) << "the store was changed by looking";
+
+  fs::permissions(path("cache"), fs::perms::all);  // 0777: anyone could plant a store there
+  const Result untrusted = tunekit("cache ls");
+  EXPECT_EQ(untrusted.status, 9) << untrusted.err;
+  EXPECT_TRUE(contains(untrusted.err, "writable by others")) << untrusted.err;
+  EXPECT_TRUE(contains(untrusted.err, "TUNEKIT_TRUST_STORE=1")) << untrusted.err;
+  EXPECT_EQ(tunekit("cache ls", {.extra = "TUNEKIT_TRUST_STORE=1"}).status, 0);
+  // tune says so too, and runs memory-only: it searches, and stores nothing there.
+  const Result tuned = tunekit(kTune);
+  EXPECT_EQ(tuned.status, 0) << tuned.err;
+  EXPECT_TRUE(contains(tuned.err, "writable by others")) << tuned.err;
+  fs::permissions(path("cache"), fs::perms::owner_all);
+  EXPECT_TRUE(contains(tunekit("cache ls").out, "is empty"));
 }
 
 TEST_F(CacheCli, TuneStoreOption) {

@@ -441,6 +441,60 @@ TEST(SqliteStore, ALockWaitedOutWhileReadingTurnsTheStoreMemoryOnlyOnce) {
   EXPECT_NE(got.find("reading"), std::string::npos) << got;
 }
 
+TEST(SqliteStore, AStoreInADirectoryOthersCanWriteIsRefusedUnlessTrusted) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  ::chmod(dir.path().c_str(), 0777);
+  const std::string before = bytes_of(file);
+  Warnings w;
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+  EXPECT_EQ(opened.store, nullptr);
+  EXPECT_EQ(opened.state, StoreState::untrusted);
+  ASSERT_EQ(w.seen.size(), 1u);
+  EXPECT_NE(w.seen[0].find("writable by others"), std::string::npos) << w.seen[0];
+  EXPECT_NE(w.seen[0].find("TUNEKIT_TRUST_STORE=1"), std::string::npos) << w.seen[0];
+  EXPECT_EQ(bytes_of(file), before);
+  // Nothing is created there either.
+  EXPECT_EQ(open_store("sqlite:" + (dir / "new.db").string(), {}), nullptr);
+  EXPECT_FALSE(fs::exists(dir / "new.db"));
+
+  StoreOptions trusting;
+  trusting.trust = true;
+  auto store = open_store("sqlite:" + file.string(), {}, trusting);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->find("aaa").has_value());
+  ::chmod(dir.path().c_str(), 0700);
+}
+
+TEST(SqliteStore, AStoreFileAnotherUserOwnsIsRefusedUnlessTrusted) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a file to another user needs root";
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
+  Warnings w;
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+  EXPECT_EQ(opened.store, nullptr);
+  EXPECT_EQ(opened.state, StoreState::untrusted);
+  ASSERT_EQ(w.seen.size(), 1u);
+  EXPECT_NE(w.seen[0].find("owned by another user"), std::string::npos) << w.seen[0];
+  StoreOptions trusting;
+  trusting.trust = true;
+  auto store = open_store("sqlite:" + file.string(), {}, trusting);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->find("aaa")->winner, "fast");
+}
+
+TEST(SqliteStore, TheStoreDirectoryIsCreatedPrivateAllTheWayDown) {
+  TempDir dir;
+  const fs::path file = dir / "a/b/choices.db";
+  ASSERT_NE(open_store("sqlite:" + file.string(), {}), nullptr);
+  for (const fs::path& d : {dir / "a", dir / "a/b"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(d.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << d;
+  }
+}
+
 // Whatever sits at the path that is not a regular file: a clear message at once, no store,
 // nothing created or replaced.
 void expect_not_a_file(const fs::path& file, const std::string& kind) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/cli_runner.hpp"
+#include "tunekit/store.hpp"
 
 namespace {
 
@@ -392,6 +393,30 @@ TEST_F(CacheCli, LsTellsEachStoreStateApartByMessageAndExitStatus) {
   EXPECT_TRUE(contains(tuned.err, "writable by others")) << tuned.err;
   fs::permissions(path("cache"), fs::perms::owner_all);
   EXPECT_TRUE(contains(tunekit("cache ls").out, "is empty"));
+}
+
+TEST_F(CacheCli, StoredTextReachesTheTerminalEscaped) {
+  {
+    auto store = tunekit::open_store("sqlite:" + (path("cache") / "choices.db").string(), {});
+    ASSERT_NE(store, nullptr);
+    tunekit::StoredChoice c =
+        tunekit::make_stored_choice(tunekit::Identity{}, "win\x1b]0;pwned\x07", "mc=\x1b[2J64",
+                                    R"({"search": {"strategy": "\u001b[31mred", "seed": 7},
+            "candidates": [{"name": "x", "status": "ok", "message": "\u001b[1A up"}]})",
+                                    false);
+    c.identity_digest = "0123456789abcdef0123456789abcdef";
+    c.op = "sum";
+    c.key = "n=1\x1b[H";
+    store->put(c);
+  }
+  for (const char* args : {"cache ls", "cache show 0123456789"}) {
+    const Result run = tunekit(args);
+    ASSERT_EQ(run.status, 0) << args << ": " << run.err;
+    EXPECT_FALSE(contains(run.out, "\x1b")) << args << " printed a raw escape:\n" << run.out;
+    EXPECT_TRUE(contains(run.out, "\\x1b")) << args << ":\n" << run.out;
+  }
+  // JSON keeps the text exact (escaped by JSON itself).
+  EXPECT_EQ(parse(tunekit("cache ls --json"))[0].at("key"), "n=1\x1b[H");
 }
 
 TEST_F(CacheCli, TuneStoreOption) {

@@ -34,6 +34,7 @@
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/store.hpp"
+#include "tunekit/terminal_text.hpp"
 
 namespace tunekit::cli {
 namespace cache_cmd {
@@ -87,8 +88,11 @@ Json choice_json(const StoredChoice& c) {
   return j;
 }
 
-// A plain table: the columns are as wide as their widest cell, two spaces apart.
-void print_table(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
+// A plain table: the columns are as wide as their widest cell, two spaces apart. Cells come
+// from the store, which anyone who could write it filled: they are escaped for the terminal.
+void print_table(std::vector<std::vector<std::string>> rows, const std::string& indent) {
+  for (auto& row : rows)
+    for (std::string& cell : row) cell = terminal_safe(cell);
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
@@ -207,16 +211,17 @@ void print_evidence(const StoredChoice& c) {
   if (evidence.is_object() && evidence.contains("candidates")) {
     const Json search = evidence.value("search", Json::object());
     if (search.is_object() && search.contains("strategy")) {
-      std::cout << fmt::format(
-          "  search       {} / {}, seed {}, {} of {} points, stopped by {}\n",
-          search.value("strategy", "?"), search.value("schedule", "?"),
-          search.value("seed", std::uint64_t{0}), search.value("evaluated", std::size_t{0}),
-          search.value("space_size", std::size_t{0}), search.value("stop_reason", "?"));
+      std::cout << terminal_safe(fmt::format(
+                       "  search       {} / {}, seed {}, {} of {} points, stopped by {}",
+                       string_field(search, "strategy"), string_field(search, "schedule"),
+                       string_field(search, "seed"), string_field(search, "evaluated"),
+                       string_field(search, "space_size"), string_field(search, "stop_reason")))
+                << '\n';
     }
     evidence = Json(evidence["candidates"]);
   }
   if (!evidence.is_array()) {
-    std::cout << "  evidence     (unreadable: " << one_line(c.evidence) << ")\n";
+    std::cout << "  evidence     (unreadable: " << terminal_safe(c.evidence) << ")\n";
     return;
   }
   if (evidence.empty()) {
@@ -240,7 +245,7 @@ void print_evidence(const StoredChoice& c) {
 }
 
 void print_choice(const StoredChoice& c) {
-  std::cout << fmt::format("{}  {}\n", c.op, c.key);
+  std::cout << terminal_safe(fmt::format("{}  {}", c.op, c.key)) << '\n';
   std::vector<std::vector<std::string>> rows{
       {"identity", c.identity_digest},
       {"key digest", c.key_digest},

@@ -304,6 +304,29 @@ TEST(SqliteStore, AStoreLockedAgainstReadersIsServedMemoryOnlyNamingTheLock) {
   EXPECT_EQ(bytes_of(file), before);
 }
 
+// A new file another process holds a write lock on (rollback journal, before tunekit made it
+// a store): creating the store waits write_wait and names the lock; the ROLLBACK that
+// follows must not replace that cause with its own "no transaction is active".
+TEST(SqliteStore, ALockMetWhileCreatingTheStoreIsNamedNotHiddenByTheRollback) {
+  TempDir dir;
+  fs::create_directories(dir.path());
+  const fs::path file = dir / "new.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  Warnings w;
+  StoreOptions options;
+  options.write_wait = milliseconds(100);
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), options, w.sink());
+  sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_EQ(opened.state, StoreState::locked) << opened.message;
+  EXPECT_NE(opened.message.find("locked by another process"), std::string::npos) << opened.message;
+  EXPECT_EQ(opened.message.find("transaction"), std::string::npos) << opened.message;
+  // Released: the same file becomes a store.
+  EXPECT_NE(open_store("sqlite:" + file.string(), {}), nullptr);
+}
+
 TEST(SqliteStore, TheReadWaitIsConfigurable) {
   TempDir dir;
   const fs::path file = store_with(dir, "aaa");

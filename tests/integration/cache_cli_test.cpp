@@ -395,6 +395,45 @@ TEST_F(CacheCli, LsTellsEachStoreStateApartByMessageAndExitStatus) {
   EXPECT_TRUE(contains(tunekit("cache ls").out, "is empty"));
 }
 
+TEST_F(CacheCli, AReadOnlyStoreIsServedNotRetuned) {
+  tune_sum();
+  const fs::path file = path("cache") / "choices.db";
+  ASSERT_FALSE(fs::exists(file.string() + "-wal"));
+  const std::string before = read_file(file);
+  // As root (who may write anything) the CLI runs as uid 65534 on root's store; else the
+  // file and its directory lose their write permission.
+  std::string as;
+  const auto readable = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec;
+  if (::geteuid() == 0) {
+    fs::permissions(root_, readable);
+    fs::permissions(path("cache"), readable);
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                              fs::perms::others_read);
+    as = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+  } else {
+    fs::permissions(file, fs::perms::owner_read);
+    fs::permissions(path("cache"), fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  const Result served = tunekit(kTune, {.extra = as});
+  ASSERT_EQ(served.status, 0) << served.err;
+  EXPECT_EQ(parse(served).at("source"), "cache_replay") << served.err;
+  const Result fresh = tunekit("tune sum --shape n=3000 -q --json", {.extra = as});
+  ASSERT_EQ(fresh.status, 0) << fresh.err;
+  EXPECT_EQ(parse(fresh).at("source"), "searched");
+  EXPECT_TRUE(contains(fresh.err, "read-only")) << fresh.err;
+  const Result listed = tunekit("cache ls", {.extra = as});
+  EXPECT_EQ(listed.status, 0) << listed.err;
+  EXPECT_TRUE(contains(listed.out, "1 stored choice")) << listed.out;
+  EXPECT_TRUE(contains(listed.out, "read-only")) << listed.out;
+  const Result rm = tunekit("cache rm --all", {.extra = as});
+  EXPECT_EQ(rm.status, 2) << rm.err;
+  EXPECT_TRUE(contains(rm.err, "read-only")) << rm.err;
+  fs::permissions(path("cache"), fs::perms::owner_all);
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(read_file(file), before) << "the read-only store was written";
+}
+
 TEST_F(CacheCli, StoredTextReachesTheTerminalEscaped) {
   {
     auto store = tunekit::open_store("sqlite:" + (path("cache") / "choices.db").string(), {});

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,19 +19,60 @@
 namespace tunekit::detail {
 namespace {
 
-constexpr std::uint64_t kMaxAnswer = 64ull << 20;  // an answer is a report, never data
+constexpr std::uint64_t kMaxMessage = 64ull << 20;  // requests and answers are reports, not data
 
 using Clock = std::chrono::steady_clock;
+using Deadline = std::optional<Clock::time_point>;
 
-bool write_all(int fd, const char* data, std::size_t size) {
+bool send_all(int fd, const char* data, std::size_t size) {
   while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     data += n;
     size -= static_cast<std::size_t>(n);
   }
   return true;
+}
+
+bool send_message(int fd, std::string_view message) {
+  const std::uint64_t size = message.size();
+  return send_all(fd, reinterpret_cast<const char*>(&size), sizeof size) &&
+         send_all(fd, message.data(), message.size());
+}
+
+enum class Received { message, closed, late };
+
+// Reads exactly `size` bytes into `out` before the deadline.
+Received receive_exactly(int fd, char* out, std::size_t size, Deadline deadline) {
+  while (size > 0) {
+    int wait_ms = -1;
+    if (deadline) {
+      const auto left = *deadline - Clock::now();
+      if (left <= Clock::duration::zero()) return Received::late;
+      wait_ms =
+          static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(left).count() + 1);
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int r = ::poll(&p, 1, wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;  // the deadline is checked at the top
+    const ssize_t n = ::recv(fd, out, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Received::closed;
+    out += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return Received::message;
+}
+
+Received receive_message(int fd, std::string& out, Deadline deadline) {
+  std::uint64_t size = 0;
+  Received r = receive_exactly(fd, reinterpret_cast<char*>(&size), sizeof size, deadline);
+  if (r != Received::message) return r;
+  if (size > kMaxMessage) return Received::closed;  // garbage: treat as a broken worker
+  out.resize(size);
+  return receive_exactly(fd, out.data(), size, deadline);
 }
 
 // The child's address space now, in bytes (what the memory limit is added to: the host's
@@ -56,70 +98,29 @@ void limit_memory(std::uint64_t extra) {
   ::setrlimit(RLIMIT_AS, &next);
 }
 
-[[noreturn]] void child_main(int out, const std::function<std::string()>& work,
-                             const WorkerLimits& limits) {
+[[noreturn]] void child_main(int fd, const WorkerProcess::Serve& serve,
+                             std::uint64_t memory_bytes) {
   ::setpgid(0, 0);  // its own group: a timeout kills whatever the candidate started too
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a host that dies takes its worker with it
-  limit_memory(limits.memory_bytes);
+  limit_memory(memory_bytes);
   int status = 0;
   try {
-    const std::string answer = work();
-    const std::uint64_t size = answer.size();
-    if (!write_all(out, reinterpret_cast<const char*>(&size), sizeof size) ||
-        !write_all(out, answer.data(), answer.size()))
-      status = 71;
+    for (std::string request;;) {
+      if (receive_message(fd, request, std::nullopt) != Received::message) break;
+      if (!send_message(fd, serve(request))) {
+        status = 71;
+        break;
+      }
+    }
   } catch (...) {
-    status = 70;  // the work's own failures are part of its answer; this is a broken worker
+    status = 70;  // serve() answers its own failures; this is a broken worker
   }
   ::_exit(status);
 }
 
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) return "killed by " + signal_name(WTERMSIG(status));
-  return "exited with status " + std::to_string(WEXITSTATUS(status));
-}
-
-class Reader {
- public:
-  explicit Reader(int fd) : fd_(fd) {}
-  // Reads until EOF or the deadline; false when the deadline passed first.
-  bool drain(std::optional<Clock::time_point> deadline) {
-    char buf[65536];
-    while (true) {
-      int wait_ms = -1;
-      if (deadline) {
-        const auto left = *deadline - Clock::now();
-        if (left <= Clock::duration::zero()) return false;
-        wait_ms = static_cast<int>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(left).count() + 1);
-      }
-      pollfd p{fd_, POLLIN, 0};
-      const int r = ::poll(&p, 1, wait_ms);
-      if (r < 0 && errno == EINTR) continue;
-      if (r == 0) continue;  // the deadline is checked at the top
-      const ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return true;
-      if (bytes_.size() < kMaxAnswer + sizeof(std::uint64_t)) bytes_.append(buf, n);
-    }
-  }
-  // The answer when the bytes hold exactly one length-prefixed message.
-  std::optional<std::string> answer() const {
-    std::uint64_t size = 0;
-    if (bytes_.size() < sizeof size) return std::nullopt;
-    std::memcpy(&size, bytes_.data(), sizeof size);
-    if (size > kMaxAnswer || bytes_.size() != sizeof size + size) return std::nullopt;
-    return bytes_.substr(sizeof size);
-  }
-
- private:
-  int fd_;
-  std::string bytes_;
-};
-
 // Waits for the child until the deadline; kills it (and its group) when the deadline passes.
 // Returns the wait status and whether it had to be killed.
-std::pair<int, bool> reap(pid_t pid, std::optional<Clock::time_point> deadline) {
+std::pair<int, bool> reap(pid_t pid, Deadline deadline) {
   int status = 0;
   while (true) {
     const pid_t r = ::waitpid(pid, &status, deadline ? WNOHANG : 0);
@@ -133,6 +134,17 @@ std::pair<int, bool> reap(pid_t pid, std::optional<Clock::time_point> deadline) 
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return {status, true};
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) return "was killed by " + signal_name(WTERMSIG(status));
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+Deadline deadline_after(double seconds) {
+  if (seconds <= 0) return std::nullopt;
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 }  // namespace
@@ -160,18 +172,20 @@ std::string signal_name(int signal) {
   }
 }
 
-WorkerResult run_in_worker(const std::function<std::string()>& work, const WorkerLimits& limits) {
+WorkerProcess::WorkerProcess(Serve serve, std::uint64_t memory_bytes)
+    : serve_(std::move(serve)), memory_bytes_(memory_bytes) {}
+
+WorkerProcess::~WorkerProcess() {
+  stop();
+}
+
+WorkerResult WorkerProcess::start() {
   WorkerResult result;
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    result.message = std::string("cannot create a pipe for the worker: ") + std::strerror(errno);
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    result.message = std::string("cannot create a socket for the worker: ") + std::strerror(errno);
     return result;
   }
-  const auto start = Clock::now();
-  std::optional<Clock::time_point> deadline;
-  if (limits.seconds > 0)
-    deadline = start + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(limits.seconds));
   const pid_t pid = ::fork();
   if (pid < 0) {
     result.message = std::string("cannot start a worker process: ") + std::strerror(errno);
@@ -180,24 +194,47 @@ WorkerResult run_in_worker(const std::function<std::string()>& work, const Worke
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child_main(fds[1], work, limits);
+    child_main(fds[1], serve_, memory_bytes_);
   }
   ::close(fds[1]);
-  Reader reader(fds[0]);
-  const bool finished = reader.drain(deadline);
-  ::close(fds[0]);
-  const auto [status, killed] = reap(pid, finished ? deadline : std::optional(Clock::now()));
-  if (!finished || killed) {
+  pid_ = pid;
+  socket_ = fds[0];
+  result.kind = WorkerResult::Kind::answered;
+  return result;
+}
+
+WorkerResult WorkerProcess::call(std::string_view request, double limit_seconds) {
+  if (!running()) {
+    WorkerResult started = start();
+    if (started.kind != WorkerResult::Kind::answered) return started;
+  }
+  const Deadline deadline = deadline_after(limit_seconds);
+  WorkerResult result;
+  if (!send_message(socket_, request)) return failed(false, limit_seconds);
+  switch (receive_message(socket_, result.answer, deadline)) {
+    case Received::message:
+      result.kind = WorkerResult::Kind::answered;
+      return result;
+    case Received::closed:
+      return failed(false, limit_seconds);
+    case Received::late:
+      break;
+  }
+  return failed(true, limit_seconds);
+}
+
+WorkerResult WorkerProcess::failed(bool late, double limit_seconds) {
+  ::close(socket_);
+  socket_ = -1;
+  // A worker that closed its end is dying: give it a moment to be reaped with its status.
+  const auto [status, killed] = reap(pid_, late ? Clock::now() : *deadline_after(5));
+  pid_ = -1;
+  WorkerResult result;
+  if (late || killed) {
     char limit[32];
-    std::snprintf(limit, sizeof limit, "%.3g", limits.seconds);
+    std::snprintf(limit, sizeof limit, "%.3g", limit_seconds);
     result.kind = WorkerResult::Kind::timed_out;
     result.message = std::string("still running after ") + limit + " s (the trial's time limit)";
-    return result;
-  }
-  const auto answer = reader.answer();
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && answer) {
-    result.kind = WorkerResult::Kind::answered;
-    result.answer = *answer;
     return result;
   }
   result.kind = WorkerResult::Kind::crashed;
@@ -205,6 +242,20 @@ WorkerResult run_in_worker(const std::function<std::string()>& work, const Worke
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   result.message = describe_exit(status) + " before it answered";
   return result;
+}
+
+void WorkerProcess::stop() {
+  if (!running()) return;
+  ::close(socket_);  // the child reads end-of-file and exits
+  socket_ = -1;
+  reap(pid_, deadline_after(2));
+  pid_ = -1;
+}
+
+WorkerResult run_in_worker(const std::function<std::string()>& work, double limit_seconds,
+                           std::uint64_t memory_bytes) {
+  WorkerProcess worker([&](std::string_view) { return work(); }, memory_bytes);
+  return worker.call("", limit_seconds);
 }
 
 }  // namespace tunekit::detail

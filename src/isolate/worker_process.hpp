@@ -1,26 +1,25 @@
-// A worker process for one phase of a trial (DESIGN §11): the work runs in a forked child, so
-// a crash (any signal), an exit, a hang past the time limit or an allocation over the memory
-// limit ends the child, never the host. The child shares nothing with the host afterwards: its
-// answer comes back as bytes through a pipe.
+// A worker process for the trials of one search (DESIGN §11): requests are served in a forked
+// child, so a crash (any signal), an exit, a hang past a request's time limit or an allocation
+// over the memory limit ends the child, never the host. The child shares nothing with the
+// host after the fork: requests and answers are bytes on a socket. A worker that died (or was
+// killed at a limit) is gone; the caller starts another.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace tunekit::detail {
 
-struct WorkerLimits {
-  double seconds = 0;              // wall-clock limit of the child (0: none)
-  std::uint64_t memory_bytes = 0;  // address space the child may add to what it inherits (0: none)
-};
-
 struct WorkerResult {
   enum class Kind {
-    answered,     // the work returned; `answer` holds its bytes
+    answered,     // `answer` holds the reply
     crashed,      // killed by a signal (`signal`) or exited (`exit_code`) before answering
-    timed_out,    // killed after `limits.seconds`
-    not_started,  // fork() or pipe() failed (`message`)
+    timed_out,    // killed after the request's limit
+    not_started,  // fork() or socketpair() failed (`message`)
   };
   Kind kind = Kind::not_started;
   std::string answer;
@@ -29,10 +28,38 @@ struct WorkerResult {
   std::string message;  // what happened, for the outcome's message
 };
 
-// Runs `work` in a forked child and returns what it answered. The child runs only `work` and
-// then _exit()s: no atexit handlers, no stdio flush of the host's buffers. `work` may throw:
-// the child then reports an exit, not an answer. Thread-safe (each call has its own child).
-WorkerResult run_in_worker(const std::function<std::string()>& work, const WorkerLimits& limits);
+class WorkerProcess {
+ public:
+  // serve(request) -> answer runs in the child for each request. The child runs nothing else:
+  // it _exit()s when the host closes its end (no atexit handlers, no flush of the host's stdio
+  // buffers). A serve() that throws ends the child (the caller's serve answers its own
+  // failures). `memory_bytes`: address space the child may add to what it inherits (0: none).
+  using Serve = std::function<std::string(std::string_view request)>;
+  WorkerProcess(Serve serve, std::uint64_t memory_bytes);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Sends one request and waits for its answer at most `limit_seconds` (0: no limit); the
+  // child is started on the first request, and again after one that did not answer.
+  WorkerResult call(std::string_view request, double limit_seconds);
+  // Ends the child (the next call starts a new one).
+  void stop();
+  bool running() const { return pid_ > 0; }
+
+ private:
+  WorkerResult start();
+  WorkerResult failed(bool killed, double limit_seconds);
+
+  Serve serve_;
+  std::uint64_t memory_bytes_;
+  pid_t pid_ = -1;
+  int socket_ = -1;
+};
+
+// Runs `work` once in a worker of its own and returns its answer.
+WorkerResult run_in_worker(const std::function<std::string()>& work, double limit_seconds,
+                           std::uint64_t memory_bytes = 0);
 
 // The signal's name ("SIGSEGV"), or "signal N".
 std::string signal_name(int signal);

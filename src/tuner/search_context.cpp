@@ -72,6 +72,7 @@ bool SearchContext::prepare_inputs() {
     for (auto& w : rotation_) inputs_.rotation.push_back(w.get());
     inputs_.tolerance = op_.tolerance(key_);
     inputs_.check_calls = options_.check_calls;
+    inputs_.functions = [this](std::size_t index) { return timing_options(index); };
   } catch (const UsageError&) {
     throw;
   } catch (...) {

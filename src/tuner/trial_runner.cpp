@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -242,77 +243,123 @@ class InProcessRunner final : public TrialRunner {
   std::unordered_map<std::size_t, std::unique_ptr<Trial>> trials_;
 };
 
-// Each phase in a forked worker: the worker inherits the host's inputs untouched (nothing
-// the candidate does there reaches the host), runs the phase and answers its outcome.
+// The phases in a worker process, forked once and kept for the search: it inherits the host's
+// inputs untouched (nothing a candidate does there reaches the host), restores them before
+// every phase as the in-process runner does, and answers each phase's outcome. A worker that
+// crashed, hung or saw a phase fail is replaced by a fresh fork of the host before the next
+// phase: no candidate shares a process with one that misbehaved.
 class WorkerRunner final : public TrialRunner {
  public:
   WorkerRunner(Device& device, const TrialInputs& in, std::uint64_t memory_bytes)
-      : device_(device), in_(in), memory_bytes_(memory_bytes) {}
+      : device_(device),
+        in_(in),
+        worker_([this](std::string_view request) { return serve(request); }, memory_bytes) {}
 
   TrialAnswer admit(std::size_t index, bool built, double limit_seconds) override {
-    return run("validation", limit_seconds, [&] {
-      std::unique_ptr<Trial> keep;
-      TrialAnswer a = admit_phase(device_, in_, index, built, keep);
-      release_quietly(keep);
-      return a;
-    });
+    TrialRequest q;
+    q.phase = TrialRequest::Phase::admit;
+    q.index = index;
+    q.built = built;
+    return call(q, "validation", limit_seconds);
   }
 
   bool acquire(std::size_t) override { return true; }
 
   TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check,
                      double limit_seconds) override {
-    return run("timing", limit_seconds, [&] {
-      std::unique_ptr<Trial> trial = timing_trial(device_, in_, index);
-      TrialAnswer a;
-      a.outcome = prepare(*trial);
-      if (a.outcome.ok()) a = window_phase(device_, in_, index, trial, timing, check);
-      release_quietly(trial);
-      return a;
-    });
+    TrialRequest q;
+    q.phase = TrialRequest::Phase::window;
+    q.index = index;
+    q.check = check;
+    q.timing = timing;
+    return call(q, "timing", limit_seconds);
   }
 
   void release(std::size_t) override {}
   std::size_t live() const override { return 0; }
 
  private:
-  template <class Phase>
-  TrialAnswer run(std::string_view phase, double limit_seconds, const Phase& body) {
-    WorkerResult r = run_in_worker(
-        [&] {
-          TrialAnswer a;
-          try {
-            a = body();
-          } catch (const FatalError& e) {
-            a.fatal = e.what();
-          } catch (...) {
-            a.outcome = classify_exception(std::current_exception(), phase);
-          }
-          return encode(a);
-        },
-        WorkerLimits{limit_seconds, memory_bytes_});
+  // In the worker.
+  std::string serve(std::string_view bytes) {
+    TrialAnswer a;
+    try {
+      auto q = decode_trial_request(bytes);
+      if (!q) throw FatalError("a worker process received a damaged request");
+      restore(in_);
+      a = q->phase == TrialRequest::Phase::admit ? admit_here(*q) : window_here(*q);
+    } catch (const FatalError& e) {
+      a.fatal = e.what();
+    } catch (...) {
+      a.outcome = classify_exception(std::current_exception(), "worker");
+    }
+    return encode(a);
+  }
+
+  TrialAnswer admit_here(const TrialRequest& q) {
+    std::unique_ptr<Trial> keep;
+    // Built in the host after this worker was forked: built here too (the backend's cache
+    // makes it cheap), but only the host's build time is reported.
+    const bool built_here = q.built && built_.count(q.index);
+    TrialAnswer a = admit_phase(device_, in_, q.index, built_here, keep);
+    if (q.built) a.compile_seconds = 0;
+    built_.insert(q.index);
+    release_quietly(keep);
+    return a;
+  }
+
+  TrialAnswer window_here(const TrialRequest& q) {
+    TimingOptions t = q.timing;
+    const TimingOptions own = in_.functions ? in_.functions(q.index) : TimingOptions{};
+    t.evictor = q.evict ? (own.evictor ? own.evictor : device_.evictor()) : nullptr;
+    t.stop = q.stop ? own.stop : nullptr;
+    t.on_call = q.on_call ? own.on_call : nullptr;
+    std::unique_ptr<Trial> trial = timing_trial(device_, in_, q.index);
+    TrialAnswer a;
+    a.outcome = prepare(*trial);
+    if (a.outcome.ok()) a = window_phase(device_, in_, q.index, trial, t, q.check);
+    release_quietly(trial);
+    return a;
+  }
+
+  // In the host.
+  TrialAnswer call(const TrialRequest& q, std::string_view phase, double limit_seconds) {
+    WorkerResult r = worker_.call(encode(q), limit_seconds);
     const std::string during = std::string(phase) + " in a worker process: ";
+    TrialAnswer a;
     switch (r.kind) {
       case WorkerResult::Kind::answered:
-        if (auto a = decode_trial_answer(r.answer)) {
-          if (!a->fatal.empty()) throw FatalError(a->fatal);
-          return *a;
+        if (auto decoded = decode_trial_answer(r.answer)) {
+          if (!decoded->fatal.empty()) throw FatalError(decoded->fatal);
+          a = std::move(*decoded);
+        } else {
+          a.outcome = {Status::crashed, during +
+                                            "the worker's answer is unreadable (it "
+                                            "scribbled over its own memory?)"};
         }
-        return {{Status::crashed, during + "the worker's answer is unreadable (it scribbled over "
-                                           "its own memory?)"}};
+        break;
       case WorkerResult::Kind::crashed:
-        return {{Status::crashed, during + "the worker " + r.message}};
+        a.outcome = {Status::crashed, during + "the worker " + r.message};
+        break;
       case WorkerResult::Kind::timed_out:
-        return {{Status::timed_out, during + r.message}};
+        a.outcome = {Status::timed_out, during + r.message};
+        break;
       case WorkerResult::Kind::not_started:
+        a.outcome = {Status::launch_failed, during + r.message};
         break;
     }
-    return {{Status::launch_failed, during + r.message}};
+    if (!trusted(a.outcome.status)) worker_.stop();
+    return a;
+  }
+
+  // Outcomes after which the worker goes on serving; after any other, a fresh one.
+  static bool trusted(Status s) {
+    return s == Status::ok || s == Status::hopeless || s == Status::stopped;
   }
 
   Device& device_;
   const TrialInputs& in_;
-  std::uint64_t memory_bytes_;
+  std::set<std::size_t> built_;  // in the worker: built in this process
+  WorkerProcess worker_;
 };
 
 }  // namespace

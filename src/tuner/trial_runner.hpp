@@ -8,10 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
-#include "isolate/trial_answer.hpp"
+#include "isolate/trial_messages.hpp"
 #include "tunekit/device.hpp"
 #include "tunekit/timing.hpp"
 #include "tunekit/validate.hpp"
@@ -27,6 +28,9 @@ struct TrialInputs {
   std::vector<Workload*> rotation;
   Tolerance tolerance;
   int check_calls = 0;  // checked calls after a timing window
+  // The search's timing options of a candidate (its evictor, stop() and on_call): a worker
+  // calls its own copy, the functions of the host as they were at its fork.
+  std::function<TimingOptions(std::size_t)> functions;
 };
 
 class TrialRunner {

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "isolate/trial_answer.hpp"
+#include "isolate/trial_messages.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 
@@ -28,7 +28,7 @@ TEST(WorkerProcess, AnswersWhatTheWorkReturns) {
         host_value = 2;  // the worker's copy: the host never sees it
         return std::string("hello\0world", 11);
       },
-      {5, 0});
+      5);
   ASSERT_EQ(r.kind, Kind::answered) << r.message;
   EXPECT_EQ(r.answer, std::string("hello\0world", 11));
   EXPECT_EQ(host_value, 1);
@@ -40,18 +40,43 @@ TEST(WorkerProcess, ASignalOrAnExitIsACrashWithItsCause) {
         ::raise(SIGSEGV);
         return "unreachable";
       },
-      {5, 0});
+      5);
   EXPECT_EQ(r.kind, Kind::crashed);
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer reports a SIGSEGV and exits with 1
   EXPECT_EQ(r.signal, SIGSEGV);
   EXPECT_NE(r.message.find("SIGSEGV"), std::string::npos) << r.message;
+#endif
 
-  r = run_in_worker([]() -> std::string { ::_exit(3); }, {5, 0});
+  r = run_in_worker([]() -> std::string { ::_exit(3); }, 5);
   EXPECT_EQ(r.kind, Kind::crashed);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.message.find("exited with status 3"), std::string::npos) << r.message;
 
-  r = run_in_worker([]() -> std::string { throw 42; }, {5, 0});
+  r = run_in_worker([]() -> std::string { throw 42; }, 5);
   EXPECT_EQ(r.kind, Kind::crashed);  // the work must answer its own failures
+}
+
+TEST(WorkerProcess, OneWorkerServesRequestsUntilOneFails) {
+  WorkerProcess worker(
+      [](std::string_view request) -> std::string {
+        if (request == "crash") ::raise(SIGKILL);
+        return std::string(request) + " from " + std::to_string(::getpid());
+      },
+      0);
+  WorkerResult a = worker.call("a", 5);
+  WorkerResult b = worker.call("b", 5);
+  ASSERT_EQ(a.kind, Kind::answered) << a.message;
+  ASSERT_EQ(b.kind, Kind::answered) << b.message;
+  const std::string pid = a.answer.substr(a.answer.find("from"));
+  EXPECT_EQ(b.answer, "b " + pid);                       // the same process
+  EXPECT_NE(pid, "from " + std::to_string(::getpid()));  // not the host
+  WorkerResult c = worker.call("crash", 5);
+  EXPECT_EQ(c.kind, Kind::crashed);
+  EXPECT_EQ(c.signal, SIGKILL);
+  EXPECT_FALSE(worker.running());
+  WorkerResult d = worker.call("d", 5);  // a fresh worker
+  ASSERT_EQ(d.kind, Kind::answered) << d.message;
+  EXPECT_NE(d.answer, "d " + pid);
 }
 
 TEST(WorkerProcess, AHangIsKilledAtTheLimit) {
@@ -60,7 +85,7 @@ TEST(WorkerProcess, AHangIsKilledAtTheLimit) {
       []() -> std::string {
         while (true) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       },
-      {0.3, 0});
+      0.3);
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.kind, Kind::timed_out);
@@ -78,7 +103,7 @@ TEST(WorkerProcess, AllocationsOverTheMemoryLimitFail) {
           return std::string("bad_alloc");
         }
       },
-      {10, std::uint64_t{256} << 20});
+      10, std::uint64_t{256} << 20);
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer's allocator reports a failed mapping itself and ends the worker.
   EXPECT_TRUE(r.kind == Kind::crashed || r.answer == "bad_alloc");
@@ -104,7 +129,7 @@ TEST(WorkerProcess, AThreadPoolMadeBeforeTheForkWorksInTheWorker) {
         });
         return std::to_string(calls.load()) + "/" + std::to_string(distinct.load() > 1);
       },
-      {20, 0});
+      20);
   ASSERT_EQ(r.kind, Kind::answered) << r.message;
   EXPECT_EQ(r.answer, "64/1");  // all tasks, on more than one thread: the pool started again
   pool.parallel_for(8, 4, [&](std::size_t) { host_calls.fetch_add(1); });
@@ -122,7 +147,7 @@ TEST(WorkerProcess, AThreadPoolThatCannotStartItsThreadsIsAnError) {
           return std::string(e.what());
         }
       },
-      {20, std::uint64_t{32} << 20});
+      20, std::uint64_t{32} << 20);
   ASSERT_EQ(r.kind, Kind::answered) << r.message;
   EXPECT_NE(r.answer.find("cannot start 63 worker threads"), std::string::npos) << r.answer;
 }
@@ -157,6 +182,40 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   std::string bad = bytes;
   bad[8] = '\x7f';  // the outcome message's length
   EXPECT_FALSE(decode_trial_answer(bad));
+}
+
+}  // namespace
+}  // namespace tunekit::detail
+
+namespace tunekit::detail {
+namespace {
+
+TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
+  TrialRequest q;
+  q.phase = TrialRequest::Phase::window;
+  q.index = 123456789;
+  q.check = true;
+  q.timing.mode = TimingMode::queued;
+  q.timing.warmup = 0;
+  q.timing.repeats_floor = 5;
+  q.timing.fixed_depth = 7;
+  q.timing.hopeless_against = 2.5e-4;
+  q.timing.stop = [] { return false; };
+  auto back = decode_trial_request(encode(q));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->phase, TrialRequest::Phase::window);
+  EXPECT_EQ(back->index, 123456789u);
+  EXPECT_TRUE(back->check);
+  EXPECT_FALSE(back->built);
+  EXPECT_EQ(back->timing.mode, TimingMode::queued);
+  EXPECT_EQ(back->timing.warmup, 0);
+  EXPECT_EQ(back->timing.repeats_floor, 5);
+  EXPECT_EQ(back->timing.fixed_depth, 7);
+  EXPECT_EQ(back->timing.hopeless_against, 2.5e-4);
+  EXPECT_TRUE(back->stop);
+  EXPECT_FALSE(back->evict);
+  EXPECT_FALSE(back->on_call);
+  EXPECT_FALSE(decode_trial_request(encode(TrialAnswer{})));  // an answer is not a request
 }
 
 }  // namespace

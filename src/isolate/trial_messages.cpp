@@ -1,4 +1,4 @@
-#include "isolate/trial_answer.hpp"
+#include "isolate/trial_messages.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -7,7 +7,8 @@
 namespace tunekit::detail {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x746b7461;  // "tkta"
+constexpr std::uint32_t kMagic = 0x746b7461;    // "tkta"
+constexpr std::uint32_t kRequest = 0x746b7472;  // "tktr"
 constexpr std::uint64_t kMaxItems = 1u << 24;
 
 class Writer {
@@ -125,6 +126,47 @@ class Reader {
 };
 
 }  // namespace
+
+std::string encode(const TrialRequest& q) {
+  Writer w;
+  w.put(kRequest);
+  w.put(static_cast<std::uint8_t>(q.phase));
+  w.put(q.index);
+  w.put<std::uint8_t>(q.built);
+  w.put<std::uint8_t>(q.check);
+  const TimingOptions& t = q.timing;
+  w.put<std::int32_t>(static_cast<std::int32_t>(t.mode));
+  for (int v : {t.warmup, t.repeats_floor, t.max_runs, t.depth_cap, t.fixed_depth})
+    w.put<std::int32_t>(v);
+  for (double v : {t.sample_budget, t.stall_ratio, t.contended_fraction, t.batch_target,
+                   t.hopeless_against, t.hopeless_ratio})
+    w.put(v);
+  w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0));
+  return w.take();
+}
+
+std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
+  Reader r(bytes);
+  if (r.get<std::uint32_t>() != kRequest) return std::nullopt;
+  TrialRequest q;
+  const auto phase = r.get<std::uint8_t>();
+  if (phase > static_cast<std::uint8_t>(TrialRequest::Phase::window)) return std::nullopt;
+  q.phase = static_cast<TrialRequest::Phase>(phase);
+  q.index = r.get<std::uint64_t>();
+  q.built = r.get<std::uint8_t>() != 0;
+  q.check = r.get<std::uint8_t>() != 0;
+  TimingOptions& t = q.timing;
+  t.mode = r.get<std::int32_t>() == 1 ? TimingMode::queued : TimingMode::isolated;
+  for (int* v : {&t.warmup, &t.repeats_floor, &t.max_runs, &t.depth_cap, &t.fixed_depth})
+    *v = r.get<std::int32_t>();
+  for (double* v : {&t.sample_budget, &t.stall_ratio, &t.contended_fraction, &t.batch_target,
+                    &t.hopeless_against, &t.hopeless_ratio})
+    *v = r.get<double>();
+  const auto has = r.get<std::uint8_t>();
+  q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4;
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return q;
+}
 
 std::string encode(const TrialAnswer& answer) {
   Writer w;

@@ -1,0 +1,44 @@
+// What the host asks a worker process (one phase of a trial: admission, or a timing window)
+// and what the worker answers (the outcome, the build time when it built, the timing window
+// when it timed). A small binary encoding: an answer comes from a process that may have
+// scribbled over its own memory, so decoding checks every length and answers nullopt rather
+// than trusting them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tunekit/outcome.hpp"
+#include "tunekit/timing.hpp"
+
+namespace tunekit::detail {
+
+struct TrialRequest {
+  enum class Phase : std::uint8_t { admit, window };
+  Phase phase = Phase::admit;
+  std::uint64_t index = 0;
+  bool built = false;  // admit: the host's compile pass built it
+  bool check = false;  // window: checked calls after it
+  // window: the scalar timing options (stop, on_call and the evictor are the worker's own
+  // copies of the host's, as they were at the fork).
+  TimingOptions timing;
+  // Decoded: whether the host's timing had an evictor, a stop() and an on_call (the worker
+  // uses its own copies of them).
+  bool evict = false, stop = false, on_call = false;
+};
+
+struct TrialAnswer {
+  Outcome outcome;
+  double compile_seconds = 0;  // the build the phase did (0: none)
+  std::optional<TimingResult> timing;
+  std::string fatal;  // a FatalError in the worker: the host throws it again
+};
+
+std::string encode(const TrialRequest& request);
+std::optional<TrialRequest> decode_trial_request(std::string_view bytes);
+std::string encode(const TrialAnswer& answer);
+std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes);
+
+}  // namespace tunekit::detail

@@ -10,6 +10,7 @@ namespace tunekit {
 // bidi overrides and malformed UTF-8 bytes are escaped ("\x1b", "\u{202e}"); printable ASCII
 // and well-formed UTF-8 pass unchanged. Every outside string (names, configs, messages from KT
 // files, stores, artifacts) goes through it before reaching a terminal.
-std::string terminal_safe(std::string_view text);
+// `keep_newlines` passes '\n' through, for multi-line text such as an error message.
+std::string terminal_safe(std::string_view text, bool keep_newlines = false);
 
 }  // namespace tunekit

@@ -37,12 +37,12 @@ bool is_dangerous(std::uint32_t cp) {
 
 }  // namespace
 
-std::string terminal_safe(std::string_view text) {
+std::string terminal_safe(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7F) {
+    if ((c >= 0x20 && c < 0x7F) || (keep_newlines && c == '\n')) {
       out += static_cast<char>(c);
       ++i;
       continue;

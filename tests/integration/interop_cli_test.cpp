@@ -249,4 +249,27 @@ TEST_F(InteropCli, TuneExportsAreInTheReportsOrder) {
   EXPECT_EQ(t4_listed, evaluated);
 }
 
+// A planted Kernel Tuner file's names reach the terminal escaped (tunekit::terminal_safe), in the
+// summary and in error messages alike.
+TEST_F(InteropCli, EscapeSequencesInAFileNeverReachTheTerminal) {
+  std::string hostile = kCache;
+  hostile.replace(hostile.find("Test GPU"), 8, "Evil\\u001b]0;owned\\u0007\\u001b[2J GPU");
+  write_text(dir_ / "kt.json", hostile);
+  const auto run = tunekit("import-kt " + file("kt.json") + " --store none");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_TRUE(contains(run.out, "Evil\\x1b]0;owned\\x07\\x1b[2J GPU")) << run.out;
+  const auto json_run = tunekit("import-kt " + file("kt.json") + " --store none --json");
+  ASSERT_EQ(json_run.status, 0) << json_run.err;
+  EXPECT_EQ(parse_json(json_run)["device"], "Evil\x1b]0;owned\x07\x1b[2J GPU");
+
+  std::string bad = kCache;  // a key name the entries lack: the error quotes it
+  bad.replace(bad.find("[\"block_size_x\""), 15, "[\"block_size_x\\u001b[2J\"");
+  write_text(dir_ / "bad.json", bad);
+  const auto failed = tunekit("import-kt " + file("bad.json") + " --store none");
+  EXPECT_NE(failed.status, 0);
+  EXPECT_TRUE(contains(failed.err, "block_size_x\\x1b[2J")) << failed.err;
+  EXPECT_EQ(failed.err.find('\x1b'), std::string::npos) << failed.err;
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "commands/commands.hpp"
 #include "tunekit/errors.hpp"
+#include "tunekit/terminal_text.hpp"
 
 namespace {
 
@@ -52,13 +53,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);  // --help prints usage and exits 0; a bad option prints why
   } catch (const tunekit::UsageError& e) {
-    std::cerr << "tunekit: error: " << e.what() << '\n';
+    std::cerr << "tunekit: error: " << tunekit::terminal_safe(e.what(), /*keep_newlines=*/true)
+              << '\n';
     return 2;
   } catch (const tunekit::FatalError& e) {
-    std::cerr << "tunekit: fatal: " << e.what() << '\n';
+    std::cerr << "tunekit: fatal: " << tunekit::terminal_safe(e.what(), /*keep_newlines=*/true)
+              << '\n';
     return 3;
   } catch (const std::exception& e) {
-    std::cerr << "tunekit: internal error: " << e.what() << '\n';
+    std::cerr << "tunekit: internal error: "
+              << tunekit::terminal_safe(e.what(), /*keep_newlines=*/true) << '\n';
     return 4;
   }
   return 0;

@@ -20,6 +20,10 @@ TEST(TerminalSafe, ControlCharactersAreEscaped) {
   EXPECT_EQ(terminal_safe(std::string("a\0b", 3)), "a\\x00b");
 }
 
+TEST(TerminalSafe, NewlinesMayBeKeptForMultiLineMessages) {
+  EXPECT_EQ(terminal_safe("one\ntwo\r\x1b", /*keep_newlines=*/true), "one\ntwo\\x0d\\x1b");
+}
+
 TEST(TerminalSafe, C1ControlsBidiOverridesAndMalformedBytesAreEscaped) {
   EXPECT_EQ(terminal_safe("\xc2\x9b"
                           "2J"),

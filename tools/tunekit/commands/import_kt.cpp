@@ -14,6 +14,7 @@
 #include "commands/commands.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
+#include "tunekit/terminal_text.hpp"
 
 namespace tunekit::cli {
 namespace {
@@ -82,21 +83,27 @@ void run_import_kt(const ImportKtCommand& command) {
     j["identity"] = c.identity_digest;
     j["store"] = stored_in.empty() ? Json(nullptr) : Json(stored_in);
     j["replaced"] = replaced;
-    std::cout << j.dump(2) << '\n';
+    // A file's names may hold bytes that are not UTF-8: replaced, not a crash of the dump.
+    std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
     return;
   }
+  // The names and configs come from the file: escaped, so a planted file cannot drive the
+  // terminal.
   std::cout << fmt::format(
       "{}: kernel {} on {}\n", command.file,
-      recording.kernel_name().empty() ? "(unnamed)" : recording.kernel_name(),
-      recording.device_name().empty() ? "(unnamed device)" : recording.device_name());
+      recording.kernel_name().empty() ? "(unnamed)" : terminal_safe(recording.kernel_name()),
+      recording.device_name().empty() ? "(unnamed device)"
+                                      : terminal_safe(recording.device_name()));
   std::cout << fmt::format("  configurations  {} ({} valid, {} failed: {})\n",
                            imported.configurations, imported.valid, failed, failures);
-  std::cout << fmt::format("  best            {:.6g} ms at {}\n", imported.best_ms, c.winner);
+  std::cout << fmt::format("  best            {:.6g} ms at {}\n", imported.best_ms,
+                           terminal_safe(c.winner));
   if (stored_in.empty()) {
     std::cout << "  not stored (--store none)\n";
   } else {
     std::cout << fmt::format("  stored as       {} {}  (identity {}){}\n  in              {}\n",
-                             c.op, c.key, c.identity_digest.substr(0, 12),
+                             terminal_safe(c.op), terminal_safe(c.key),
+                             c.identity_digest.substr(0, 12),
                              replaced ? ", replacing the stored choice" : "", stored_in);
   }
 }

@@ -475,6 +475,8 @@ TEST_F(CacheCli, Help) {
   EXPECT_EQ(cache.status, 0);
   for (const char* sub : {"ls", "show", "rm", "export", "import"})
     EXPECT_TRUE(contains(cache.out, sub)) << sub << " missing from\n" << cache.out;
+  const Result ls = tunekit("cache ls --help");
+  EXPECT_TRUE(contains(ls.out, "5 locked") && contains(ls.out, "8 written by a newer")) << ls.out;
   const Result tune = tunekit("tune --help");
   EXPECT_TRUE(contains(tune.out, "--save-artifact") && contains(tune.out, "--store")) << tune.out;
 }

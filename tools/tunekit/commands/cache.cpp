@@ -517,6 +517,10 @@ void register_cache(CLI::App& app) {
   ls->add_option("--op", command->op, "Only this op's choices");
   ls->add_flag("--json", command->json, "Every field of every entry as JSON");
   ls->add_option("--store", command->store, store_help);
+  ls->footer(
+      "Exit status: 0 listed, empty or not created yet; 5 locked by another process; 6 "
+      "unreadable (permissions); 7 not a tunekit store or corrupt; 8 written by a newer "
+      "tunekit; 9 refused (writable by others, another user's, or not a regular file).");
   ls->callback([command] { run_ls(*command); });
 
   CLI::App* show = cache->add_subcommand(

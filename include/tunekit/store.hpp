@@ -80,20 +80,21 @@ struct StoreOptions {
   bool create = true;
 };
 
-// What opening a store found. Every state but ready, read_only and none comes with no store
-// (the caller runs memory-only) and a message naming the file and what to do.
+// What opening a store found. Every state but ready and read_only comes with no store (the
+// caller runs memory-only); every one but ready, none and missing also with a warning naming
+// the file and what to do.
 enum class StoreState {
   ready,         // opened read-write
   read_only,     // the user cannot write the file or its directory: stored choices are served,
                  // new ones stay in memory (one warning at the first one)
   none,          // the spec asked for no store ("none", "memory")
   missing,       // no file, and StoreOptions::create was false
-  locked,        // another process held a lock past StoreOptions::read_wait
+  locked,        // another process held a lock past read_wait (write_wait while creating)
   unreadable,    // permission denied on the file or its directory
   not_a_store,   // not SQLite, another application's database, corrupt or truncated
   newer_schema,  // written by a newer tunekit
-  untrusted,     // the directory is writable by others, or the file is another user's
-  not_a_file,    // a directory, FIFO, device or socket sits at the path
+  untrusted,     // others can write the directory or the file, or the file is another user's
+  not_a_file,    // a directory, FIFO, device, socket or dangling symlink sits at the path
   not_creatable  // missing and could not be created
 };
 std::string_view to_string(StoreState state);

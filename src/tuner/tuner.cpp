@@ -1,6 +1,8 @@
 #include "tunekit/tuner.hpp"
 
+#include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -11,6 +13,8 @@
 #include "tunekit/artifact.hpp"
 #include "tunekit/errors.hpp"
 #include "tuner/choice_table.hpp"
+#include "tuner/device_lock.hpp"
+#include "tuner/device_turn.hpp"
 #include "tuner/model_choice.hpp"
 #include "tuner/search.hpp"
 #include "tuner/tuner_options.hpp"
@@ -65,6 +69,10 @@ class Tuner::Impl {
   Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
     detail::check_tuner_options(options_);   // every numeric field: NaN, negative, absurd
     detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
+    if (!(std::isfinite(options_.wait_for_device_seconds) && options_.wait_for_device_seconds >= 0))
+      throw UsageError(
+          "TunerOptions: wait_for_device_seconds must be a finite number of seconds >= 0 (0: "
+          "serve the default while another process searches on the device)");
     store_ = open_store(options_.store, options_.on_warning, options_.store_options);
     environment_ = options_.environment;
     // A profile named explicitly fails here (missing, malformed), not at the first call.
@@ -186,42 +194,77 @@ class Tuner::Impl {
     ++searches_on_this_thread;
     Unmark unmark{*this, pending};
 
-    const bool persistent = store_ && device_.identity().known;
     const Identity id = identity(op, key);
-    if (!force && options_.mode != Mode::force && persistent) {
-      // A partial entry (a budget cut, a pruning strategy) serves a search that is restricted
-      // too; a search without those limits replaces it (DESIGN §7).
-      auto stored = store_->find(id.digest().hex());
-      if (stored && stored->budget_cut && !detail::search_is_restricted(options_, op))
-        stored.reset();
-      if (stored) {
-        if (auto index = op.find(stored->winner)) {
-          table_.publish(pending.op, pending.key, *index);
-          if (report) {
-            *report = brief(op, key, *index, Source::cache_replay, "from " + store_->describe());
-            detail::fill_from_evidence(*report, stored->evidence);
-          }
-          return {*index, Source::cache_replay};
-        }
-      }
-    }
-    if (!force && options_.mode != Mode::force && !options_.artifact_dir.empty()) {
-      if (auto index = find_artifact_choice(options_.artifact_dir, op, key, device_.identity(),
-                                            options_.on_warning)) {
-        table_.publish(pending.op, pending.key, *index);
-        if (report) {
-          *report =
-              brief(op, key, *index, Source::artifact_replay, "from " + options_.artifact_dir);
-        }
-        return {*index, Source::artifact_replay};
-      }
+    const bool reuse = !force && options_.mode != Mode::force;
+    if (reuse) {
+      if (auto known = from_store(op, key, id, report)) return *known;
+      if (auto known = from_artifact(op, key, report)) return *known;
     }
     if (!force && options_.mode == Mode::cached)
       return serve_default(Source::search_disabled, "mode is cached and no choice is known");
 
+    // One search at a time per device, held until the winner is stored (DESIGN §11).
+    detail::DeviceTurn turn(device_, lock_path(), options_.wait_for_device_seconds);
+    if (!turn.warning().empty() && options_.on_warning && !lock_warned_.exchange(true))
+      options_.on_warning(turn.warning());
+    if (!turn.granted()) return serve_default(Source::use_default, turn.refusal());
+    // The process we waited for may have tuned this very key.
+    if (reuse && turn.waited()) {
+      if (auto known = from_store(op, key, id, report)) return *known;
+    }
+    return search(op, key, id, report);
+  }
+
+  // A stored choice for (op, key), published to the table; nullopt when the store has none.
+  std::optional<Choice> from_store(const OpBase& op, const Key& key, const Identity& id,
+                                   TuneReport* report) {
+    if (!store_ || !device_.identity().known) return std::nullopt;
+    // A partial entry (a budget cut, a pruning strategy) serves a search that is restricted
+    // too; a search without those limits replaces it (DESIGN §7).
+    auto stored = store_->find(id.digest().hex());
+    if (stored && stored->budget_cut && !detail::search_is_restricted(options_, op)) stored.reset();
+    if (!stored) return std::nullopt;
+    auto index = op.find(stored->winner);
+    if (!index) return std::nullopt;
+    table_.publish(op.checksum(), key.digest(), *index);
+    if (report) {
+      *report = brief(op, key, *index, Source::cache_replay, "from " + store_->describe());
+      detail::fill_from_evidence(*report, stored->evidence);
+    }
+    return Choice{*index, Source::cache_replay};
+  }
+
+  // A deployable artifact's choice for (op, key), published to the table.
+  std::optional<Choice> from_artifact(const OpBase& op, const Key& key, TuneReport* report) {
+    if (options_.artifact_dir.empty()) return std::nullopt;
+    auto index = find_artifact_choice(options_.artifact_dir, op, key, device_.identity(),
+                                      options_.on_warning);
+    if (!index) return std::nullopt;
+    table_.publish(op.checksum(), key.digest(), *index);
+    if (report)
+      *report = brief(op, key, *index, Source::artifact_replay, "from " + options_.artifact_dir);
+    return Choice{*index, Source::artifact_replay};
+  }
+
+  // The cross-process lock file of this device ("": in-process turns only), see
+  // TunerOptions::lock_dir.
+  std::string lock_path() const {
+    std::string dir = options_.lock_dir;
+    if (dir == "none") return "";
+    if (dir.empty()) {
+      constexpr std::string_view sqlite = "sqlite:";
+      if (options_.store.rfind(sqlite, 0) != 0) return "";
+      dir = (std::filesystem::path(options_.store.substr(sqlite.size())).parent_path() / "locks")
+                .string();
+    }
+    return detail::DeviceLock::path_for(dir, device_.identity());
+  }
+
+  // Searches (this caller holds the key and the device), publishes and keeps the winner.
+  Choice search(const OpBase& op, const Key& key, const Identity& id, TuneReport* report) {
     TuneReport r = detail::run_search(device_, op, key, options_, prior(op, key));
     fill_identity(r, op, key);
-    table_.publish(pending.op, pending.key, r.winner);
+    table_.publish(op.checksum(), key.digest(), r.winner);
     const CandidateReport* winner = r.find(r.winner);
     const bool measured = r.source == Source::searched && winner && winner->outcome.ok();
     if (!measured) {
@@ -294,7 +337,8 @@ class Tuner::Impl {
   detail::ChoiceTable table_;
   std::mutex pending_mutex_;
   std::set<PendingKey> pending_;
-  bool used_ = false;  // guarded by pending_mutex_
+  bool used_ = false;                     // guarded by pending_mutex_
+  std::atomic<bool> lock_warned_{false};  // an unusable device lock is reported once
   EnvironmentTags environment_;
   std::unique_ptr<Store> store_;
   mutable std::once_flag envelope_once_;

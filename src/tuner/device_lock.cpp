@@ -8,42 +8,21 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
 
+#include "core/safe_file.hpp"
 #include "tunekit/calibration.hpp"
+#include "tunekit/errors.hpp"
 
 namespace tunekit::detail {
 namespace {
 
 std::string errno_text(int error) {
   return std::system_category().message(error);
-}
-
-// Creates the missing directories of `dir` with mode 0700. Returns what went wrong, or "".
-std::string make_private_directories(const std::filesystem::path& dir) {
-  std::filesystem::path partial;
-  for (const auto& part : dir) {
-    partial /= part;
-    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
-      return "cannot create " + partial.string() + ": " + errno_text(errno);
-  }
-  return "";
-}
-
-// The lock directory must be this user's own: another user who can write it could swap the
-// lock file and let two searches time each other.
-std::string check_directory(const std::filesystem::path& dir) {
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0)
-    return "cannot inspect " + dir.string() + ": " + errno_text(errno);
-  if (!S_ISDIR(st.st_mode)) return dir.string() + " is not a directory";
-  if (st.st_uid != ::geteuid()) return dir.string() + " is owned by another user";
-  if ((st.st_mode & 022) != 0) return dir.string() + " is writable by other users";
-  return "";
 }
 
 }  // namespace
@@ -54,9 +33,18 @@ std::string DeviceLock::path_for(const std::string& dir, const DeviceIdentity& d
 
 DeviceLock::DeviceLock(std::string path) : path_(std::move(path)) {
   const std::filesystem::path dir = std::filesystem::path(path_).parent_path();
-  problem_ = make_private_directories(dir);
-  if (problem_.empty()) problem_ = check_directory(dir);
-  if (!problem_.empty()) return;
+  try {
+    make_private_directories(dir);
+  } catch (const UsageError& e) {
+    problem_ = e.what();
+    return;
+  }
+  // Another user who can write the directory could swap the lock file and let two searches
+  // time each other.
+  if (const Trust trust = directory_trust(dir); !trust.trusted()) {
+    problem_ = trust.message;
+    return;
+  }
   // O_NOFOLLOW: a symlink planted at the path is refused, not followed. O_NONBLOCK: a FIFO
   // there cannot stall the open.
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
@@ -67,6 +55,11 @@ DeviceLock::DeviceLock(std::string path) : path_(std::move(path)) {
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     problem_ = path_ + " is not a regular file";
+  } else if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    // Planted by another user, who could hold it for good and keep every search off.
+    problem_ = path_ + " is owned by another user (uid " + std::to_string(st.st_uid) + ")";
+  }
+  if (!problem_.empty()) {
     ::close(fd_);
     fd_ = -1;
   }

@@ -110,7 +110,19 @@ TEST(DeviceLock, ADirectoryOthersCanWriteIsRefused) {
   ASSERT_EQ(::chmod((dir / "locks").c_str(), 0777), 0);
   DeviceLock lock((dir / "locks/dev.lock").string());
   EXPECT_EQ(lock.try_lock(), State::unusable);
-  EXPECT_NE(lock.problem().find("writable by other users"), std::string::npos) << lock.problem();
+  EXPECT_NE(lock.problem().find("is writable by others"), std::string::npos) << lock.problem();
+}
+
+TEST(DeviceLock, AFileAnotherUserPlantedIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the file to another user";
+  testing::TempDir dir;
+  fs::create_directory(dir / "locks");
+  fs::permissions(dir / "locks", fs::perms::owner_all);
+  const fs::path planted = dir.write("locks/dev.lock", "");
+  ASSERT_EQ(::chown(planted.c_str(), 65534, 65534), 0);
+  DeviceLock lock(planted.string());
+  EXPECT_EQ(lock.try_lock(), State::unusable);
+  EXPECT_NE(lock.problem().find("owned by another user"), std::string::npos) << lock.problem();
 }
 
 TEST(DeviceLock, LockWithinGivesUpAfterItsWaitAndTakesAFreedLock) {

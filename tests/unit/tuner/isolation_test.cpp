@@ -49,8 +49,8 @@ std::unique_ptr<Op<Args>> hostile_op(const std::vector<std::string>& hostile) {
       {"abort", [](Args&) { std::abort(); }},
       {"hang",
        [](Args&) {
-         volatile int spin = 0;
-         while (true) spin = static_cast<int>(spin) + 1;
+         volatile unsigned spin = 0;  // unsigned: wrapping is defined (UBSan stays quiet)
+         while (true) spin = static_cast<unsigned>(spin) + 1;
        }},
       {"huge_allocation",
        [](Args& x) {

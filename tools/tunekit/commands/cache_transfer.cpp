@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -27,20 +26,13 @@
 #include "tunekit/errors.hpp"
 #include "tunekit/identity.hpp"
 #include "tunekit/store.hpp"
+#include "tunekit/terminal_text.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::cli::cache_cmd {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return text;
-}
 
 }  // namespace
 
@@ -156,16 +148,12 @@ void run_import(const CacheCommand& command) {
     std::cerr << fmt::format("tunekit: skipping artifact {}: {}\n", path.string(), why);
   };
   for (const fs::path& path : files) {
-    const std::optional<std::string> text = read_text(path);
-    if (!text) {
-      skip(path, "unreadable");
-      continue;
-    }
     Artifact artifact;
     try {
-      artifact = Artifact::parse(*text);
+      // Regular files only, size-capped: a FIFO or /dev/zero in the directory is skipped.
+      artifact = read_artifact(path);
     } catch (const std::exception& e) {
-      skip(path, e.what());
+      skip(path, terminal_safe(e.what()));
       continue;
     }
     auto& op = ops[artifact.name];

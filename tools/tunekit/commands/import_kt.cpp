@@ -3,6 +3,7 @@
 // backend "kt" named as in the file; winner = the best valid configuration. `tunekit cache
 // ls/show` then lists it. The file is read completely before the store is opened, so a bad
 // file leaves the store untouched.
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -50,9 +51,10 @@ void run_import_kt(const ImportKtCommand& command) {
   bool replaced = false;
   const std::string spec = resolve_store_spec(command.store);
   if (spec != "none" && spec != "memory") {
-    const std::unique_ptr<Store> store = open_store(spec, [](std::string_view warning) {
-      std::cerr << "tunekit: warning: " << warning << '\n';
-    });
+    const std::unique_ptr<Store> store = open_store(
+        spec,
+        [](std::string_view warning) { std::cerr << "tunekit: warning: " << warning << '\n'; },
+        store_options_from_environment([](const char* name) { return std::getenv(name); }));
     if (!store)
       throw UsageError(fmt::format(
           "nothing imported: the store {} cannot be used (see the warning above); pass --store "

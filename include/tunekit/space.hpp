@@ -66,6 +66,13 @@ enum class Neighbourhood {
 
 class Enumeration;
 
+// Bounds of Space::enumerate: a space past either is a UsageError that says so (a file or a
+// caller can declare any size; the answer must be an error, not bad_alloc or a hang).
+struct EnumerationLimits {
+  std::size_t max_points = std::size_t{1} << 26;  // valid configurations kept (67 M)
+  std::uint64_t max_visits = 400'000'000;         // partial configurations checked (seconds)
+};
+
 // The definition of a space. Cheap to build and copy; enumerate() does the work.
 class Space {
  public:
@@ -86,7 +93,7 @@ class Space {
 
   // Every valid configuration, depth-first in parameter order: constraints are checked as soon
   // as their last parameter is bound. A constraint naming an unknown parameter is a UsageError.
-  Enumeration enumerate() const;
+  Enumeration enumerate(const EnumerationLimits& limits = {}) const;
 
  private:
   std::vector<Parameter> parameters_;

@@ -1,8 +1,13 @@
 #include "tunekit/space.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <string>
+#include <unordered_set>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "space/constraint_expression.hpp"
 #include "tunekit/errors.hpp"
@@ -38,15 +43,41 @@ bool Constraint::test(std::span<const Value* const> values) const {
   }
 }
 
+namespace {
+// The type and the exact bits of a value (every NaN one key, as == treats them).
+std::string exact_key(const Value& v) {
+  std::string key(1, static_cast<char>(v.type()));
+  auto append = [&](auto x) { key.append(reinterpret_cast<const char*>(&x), sizeof x); };
+  switch (v.type()) {
+    case Value::Type::integer:
+      append(v.as_int());
+      break;
+    case Value::Type::real:
+      append(std::isnan(v.as_real()) ? std::uint64_t{1}
+                                     : std::bit_cast<std::uint64_t>(v.as_real()));
+      break;
+    case Value::Type::string:
+      key += v.as_string();
+      break;
+    case Value::Type::boolean:
+      key += v.as_bool() ? '1' : '0';
+      break;
+  }
+  return key;
+}
+}  // namespace
+
 Space& Space::param(std::string name, std::vector<Value> values) {
   if (name.empty()) throw UsageError("a parameter needs a name");
   if (values.empty()) throw UsageError("parameter '" + name + "' needs at least one value");
   for (const Parameter& p : parameters_)
     if (p.name == name) throw UsageError("parameter '" + name + "' is declared twice");
-  for (std::size_t i = 0; i < values.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (values[i] == values[j])
-        throw UsageError("parameter '" + name + "' lists the value " + values[i].text() + " twice");
+  // Hashed, not pairwise: a file may list a million values (equal exactly as Value's ==).
+  std::unordered_set<std::string> seen;
+  seen.reserve(values.size());
+  for (const Value& v : values)
+    if (!seen.insert(exact_key(v)).second)
+      throw UsageError("parameter '" + name + "' lists the value " + v.text() + " twice");
   parameters_.push_back({std::move(name), std::move(values)});
   return *this;
 }
@@ -123,7 +154,7 @@ bool Space::valid(const Config& config) const {
   return true;
 }
 
-Enumeration Space::enumerate() const {
+Enumeration Space::enumerate(const EnumerationLimits& limits) const {
   if (parameters_.empty()) throw UsageError("the space has no parameters; add one with param()");
   const std::size_t width = parameters_.size();
   const std::vector<BoundConstraint> bound = bind(parameters_, constraints_);
@@ -137,7 +168,22 @@ Enumeration Space::enumerate() const {
   std::vector<const Value*> scratch;
   std::size_t depth = 0;
   point[0] = 0;
+  // Bounded: a space whose valid points would not fit in memory, or whose constraints leave
+  // more prefixes than can be visited in reasonable time, is a clear error, not bad_alloc or
+  // a hang (a file or a user can declare any size).
+  std::uint64_t visited = 0;
+  auto too_large = [&](const std::string& what) {
+    return UsageError(fmt::format(
+        "the space is too large to enumerate: {} (the cartesian product has {:.3g} points); "
+        "add constraints or fewer values",
+        what, cartesian_size()));
+  };
+  if (constraints_.empty() && cartesian_size() > static_cast<double>(limits.max_points))
+    throw too_large(fmt::format("more than {} valid configurations", limits.max_points));
   while (true) {
+    if (++visited > limits.max_visits)
+      throw too_large(
+          fmt::format("more than {} partial configurations visited", limits.max_visits));
     bool ok = point[depth] < parameters_[depth].values.size();
     if (!ok) {
       if (depth == 0) break;
@@ -151,7 +197,11 @@ Enumeration Space::enumerate() const {
         break;
       }
     }
-    if (ok && depth + 1 == width) flat.insert(flat.end(), point.begin(), point.end());
+    if (ok && depth + 1 == width) {
+      if (flat.size() / width >= limits.max_points)
+        throw too_large(fmt::format("more than {} valid configurations", limits.max_points));
+      flat.insert(flat.end(), point.begin(), point.end());
+    }
     if (ok && depth + 1 < width) {
       ++depth;
       point[depth] = 0;

@@ -124,3 +124,46 @@ TEST(T1SpaceFile, BadFilesAreUsageErrors) {
 
 }  // namespace
 }  // namespace tunekit
+
+namespace tunekit {
+namespace {
+
+std::vector<Value> ints(int n) {
+  std::vector<Value> v;
+  for (int i = 0; i < n; ++i) v.emplace_back(i);
+  return v;
+}
+
+TEST(Space, AHugeSpaceIsAClearErrorNotBadAllocOrAHang) {
+  // 10^16 points, no constraints: refused before anything is allocated.
+  Space huge;
+  for (char p = 'a'; p < 'i'; ++p) huge.param(std::string(1, p), ints(100));
+  try {
+    huge.enumerate();
+    FAIL() << "a 10^12-point space was enumerated";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("too large to enumerate"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1e+16"), std::string::npos) << e.what();
+  }
+  // Constraints that keep too many points, and ones that reject late after many prefixes.
+  Space kept;
+  kept.param("a", ints(1000)).param("b", ints(1000)).constraint("a >= 0");
+  EXPECT_THROW(kept.enumerate(EnumerationLimits{.max_points = 1000}), UsageError);
+  EXPECT_EQ(kept.enumerate(EnumerationLimits{.max_points = 1000000}).size(), 1000000u);
+  Space late;
+  late.param("a", ints(1000)).param("b", ints(1000)).constraint("a + b < 0");
+  EXPECT_THROW(late.enumerate(EnumerationLimits{.max_visits = 10000}), UsageError);
+  EXPECT_EQ(late.enumerate().size(), 0u);
+  // A million values are checked for duplicates at once, not pairwise.
+  Space wide;
+  wide.param("a", ints(1000000));
+  std::vector<Value> twice = ints(1000000);
+  twice.emplace_back(999999);
+  EXPECT_THROW(Space().param("a", twice), UsageError);
+  std::vector<Value> nans{Value(std::nan("")), Value(-std::nan(""))};
+  EXPECT_THROW(Space().param("x", nans), UsageError);
+  EXPECT_NO_THROW(Space().param("y", std::vector<Value>{Value(1), Value(1.0), Value("1")}));
+}
+
+}  // namespace
+}  // namespace tunekit

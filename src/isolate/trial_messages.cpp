@@ -85,9 +85,10 @@ class Reader {
     o.message = text();
     return o;
   }
-  std::uint64_t count() {
+  // An element count that the bytes left can hold (each element at least `size` bytes).
+  std::uint64_t count(std::size_t size) {
     const auto n = get<std::uint64_t>();
-    if (n > kMaxItems || n > in_.size() - pos_) ok_ = false;
+    if (n > kMaxItems || n > (in_.size() - pos_) / size) ok_ = false;
     return ok_ ? n : 0;
   }
   TimingResult timing() {
@@ -99,11 +100,12 @@ class Reader {
       ok_ = false;
     t.mode = static_cast<TimingMode>(mode);
     t.clock = text();
-    for (std::uint64_t i = 0, n = count(); i < n; ++i) t.samples.push_back(get<double>());
+    for (std::uint64_t i = 0, n = count(sizeof(double)); i < n; ++i)
+      t.samples.push_back(get<double>());
     for (double* v : {&t.min, &t.median, &t.mean, &t.mad, &t.p10, &t.p90}) *v = get<double>();
     t.depth = get<std::int32_t>();
     t.dispatches = get<std::int64_t>();
-    for (std::uint64_t i = 0, n = count(); i < n; ++i) {
+    for (std::uint64_t i = 0, n = count(sizeof(std::int32_t) + sizeof(double)); i < n; ++i) {
       DepthProbe p;
       p.depth = get<std::int32_t>();
       p.seconds = get<double>();
@@ -132,6 +134,7 @@ std::string encode(const TrialRequest& q) {
   w.put(kRequest);
   w.put(static_cast<std::uint8_t>(q.phase));
   w.put(q.index);
+  w.put(q.functions_of);
   w.put<std::uint8_t>(q.built);
   w.put<std::uint8_t>(q.check);
   const TimingOptions& t = q.timing;
@@ -153,6 +156,7 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
   if (phase > static_cast<std::uint8_t>(TrialRequest::Phase::window)) return std::nullopt;
   q.phase = static_cast<TrialRequest::Phase>(phase);
   q.index = r.get<std::uint64_t>();
+  q.functions_of = r.get<std::uint64_t>();
   q.built = r.get<std::uint8_t>() != 0;
   q.check = r.get<std::uint8_t>() != 0;
   TimingOptions& t = q.timing;

@@ -19,8 +19,9 @@ struct TrialRequest {
   enum class Phase : std::uint8_t { admit, window };
   Phase phase = Phase::admit;
   std::uint64_t index = 0;
-  bool built = false;  // admit: the host's compile pass built it
-  bool check = false;  // window: checked calls after it
+  std::uint64_t functions_of = 0;  // window: whose stop/on_call/evictor the host timed with
+  bool built = false;              // admit: the host's compile pass built it
+  bool check = false;              // window: checked calls after it
   // window: the scalar timing options (stop, on_call and the evictor are the worker's own
   // copies of the host's, as they were at the fork).
   TimingOptions timing;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -50,8 +51,9 @@ Received receive_exactly(int fd, char* out, std::size_t size, Deadline deadline)
     if (deadline) {
       const auto left = *deadline - Clock::now();
       if (left <= Clock::duration::zero()) return Received::late;
-      wait_ms =
-          static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(left).count() + 1);
+      // Clamped: a limit of months must not wrap to a negative (endless) poll.
+      wait_ms = static_cast<int>(std::min<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(left).count() + 1, 1 << 30));
     }
     pollfd p{fd, POLLIN, 0};
     const int r = ::poll(&p, 1, wait_ms);
@@ -101,6 +103,10 @@ void limit_memory(std::uint64_t extra) {
 [[noreturn]] void child_main(int fd, const WorkerProcess::Serve& serve,
                              std::uint64_t memory_bytes) {
   ::setpgid(0, 0);  // its own group: a timeout kills whatever the candidate started too
+  // Only its own socket: the host's other descriptors (another worker's socket, a device
+  // lock) must not be kept open by this child (a worker that never sees end-of-file).
+  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(fd) + 1, ~0u, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a host that dies takes its worker with it
   limit_memory(memory_bytes);
   int status = 0;

@@ -116,6 +116,7 @@ std::unique_ptr<Trial> SearchContext::build_trial(std::size_t index) {
 void SearchContext::built(std::size_t index, const Outcome& outcome, double seconds) {
   entry(index).compile_seconds = seconds;
   built_[index] = true;
+  if (runner_) runner_->built();
   if (!outcome.ok()) finish(index, outcome, std::nullopt);
 }
 
@@ -192,9 +193,11 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
   return timing;
 }
 
-TimingResult SearchContext::window(std::size_t index, const TimingOptions& timing) {
+TimingResult SearchContext::window(std::size_t index, const TimingOptions& timing,
+                                   std::optional<std::size_t> functions_of) {
   const bool check = !checked_[index];
-  TrialAnswer a = runner_->window(index, timing, check, window_limit(index, timing));
+  TrialAnswer a = runner_->window(index, timing, check, window_limit(index, timing),
+                                  functions_of.value_or(index));
   if (check && a.timing && a.timing->outcome.ok()) checked_[index] = true;
   if (a.timing) return std::move(*a.timing);
   TimingResult failed;
@@ -305,12 +308,16 @@ void SearchContext::confirm() {
   };
   const auto start = Wall::now();
   std::vector<double> ref, cand;
+  std::optional<std::pair<std::size_t, Outcome>> failed;  // a side whose window failed
   try {
-    for (int p = 0; p < pairs; ++p) {
+    for (int p = 0; p < pairs && !failed; ++p) {
       // A B B A: the order alternates so drift hits both sides equally.
       double a = 0, b = 0;
       auto one = [&](std::size_t i) {
-        TimingResult t = window(i, window_for(i));
+        if (failed) return 0.0;
+        TimingResult t = window(i, window_for(i), def);  // the default's: no budget stop
+        // A side that crashed, hung or failed is a verdict, not a missing reading.
+        if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
         // The minimum of the side's five: interference only ever adds time, so the minimum is
         // the reading least disturbed by whatever else the machine is doing.
         return t.ok() ? t.min : 0.0;
@@ -333,6 +340,20 @@ void SearchContext::confirm() {
   }
   drop_trial(def), drop_trial(win);
   r_.seconds_measuring += since(start);
+  if (failed) {
+    const std::string side = failed->first == win ? "the winner's" : "the default's";
+    r_.reason = "paired confirmation: " + side + " window ended " +
+                std::string(to_string(failed->second.status)) + " (" + failed->second.message + ")";
+    if (failed->first == win) {
+      // The winner failed where it had passed: it is declined, recorded, and never stored.
+      entry(win).outcome = failed->second;
+      r_.winner = def;
+      r_.reason += ": the default stands";
+    } else {
+      r_.reason += ": the measured winner stands unconfirmed";
+    }
+    return;
+  }
   stats::PairedScore s = stats::paired_score(ref, cand, options_.paired);
   r_.paired_pairs = s.pairs;
   r_.paired_ratio = s.ratio;

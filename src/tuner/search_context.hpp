@@ -91,8 +91,10 @@ class SearchContext {
   void confirm();
   int affordable_pairs() const;
   void choose_runner();
-  // One window through the runner (checked calls after it on the candidate's first).
-  TimingResult window(std::size_t index, const TimingOptions& timing);
+  // One window through the runner (checked calls after it on the candidate's first); the
+  // timing's functions are those of candidate `functions_of` (default: `index`).
+  TimingResult window(std::size_t index, const TimingOptions& timing,
+                      std::optional<std::size_t> functions_of = std::nullopt);
   // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation
   // time, the incumbent and the budget, with a floor; 0 when trials are not isolated.
   double validation_limit(std::size_t index) const;

@@ -186,6 +186,7 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
 
 void restore(const TrialInputs& in) {
   in.workload->restore_inputs();
+  for (auto [w, reference] : in.more_sets) w->restore_inputs();
   for (Workload* w : in.rotation) w->restore_inputs();
 }
 
@@ -218,7 +219,8 @@ class InProcessRunner final : public TrialRunner {
     }
   }
 
-  TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check, double) override {
+  TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check, double,
+                     std::size_t) override {
     if (!acquire(index)) return {{Status::launch_failed, "could not be prepared again"}};
     restore(in_);
     std::unique_ptr<Trial>& trial = trials_.at(index);
@@ -266,10 +268,11 @@ class WorkerRunner final : public TrialRunner {
   bool acquire(std::size_t) override { return true; }
 
   TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check,
-                     double limit_seconds) override {
+                     double limit_seconds, std::size_t functions_of) override {
     TrialRequest q;
     q.phase = TrialRequest::Phase::window;
     q.index = index;
+    q.functions_of = functions_of;
     q.check = check;
     q.timing = timing;
     return call(q, "timing", limit_seconds);
@@ -277,6 +280,10 @@ class WorkerRunner final : public TrialRunner {
 
   void release(std::size_t) override {}
   std::size_t live() const override { return 0; }
+  void built() override {
+    worker_.stop();
+    served_.clear();
+  }  // the next phase forks a worker that has the build
 
  private:
   // In the worker.
@@ -297,19 +304,16 @@ class WorkerRunner final : public TrialRunner {
 
   TrialAnswer admit_here(const TrialRequest& q) {
     std::unique_ptr<Trial> keep;
-    // Built in the host after this worker was forked: built here too (the backend's cache
-    // makes it cheap), but only the host's build time is reported.
-    const bool built_here = q.built && built_.count(q.index);
-    TrialAnswer a = admit_phase(device_, in_, q.index, built_here, keep);
-    if (q.built) a.compile_seconds = 0;
-    built_.insert(q.index);
+    // A build of the host's compile pass is inherited: a worker forked before a build is
+    // replaced (built()), so every build this worker needs happened before its fork.
+    TrialAnswer a = admit_phase(device_, in_, q.index, q.built, keep);
     release_quietly(keep);
     return a;
   }
 
   TrialAnswer window_here(const TrialRequest& q) {
     TimingOptions t = q.timing;
-    const TimingOptions own = in_.functions ? in_.functions(q.index) : TimingOptions{};
+    const TimingOptions own = in_.functions ? in_.functions(q.functions_of) : TimingOptions{};
     t.evictor = q.evict ? (own.evictor ? own.evictor : device_.evictor()) : nullptr;
     t.stop = q.stop ? own.stop : nullptr;
     t.on_call = q.on_call ? own.on_call : nullptr;
@@ -323,7 +327,22 @@ class WorkerRunner final : public TrialRunner {
 
   // In the host.
   TrialAnswer call(const TrialRequest& q, std::string_view phase, double limit_seconds) {
+    const bool shared =
+        worker_.running() && !served_.empty() && !(served_.size() == 1 && served_.count(q.index));
+    TrialAnswer a = call_once(q, phase, limit_seconds);
+    // A failure in a worker that served other candidates may be their leftovers (a global they
+    // changed, a heap they damaged): the phase runs again in a fresh fork of the host, and the
+    // candidate is blamed only if it fails there too. (A hang is not run twice: its limit was
+    // paid once already.)
+    if (shared && !trusted(a.outcome.status) && a.outcome.status != Status::timed_out)
+      a = call_once(q, phase, limit_seconds);
+    return a;
+  }
+
+  TrialAnswer call_once(const TrialRequest& q, std::string_view phase, double limit_seconds) {
+    if (!worker_.running()) served_.clear();
     WorkerResult r = worker_.call(encode(q), limit_seconds);
+    served_.insert(q.index);
     const std::string during = std::string(phase) + " in a worker process: ";
     TrialAnswer a;
     switch (r.kind) {
@@ -348,6 +367,7 @@ class WorkerRunner final : public TrialRunner {
         break;
     }
     if (!trusted(a.outcome.status)) worker_.stop();
+    if (!worker_.running()) served_.clear();
     return a;
   }
 
@@ -358,7 +378,7 @@ class WorkerRunner final : public TrialRunner {
 
   Device& device_;
   const TrialInputs& in_;
-  std::set<std::size_t> built_;  // in the worker: built in this process
+  std::set<std::size_t> served_;  // the candidates the running worker has served
   WorkerProcess worker_;
 };
 

@@ -41,9 +41,13 @@ class TrialRunner {
   virtual TrialAnswer admit(std::size_t index, bool built, double limit_seconds) = 0;
   // Whether the candidate can be timed again (in process: prepared again when released).
   virtual bool acquire(std::size_t index) = 0;
-  // One timing window of an admitted candidate; with `check`, checked calls after it.
+  // One timing window of an admitted candidate; with `check`, checked calls after it. The
+  // timing's functions (stop, on_call, evictor) are the search's for candidate `functions_of`
+  // (the paired confirmation times the winner with the default's: no budget stop).
   virtual TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check,
-                             double limit_seconds) = 0;
+                             double limit_seconds, std::size_t functions_of) = 0;
+  // The host built something (the compile pass): a worker forked before it is replaced.
+  virtual void built() {}
   virtual void release(std::size_t index) = 0;
   // Prepared trials alive in this process.
   virtual std::size_t live() const = 0;

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include "tunekit/cpu.hpp"
@@ -22,18 +24,23 @@ struct Args {
   std::vector<float> a, b, out;
 };
 
+// Set by a candidate that is correct but leaves its process unfit for the next one.
+bool process_poisoned = false;
+
 void add(Args& x) {
+  if (process_poisoned) std::abort();
   for (std::size_t i = 0; i < x.out.size(); ++i) x.out[i] = x.a[i] + x.b[i];
 }
 
 // Calls counted per process: a worker starts from the host's count at its fork.
 std::atomic<int> flaky_calls{0};
 
-Args make_args(const Key& key) {
+Args make_args(const Key& key, int input_set = 0) {
   const auto n = static_cast<std::size_t>(key.integer("n"));
   Args x{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)};
+  const float shift = 10.0f * static_cast<float>(input_set);  // a second set, other values
   for (std::size_t i = 0; i < n; ++i)
-    x.a[i] = 1.0f + static_cast<float>(i), x.b[i] = 2.0f * static_cast<float>(i);
+    x.a[i] = 1.0f + shift + static_cast<float>(i), x.b[i] = 2.0f * static_cast<float>(i);
   return x;
 }
 
@@ -69,6 +76,13 @@ std::unique_ptr<Op<Args>> hostile_op(const std::vector<std::string>& hostile) {
          add(x);
          if (flaky_calls.fetch_add(1) % 5 == 4) x.out[3] = std::numeric_limits<float>::quiet_NaN();
        }},
+      {"poison_process",
+       [](Args& x) {
+         for (std::size_t i = 0; i < x.out.size(); ++i) x.out[i] = x.a[i] + x.b[i];
+         process_poisoned = true;  // right, but every later add() in this process aborts
+         volatile int spin = 0;    // slower than the default: it never wins
+         while (spin < 60000) spin = static_cast<int>(spin) + 1;
+       }},
       {"clobber",
        [](Args& x) {
          add(x);
@@ -83,8 +97,9 @@ std::unique_ptr<Op<Args>> hostile_op(const std::vector<std::string>& hostile) {
   });
   op->candidate("good", add);
   for (const auto& name : hostile) op->candidate(name, all.at(name));
+  op->candidate("late", add);  // correct, measured after every hostile one
   op->default_candidate("default")
-      .inputs(make_args)
+      .inputs([](const Key& key, int input_set) { return make_args(key, input_set); })
       .outputs([](Args& x) { return std::vector<OutputView>{OutputView::of(std::span(x.out))}; })
       .key([](const Args& x) {
         return Key{{"n", static_cast<std::int64_t>(x.out.size())}};
@@ -109,7 +124,8 @@ const CandidateReport& find(const TuneReport& r, const std::string& name) {
 }
 
 void expect_correct_winner(Tuner& tuner, const Op<Args>& op, const TuneReport& r) {
-  EXPECT_TRUE(r.winner_name == "good" || r.winner_name == "default") << r.winner_name;
+  EXPECT_TRUE(r.winner_name == "good" || r.winner_name == "default" || r.winner_name == "late")
+      << r.winner_name;
   // What the tuner now serves is correct on the caller's data.
   Args x = make_args(Key{{"n", 64}});
   tuner.run(op, x);
@@ -167,6 +183,40 @@ INSTANTIATE_TEST_SUITE_P(Modes, ValidationHolds,
                          ::testing::Values(IsolationOptions::Mode::worker,
                                            IsolationOptions::Mode::in_process),
                          [](const auto& mode) { return std::string(to_string(mode.param)); });
+
+TEST(Isolation, ACandidateThatSpoilsItsWorkerIsNotBlamedOnTheNext) {
+  cpu::CpuDevice device;
+  auto op = hostile_op({"poison_process"});
+  Tuner tuner(device, quick(IsolationOptions::Mode::worker));
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 64}}, &r);
+  EXPECT_FALSE(process_poisoned);  // the host never ran it
+  // "late" failed in the spoiled worker, ran again in a fresh one and passed.
+  EXPECT_EQ(find(r, "late").outcome.status, Status::ok) << find(r, "late").outcome.message;
+  const Status poisoner = find(r, "poison_process").outcome.status;  // slow: cut or measured
+  EXPECT_TRUE(poisoner == Status::ok || poisoner == Status::hopeless) << to_string(poisoner);
+  expect_correct_winner(tuner, *op, r);
+}
+
+TEST(Isolation, TheHostsBuildIsInheritedNotRepeatedInsideTheTimeLimit) {
+  cpu::CpuDevice device;
+  auto op = hostile_op({});
+  std::atomic<int> builds{0};
+  op->build([&](const Config&) {
+    builds.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // longer than the limits
+    return Outcome::success();
+  });
+  TunerOptions o = quick(IsolationOptions::Mode::worker);
+  o.isolation.limit_seconds = 0.5;
+  o.isolation.floor_seconds = 0.5;
+  Tuner tuner(device, o);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 64}}, &r);
+  EXPECT_EQ(find(r, "default").outcome.status, Status::ok) << find(r, "default").outcome.message;
+  EXPECT_EQ(find(r, "good").outcome.status, Status::ok) << find(r, "good").outcome.message;
+  EXPECT_EQ(builds.load(), static_cast<int>(op->size()));  // once each, by the host
+}
 
 TEST(Isolation, AnOpThatOptsOutRunsInProcessAndSaysWhy) {
   cpu::CpuDevice device;

@@ -281,9 +281,9 @@ class WorkerRunner final : public TrialRunner {
   void release(std::size_t) override {}
   std::size_t live() const override { return 0; }
   void built() override {
-    worker_.stop();
+    worker_.stop();  // the next phase forks a worker that has the build
     served_.clear();
-  }  // the next phase forks a worker that has the build
+  }
 
  private:
   // In the worker.

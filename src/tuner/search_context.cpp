@@ -177,8 +177,14 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
   double limit = iso.limit_seconds;
   if (auto it = validated_.find(index); it != validated_.end())
     limit = std::max(limit, 3 * window_of(it->second));  // its own calls: a slow op is no hang
-  if (incumbent_ > 0 && index != r_.default_index)
-    limit = std::min(limit, 10 * window_of(incumbent_));
+  if (incumbent_ > 0 && index != r_.default_index) {
+    // What a window costs beyond its launches (evictor sweeps, restoring inputs, prepare) is
+    // in the default's measured wall time: the cap never falls under three of those.
+    double cap = 10 * window_of(incumbent_);
+    if (const CandidateReport* d = find(r_.default_index); d && d->timing)
+      cap = std::max(cap, 3 * d->timing->wall_seconds);
+    limit = std::min(limit, cap);
+  }
   if (time_left_ && index != r_.default_index) limit = std::min(limit, std::max(0.0, time_left_()));
   return std::max(limit, iso.floor_seconds);
 }

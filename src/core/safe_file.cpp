@@ -30,18 +30,6 @@ std::string errno_text(int error) {
   return std::strerror(error);
 }
 
-// What a non-regular file is, for a message that tells the user what they are looking at.
-std::string kind_of(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISREG(mode)) return "a regular file";
-  return "an unusual file";
-}
-
 std::string octal_mode(mode_t mode) {
   char text[8];
   std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
@@ -112,7 +100,7 @@ void refuse_non_regular_target(const fs::path& path, std::string_view what) {
   if (!S_ISREG(st.st_mode)) {
     throw UsageError(
         "refusing to write the " + std::string(what) + " " + quoted(path) + ": it is " +
-        kind_of(st.st_mode) +
+        file_kind(st.st_mode) +
         ", and only a regular file is ever replaced; remove it or choose another path");
   }
 }
@@ -166,6 +154,17 @@ void sync_directory(const fs::path& dir) {
 
 }  // namespace
 
+std::string file_kind(unsigned mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISREG(mode)) return "a regular file";
+  return "an unusual file";
+}
+
 void write_file_atomically(const fs::path& path, std::string_view bytes, std::string_view what) {
   if (path.filename().empty())
     throw UsageError("cannot write the " + std::string(what) + " " + quoted(path) +
@@ -205,7 +204,7 @@ void make_private_directories(const fs::path& path) {
     if (::stat(partial.c_str(), &st) == 0) {
       if (!S_ISDIR(st.st_mode))
         throw UsageError("cannot create the directory " + quoted(path) + ": " + quoted(partial) +
-                         " is " + kind_of(st.st_mode));
+                         " is " + file_kind(st.st_mode));
       continue;
     }
     if (errno != ENOENT || (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)) {
@@ -244,7 +243,7 @@ std::string read_outside_file(const fs::path& path, std::size_t max_bytes, std::
   if (::stat(path.c_str(), &st) != 0)
     throw UsageError("cannot read the " + name + ": " + errno_text(errno));
   if (!S_ISREG(st.st_mode))
-    throw UsageError("refusing to read the " + name + ": it is " + kind_of(st.st_mode) +
+    throw UsageError("refusing to read the " + name + ": it is " + file_kind(st.st_mode) +
                      ", not a regular file");
   // O_NONBLOCK: if a FIFO was swapped in since the stat, the open must not wait for a writer.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));

@@ -20,6 +20,10 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
 
 // Creates the missing directories of `path` with mode 0700 (existing ones are left as they
 // are). UsageError when a component is not a directory or cannot be created.
+// What a file type is (st_mode), for a message that tells the user what they are looking at:
+// "a FIFO", "a directory", "a symbolic link", ...
+std::string file_kind(unsigned mode);
+
 void make_private_directories(const std::filesystem::path& path);
 
 // Whether a directory (or a file) can be trusted not to hold what another user planted.

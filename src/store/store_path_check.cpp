@@ -60,16 +60,6 @@ StorePathCheck check_trust(const std::string& path, bool exists) {
 
 }  // namespace
 
-std::string file_kind(unsigned mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 StorePathCheck check_store_path(const std::string& path, const StoreOptions& options) {
   struct stat link {};
   if (::lstat(path.c_str(), &link) != 0) {

@@ -23,7 +23,4 @@ StorePathCheck check_store_path(const std::string& path, const StoreOptions& opt
 // Empty on success, else why not.
 std::string create_store_file(const std::string& path);
 
-// What a file type is, for a message: "a FIFO", "a directory", ...
-std::string file_kind(unsigned mode);
-
 }  // namespace tunekit::detail

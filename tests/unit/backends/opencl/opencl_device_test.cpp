@@ -109,6 +109,8 @@ TEST(OpenclDevice, FailuresAreClassifiedAndTheTuneContinues) {
   options.confirm_pairs = 0;
   options.timing.repeats_floor = 4;
   options.timing.max_runs = 8;
+  // A real clock on a loaded CI machine: the contention refusal is tested with scripted clocks.
+  options.timing.contended_fraction = 1.0;
   Tuner tuner(device, options);
   TuneReport report;
   tuner.select(*op, Key{{"n", static_cast<std::int64_t>(kN)}}, &report);
@@ -242,6 +244,7 @@ TEST(OpenclDevice, QueuedTimingUsesTheEventClockAroundBatches) {
   options.timing.batch_target = 0.002;
   options.timing.repeats_floor = 4;
   options.timing.max_runs = 6;
+  options.timing.contended_fraction = 1.0;  // a real clock on a loaded CI machine
   Tuner tuner(device, options);
   TuneReport report;
   tuner.select(*op, Key{{"n", static_cast<std::int64_t>(kN)}}, &report);

@@ -34,6 +34,9 @@ struct StoredChoice {
   std::string evidence;       // JSON array: every candidate's reading or classified failure
   bool measured = true;
   bool budget_cut = false;
+  // Why the entry no longer serves (its winner failed re-validation, or failed live); kept as
+  // evidence. Empty: it serves. A later put() for the identity replaces it (and clears this).
+  std::string stale;
   std::int64_t created_at = 0;  // unix seconds
   std::string tunekit_version;
 };
@@ -44,6 +47,34 @@ struct StoredChoice {
 // created_at now (unix seconds), tunekit_version from identity.toolchain, measured true.
 StoredChoice make_stored_choice(const Identity& identity, std::string winner,
                                 std::string winner_config, std::string evidence, bool budget_cut);
+
+// A candidate that failed live for an identity (DESIGN §7): never chosen again for it.
+struct BannedCandidate {
+  std::string identity_digest;  // hex of Identity::digest()
+  std::string op;
+  std::string key;             // text form
+  std::string candidate;       // name
+  std::string reason;          // the error it raised
+  std::int64_t banned_at = 0;  // unix seconds
+};
+
+// A key that was served without a known choice (mode cached, or a tune with recording on),
+// kept so it can be tuned later on this machine (`tunekit tune --pending`).
+struct PendingMiss {
+  std::string identity_digest;  // hex of Identity::digest()
+  std::string op;
+  std::string key;          // text form
+  std::string candidates;   // candidate-set checksum, hex
+  std::string device;       // JSON object: the device identity fields
+  std::string environment;  // JSON object of tags
+  std::string numerics_policy;
+  std::int64_t count = 1;       // misses recorded (record_miss adds this many)
+  std::int64_t first_seen = 0;  // unix seconds
+  std::int64_t last_seen = 0;
+};
+
+// The record of a miss of `identity`: every field filled, count 1, first/last seen now.
+PendingMiss make_pending_miss(const Identity& identity);
 
 using WarningSink = std::function<void(std::string_view)>;
 
@@ -59,6 +90,20 @@ class Store {
   // Removes entries whose identity digest, key digest or key text equals `what`, or (when
   // `what` is an op name) every entry of that op. Returns how many were removed.
   virtual std::size_t remove(std::string_view what) = 0;
+
+  // Keeps the entry as evidence but stops serving it: find() and list() return it with
+  // `stale` set to `reason`. No entry: nothing happens.
+  virtual void mark_stale(std::string_view identity_digest, std::string_view reason) = 0;
+  // Records a ban (one per identity and candidate: a second replaces the reason and time).
+  virtual void ban(const BannedCandidate& ban) = 0;
+  // The bans of one identity (empty digest: every ban).
+  virtual std::vector<BannedCandidate> bans(std::string_view identity_digest = {}) = 0;
+  // Adds a miss: a new record, or the count added to the existing one (last_seen updated).
+  virtual void record_miss(const PendingMiss& miss) = 0;
+  // The pending misses, or those of one op (empty: all), oldest first.
+  virtual std::vector<PendingMiss> pending(std::string_view op = {}) = 0;
+  // Removes the pending record of an identity; returns how many were removed (0 or 1).
+  virtual std::size_t remove_pending(std::string_view identity_digest) = 0;
 };
 
 // How a store file is opened (DESIGN §8). TunerOptions::store_options;

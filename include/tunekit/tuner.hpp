@@ -3,154 +3,19 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
-#include <string_view>
 
-#include "tunekit/candidate.hpp"
-#include "tunekit/cost_model.hpp"
 #include "tunekit/device.hpp"
 #include "tunekit/identity.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/model_report.hpp"
 #include "tunekit/op.hpp"
-#include "tunekit/registry.hpp"
 #include "tunekit/report.hpp"
-#include "tunekit/stats.hpp"
 #include "tunekit/store.hpp"
-#include "tunekit/strategy.hpp"
-#include "tunekit/timing.hpp"
+#include "tunekit/tuner_options.hpp"
 
 namespace tunekit {
-
-enum class Mode {
-  off,     // always the default
-  cached,  // serve what is known, never measure
-  tune,    // search on a miss
-  force,   // search even when a stored choice exists
-};
-std::string_view to_string(Mode mode);
-// "off" | "cached" | "tune" | "force"; anything else is a UsageError listing them.
-Mode mode_from_string(std::string_view text);
-
-struct ProgressEvent {
-  std::string_view op;
-  std::size_t position = 0;  // 0-based among the candidates of this search
-  std::size_t total = 0;
-  std::string_view candidate;
-  const CandidateReport* result = nullptr;  // set once the candidate is finished
-};
-
-struct IsolationOptions {
-  enum class Mode { automatic, worker, in_process };
-  Mode mode = Mode::automatic;
-  // The time limit of one phase of a trial (validation, a timing window) while no incumbent
-  // is known; once one is, the limit is ten times the window a candidate as fast as the
-  // incumbent would take, at least `floor_seconds`, and never past the budget.
-  double limit_seconds = 60;
-  double floor_seconds = 2;
-  // Address space a worker may allocate beyond what it inherits (0: the device's memory).
-  std::uint64_t memory_bytes = 0;
-};
-std::string_view to_string(IsolationOptions::Mode mode);
-std::optional<IsolationOptions::Mode> isolation_mode_from_string(std::string_view name);
-
-struct TunerOptions {
-  Mode mode = Mode::tune;
-  double tie_band = 0.02;  // candidates within 2 % of the best are tied
-  Statistic statistic = Statistic::median;
-  Numerics numerics_policy = Numerics::reassociates;  // the most permissive class admitted
-  TimingOptions timing;                               // stop/on_call/evictor honoured
-  bool evict = false;  // flush the last-level cache before each sample (or per op: Op::evict)
-  int rotate = 0;      // input copies cycled while timing (0: what the op declares)
-  // Validation that holds (DESIGN §1.3): besides the validation run on every input set the op
-  // declares, each candidate's first timing window is followed by this many checked calls on
-  // the inputs its launches left, so a result that is wrong on some calls only, or a candidate
-  // that clobbers its inputs, fails validation. 0: none (an op that works in place).
-  int check_calls = 5;
-  std::function<void(const ProgressEvent&)> on_progress;
-  // Called with every contended window before it is retried.
-  std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
-
-  // The search (DESIGN §6): a strategy proposes points of the op's candidate space, a
-  // schedule shares timing windows among them. Strategies (StrategyRegistry::builtin()):
-  // auto (the default), exhaustive, random, anneal, genetic, ils, bayes, bandit, model, with
-  // options after a colon ("genetic:pop=20", "model:top=4,floor=1.5"). Schedules: "full" (one full
-  // window each; a point that can no longer come within timing.hopeless_ratio of the best so far is
-  // cut) or "racing" (round-robin windows, confidence intervals, losers dropped early;
-  // "racing:round=4,z=1.96,min_samples=8,max_samples=64").
-  std::string strategy = std::string(kDefaultStrategy);
-  std::string schedule = "full";
-  std::uint64_t seed = 1;  // the strategy's seed, recorded in reports and stored evidence
-  // Budgets (DESIGN §7); 0: none. An attempt starts only while the elapsed time plus two
-  // projected builds (its own and a reserve for the winner's rebuild) fits; the default is
-  // always measured. A cut search is stored with budget_cut.
-  double budget_seconds = 0;
-  std::size_t budget_evaluations = 0;  // points measured beyond the default
-  // Threads of the compile pass (0: the hardware's).
-  int build_threads = 0;
-  // Isolated trials (DESIGN §11): a candidate's validation and timing run in a forked worker
-  // process, so a crash, a hang or an allocation over the limit is a classified decline
-  // (crashed, timed_out, out_of_memory) and the host survives. `automatic`: on where the
-  // device isolates by default (the CPU device) unless the op opted out (Op::in_process);
-  // `worker`: on (a UsageError where the device cannot); `in_process`: off.
-  IsolationOptions isolation;
-  // The budget clock in seconds (monotonic). Empty: std::chrono::steady_clock. Tests and the
-  // replay device give their own.
-  std::function<double()> now;
-  // Short-circuit for racing: stop as soon as the leader's upper bound is at or under this
-  // many seconds per launch (0: off).
-  double limit = 0;
-  // Paired confirmation: a non-default winner must beat the default in `confirm_pairs`
-  // A B B A pairs by more than the tie band, else the default stands. 0 pairs: off.
-  int confirm_pairs = 16;
-  stats::PairedPolicy paired;
-
-  // Persistent store: "none" keeps choices in memory only (the default of a plain
-  // TunerOptions{}); "sqlite:PATH" opens that file. from_environment() picks the SQLite file
-  // under $TUNEKIT_CACHE_DIR (else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit).
-  std::string store = "none";
-  // How the store file is opened: how long a locked store is waited for (reads 2 s, writes
-  // 5 s), whether a store others can write or another user owns is trusted (no). From
-  // from_environment(): TUNEKIT_STORE_WAIT_MS, TUNEKIT_TRUST_STORE.
-  StoreOptions store_options;
-  // Deployable artifacts are looked up here after the store ("" = none).
-  std::string artifact_dir;
-  // Application tags that are part of every stored choice's identity.
-  EnvironmentTags environment;
-  // Warnings (an unusable store file, a skipped artifact). Empty: dropped.
-  // from_environment() sends them to stderr.
-  WarningSink on_warning;
-
-  // Cost model (DESIGN §9): the envelope model_default, explain and model-guided searches
-  // rank with. Taken from `envelope` when set, else read from the `profile` file (a malformed
-  // or missing file is a UsageError), else from `profile_dir`/<device digest>.json when that
-  // file exists. None: the model declines and the default stands.
-  std::optional<Envelope> envelope;
-  std::string profile;
-  std::string profile_dir;  // from_environment(): "profiles" beside the store file
-
-  // One search at a time per device (DESIGN §11). In a process, searches on one Device take
-  // turns: a contender is served the default at once. Across processes, a search holds an
-  // advisory lock (flock) on <lock_dir>/<device digest>.lock, which the kernel drops when the
-  // holder dies. "" (the default): the "locks" directory beside a sqlite store, none for a
-  // memory-only store; "none": in-process turns only. from_environment(): "locks" in the cache
-  // directory, whatever the store.
-  std::string lock_dir;
-  // While another process searches on this device: 0 (the default) serves the default at
-  // once; > 0 waits up to this many seconds for its lock, then reads the store again, so a
-  // key the other process just tuned is served from there instead of searched twice.
-  double wait_for_device_seconds = 0;
-  // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR, TUNEKIT_STORE_WAIT_MS and
-  // TUNEKIT_TRUST_STORE once through getenv (a parameter, so tests pass their own).
-  static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
-  static TunerOptions from_environment();
-};
-
-// The schedules TunerOptions::schedule may name (the strategies: StrategyRegistry::builtin()).
-std::vector<PluginDescription> builtin_schedules();
 
 struct Choice {
   std::size_t index = 0;

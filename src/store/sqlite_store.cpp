@@ -285,6 +285,14 @@ class SqliteStore final : public Store {
     return 0;
   }
 
+  // TEMPORARY (helper-store replaces these with the stale column and the bans/pending tables).
+  void mark_stale(std::string_view, std::string_view) override {}
+  void ban(const BannedCandidate&) override {}
+  std::vector<BannedCandidate> bans(std::string_view) override { return {}; }
+  void record_miss(const PendingMiss&) override {}
+  std::vector<PendingMiss> pending(std::string_view) override { return {}; }
+  std::size_t remove_pending(std::string_view) override { return 0; }
+
  private:
   enum class Doing { read, write, remove };
 

@@ -19,6 +19,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+// The current schema. Every statement is idempotent: a store of an older version gets the
+// tables it lacks from it, then the column changes of migrate() (a new file has them here).
 const char* const kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS tunekit_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS choices(
@@ -37,14 +39,49 @@ CREATE TABLE IF NOT EXISTS choices(
   measured INTEGER NOT NULL,
   budget_cut INTEGER NOT NULL,
   created_at INTEGER NOT NULL,
-  tunekit_version TEXT NOT NULL);
+  tunekit_version TEXT NOT NULL,
+  stale TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS choices_op ON choices(op);
+CREATE TABLE IF NOT EXISTS bans(
+  identity_digest TEXT NOT NULL,
+  op TEXT NOT NULL,
+  key TEXT NOT NULL,
+  candidate TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  banned_at INTEGER NOT NULL,
+  PRIMARY KEY(identity_digest, candidate));
+CREATE TABLE IF NOT EXISTS pending(
+  identity_digest TEXT PRIMARY KEY,
+  op TEXT NOT NULL,
+  key TEXT NOT NULL,
+  candidates TEXT NOT NULL,
+  device TEXT NOT NULL,
+  environment TEXT NOT NULL,
+  numerics_policy TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  first_seen INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS pending_op ON pending(op);
 )sql";
 
+// Schema 1 -> 2: entries gain `stale` (bans and pending come from kSchema).
+const char* const kMigrateTo2 = "ALTER TABLE choices ADD COLUMN stale TEXT NOT NULL DEFAULT '';";
+
+// The columns put() writes; `stale` is left to its default: a new entry serves.
 const char* const kColumns =
     "identity_digest, op, key, key_digest, device, toolchain, environment, numerics_policy, "
     "candidates, winner, winner_config, evidence, measured, budget_cut, created_at, "
     "tunekit_version";
+const char* const kBanColumns = "identity_digest, op, key, candidate, reason, banned_at";
+const char* const kPendingColumns =
+    "identity_digest, op, key, candidates, device, environment, numerics_policy, count, "
+    "first_seen, last_seen";
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 bool is_busy(int rc) {
   return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
@@ -169,6 +206,42 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// Steps a statement that returns no rows; a failure is an SqlError.
+void step_done(Connection& c, Statement& s) {
+  const int rc = s.step(c);
+  if (rc != SQLITE_DONE) throw SqlError(rc, c.failure(rc));
+}
+
+// Every row of a query, read by `row`; a busy step that restarts the query starts over.
+template <class T, class Row>
+std::vector<T> rows_of(Connection& c, Statement& s, Row&& row) {
+  std::vector<T> out;
+  int rc;
+  while ((rc = s.step(c, [&] { out.clear(); })) == SQLITE_ROW) out.push_back(row(s));
+  if (rc != SQLITE_DONE) throw SqlError(rc, c.failure(rc));
+  return out;
+}
+
+void exec_or_throw(Connection& c, const char* sql) {
+  const int rc = c.retry([&] { return sqlite3_exec(c.get(), sql, nullptr, nullptr, nullptr); });
+  if (rc != SQLITE_OK) throw SqlError(rc, c.failure(rc));
+}
+
+// Runs `body` in one write transaction: several statements land together or not at all.
+template <class Body>
+auto in_transaction(Connection& c, Body&& body) {
+  exec_or_throw(c, "BEGIN IMMEDIATE");
+  try {
+    auto result = body();
+    exec_or_throw(c, "COMMIT");
+    return result;
+  } catch (...) {
+    sqlite3_exec(c.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+// A row of `SELECT kColumns, stale`.
 StoredChoice read_row(Statement& s) {
   StoredChoice c;
   c.identity_digest = s.text(0);
@@ -187,14 +260,25 @@ StoredChoice read_row(Statement& s) {
   c.budget_cut = s.integer(13) != 0;
   c.created_at = s.integer(14);
   c.tunekit_version = s.text(15);
+  c.stale = s.text(16);
   return c;
+}
+
+BannedCandidate read_ban(Statement& s) {
+  return {s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.integer(5)};
+}
+
+PendingMiss read_pending(Statement& s) {
+  return {s.text(0), s.text(1), s.text(2),    s.text(3),    s.text(4),
+          s.text(5), s.text(6), s.integer(7), s.integer(8), s.integer(9)};
 }
 
 // How the store was opened, for SqliteStore.
 struct OpenedAs {
   bool read_only = false;
-  std::string read_only_why;  // e.g. "not writable by you (Permission denied)"
-  bool empty = false;         // a read-only file that holds no tables yet
+  std::string read_only_why;          // e.g. "not writable by you (Permission denied)"
+  bool empty = false;                 // a read-only file that holds no tables yet
+  int version = kStoreSchemaVersion;  // older only when read-only (nothing migrates it)
 };
 
 class SqliteStore final : public Store {
@@ -210,27 +294,18 @@ class SqliteStore final : public Store {
   std::string describe() const override { return "sqlite:" + path_; }
 
   std::optional<StoredChoice> find(std::string_view identity_digest) override {
-    std::lock_guard lock(mutex_);
-    if (reads_off_ || as_.empty) return std::nullopt;
-    c_->wait_at_most(options_.read_wait);
-    try {
-      Statement s(*c_,
-                  std::string("SELECT ") + kColumns + " FROM choices WHERE identity_digest = ?");
+    std::optional<StoredChoice> found;
+    read([&] {
+      Statement s(*c_, select_choices() + " WHERE identity_digest = ?");
       s.bind(1, identity_digest);
-      const int rc = s.step(*c_);
-      if (rc == SQLITE_ROW) return read_row(s);
-      if (rc != SQLITE_DONE) failed(Doing::read, rc, c_->failure(rc));
-    } catch (const SqlError& e) {
-      failed(Doing::read, e.rc(), e.what());
-    }
-    return std::nullopt;
+      auto rows = rows_of<StoredChoice>(*c_, s, read_row);
+      if (!rows.empty()) found = std::move(rows.front());
+    });
+    return found;
   }
 
   void put(const StoredChoice& c) override {
-    std::lock_guard lock(mutex_);
-    if (!writable()) return;
-    c_->wait_at_most(options_.write_wait);
-    try {
+    write(Doing::write, options_.write_wait, [&] {
       Statement s(*c_, std::string("INSERT OR REPLACE INTO choices(") + kColumns +
                            ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
       int i = 1;
@@ -242,59 +317,158 @@ class SqliteStore final : public Store {
       s.bind(i++, std::int64_t{c.budget_cut});
       s.bind(i++, c.created_at);
       s.bind(i++, c.tunekit_version);
-      const int rc = s.step(*c_);
-      if (rc != SQLITE_DONE) failed(Doing::write, rc, c_->failure(rc));
-    } catch (const SqlError& e) {
-      failed(Doing::write, e.rc(), e.what());
-    }
+      step_done(*c_, s);
+    });
   }
 
   std::vector<StoredChoice> list(std::string_view op) override {
-    std::lock_guard lock(mutex_);
     std::vector<StoredChoice> out;
-    if (reads_off_ || as_.empty) return out;
-    c_->wait_at_most(options_.read_wait);
-    try {
-      Statement s(*c_, std::string("SELECT ") + kColumns + " FROM choices" +
-                           (op.empty() ? "" : " WHERE op = ?") + " ORDER BY op, key");
+    read([&] {
+      Statement s(*c_,
+                  select_choices() + (op.empty() ? "" : " WHERE op = ?") + " ORDER BY op, key");
       if (!op.empty()) s.bind(1, op);
-      int rc;
-      while ((rc = s.step(*c_, [&] { out.clear(); })) == SQLITE_ROW) out.push_back(read_row(s));
-      if (rc != SQLITE_DONE) failed(Doing::read, rc, c_->failure(rc));
-    } catch (const SqlError& e) {
-      failed(Doing::read, e.rc(), e.what());
-    }
+      out = rows_of<StoredChoice>(*c_, s, read_row);
+    });
     return out;
   }
 
+  // The entries go with their bans and pending records: what was forgotten is forgotten whole.
   std::size_t remove(std::string_view what) override {
-    std::lock_guard lock(mutex_);
-    if (!writable()) return 0;
-    c_->wait_at_most(options_.write_wait);
-    try {
-      Statement s(*c_,
-                  "DELETE FROM choices WHERE identity_digest = ?1 OR key_digest = ?1 OR key = ?1 "
-                  "OR op = ?1");
-      s.bind(1, what);
-      const int rc = s.step(*c_);
-      if (rc == SQLITE_DONE) return static_cast<std::size_t>(sqlite3_changes(c_->get()));
-      failed(Doing::remove, rc, c_->failure(rc));
-    } catch (const SqlError& e) {
-      failed(Doing::remove, e.rc(), e.what());
-    }
-    return 0;
+    std::size_t removed = 0;
+    write(Doing::remove, options_.write_wait, [&] {
+      const char* const matches = "identity_digest = ?1 OR key_digest = ?1 OR key = ?1 OR op = ?1";
+      const std::string related = std::string(
+                                      "identity_digest IN (SELECT identity_digest FROM "
+                                      "choices WHERE ") +
+                                  matches + ") OR identity_digest = ?1 OR key = ?1 OR op = ?1";
+      removed = in_transaction(*c_, [&] {
+        for (const char* table : {"bans", "pending"}) {
+          Statement s(*c_, std::string("DELETE FROM ") + table + " WHERE " + related);
+          s.bind(1, what);
+          step_done(*c_, s);
+        }
+        Statement s(*c_, std::string("DELETE FROM choices WHERE ") + matches);
+        s.bind(1, what);
+        step_done(*c_, s);
+        return static_cast<std::size_t>(sqlite3_changes(c_->get()));
+      });
+    });
+    return removed;
   }
 
-  // TEMPORARY (helper-store replaces these with the stale column and the bans/pending tables).
-  void mark_stale(std::string_view, std::string_view) override {}
-  void ban(const BannedCandidate&) override {}
-  std::vector<BannedCandidate> bans(std::string_view) override { return {}; }
-  void record_miss(const PendingMiss&) override {}
-  std::vector<PendingMiss> pending(std::string_view) override { return {}; }
-  std::size_t remove_pending(std::string_view) override { return 0; }
+  void mark_stale(std::string_view identity_digest, std::string_view reason) override {
+    write(Doing::write, options_.write_wait, [&] {
+      Statement s(*c_, "UPDATE choices SET stale = ? WHERE identity_digest = ?");
+      // An empty reason would read as "serves": the entry must stay stale.
+      s.bind(1, reason.empty() ? std::string_view("stale (no reason given)") : reason);
+      s.bind(2, identity_digest);
+      step_done(*c_, s);
+    });
+  }
+
+  void ban(const BannedCandidate& b) override {
+    write(Doing::write, options_.write_wait, [&] {
+      Statement s(
+          *c_, std::string("INSERT OR REPLACE INTO bans(") + kBanColumns + ") VALUES(?,?,?,?,?,?)");
+      int i = 1;
+      for (std::string_view t : {b.identity_digest, b.op, b.key, b.candidate, b.reason})
+        s.bind(i++, t);
+      s.bind(i, b.banned_at != 0 ? b.banned_at : unix_now());
+      step_done(*c_, s);
+    });
+  }
+
+  std::vector<BannedCandidate> bans(std::string_view identity_digest) override {
+    std::vector<BannedCandidate> out;
+    if (as_.version < 2) return out;  // an older read-only file has no bans table
+    read([&] {
+      Statement s(*c_, std::string("SELECT ") + kBanColumns + " FROM bans" +
+                           (identity_digest.empty() ? "" : " WHERE identity_digest = ?") +
+                           " ORDER BY banned_at, rowid");
+      if (!identity_digest.empty()) s.bind(1, identity_digest);
+      out = rows_of<BannedCandidate>(*c_, s, read_ban);
+    });
+    return out;
+  }
+
+  // A miss is recorded on the serving path of mode cached, which must not stall: it waits for
+  // a lock as long as a read does, not as long as a write.
+  void record_miss(const PendingMiss& m) override {
+    write(Doing::write, options_.read_wait, [&] {
+      Statement s(*c_, std::string("INSERT INTO pending(") + kPendingColumns +
+                           ") VALUES(?,?,?,?,?,?,?,?,?,?) ON CONFLICT(identity_digest) DO UPDATE "
+                           "SET count = count + excluded.count, last_seen = "
+                           "max(last_seen, excluded.last_seen)");
+      int i = 1;
+      for (std::string_view t : {m.identity_digest, m.op, m.key, m.candidates, m.device,
+                                 m.environment, m.numerics_policy})
+        s.bind(i++, t);
+      const std::int64_t now = unix_now();
+      s.bind(i++, std::max<std::int64_t>(m.count, 1));
+      s.bind(i++, m.first_seen != 0 ? m.first_seen : now);
+      s.bind(i++, m.last_seen != 0 ? m.last_seen : now);
+      step_done(*c_, s);
+    });
+  }
+
+  std::vector<PendingMiss> pending(std::string_view op) override {
+    std::vector<PendingMiss> out;
+    if (as_.version < 2) return out;  // an older read-only file has no pending table
+    read([&] {
+      Statement s(*c_, std::string("SELECT ") + kPendingColumns + " FROM pending" +
+                           (op.empty() ? "" : " WHERE op = ?") + " ORDER BY first_seen, rowid");
+      if (!op.empty()) s.bind(1, op);
+      out = rows_of<PendingMiss>(*c_, s, read_pending);
+    });
+    return out;
+  }
+
+  std::size_t remove_pending(std::string_view identity_digest) override {
+    std::size_t removed = 0;
+    write(Doing::remove, options_.write_wait, [&] {
+      Statement s(*c_, "DELETE FROM pending WHERE identity_digest = ?");
+      s.bind(1, identity_digest);
+      step_done(*c_, s);
+      removed = static_cast<std::size_t>(sqlite3_changes(c_->get()));
+    });
+    return removed;
+  }
 
  private:
   enum class Doing { read, write, remove };
+
+  // SELECT of every StoredChoice column; an older read-only file has no `stale`: it serves.
+  std::string select_choices() const {
+    return std::string("SELECT ") + kColumns + (as_.version < 2 ? ", '' AS stale" : ", stale") +
+           " FROM choices";
+  }
+
+  // One read under the mutex and the read wait; a failure is warned about (see failed()).
+  template <class Fn>
+  void read(Fn&& fn) {
+    std::lock_guard lock(mutex_);
+    if (reads_off_ || as_.empty) return;
+    c_->wait_at_most(options_.read_wait);
+    try {
+      fn();
+    } catch (const SqlError& e) {
+      failed(Doing::read, e.rc(), e.what());
+    }
+  }
+
+  // One write under the mutex, waiting at most `wait` for a lock; skipped (after the one
+  // warning) when the store cannot be written.
+  template <class Fn>
+  void write(Doing doing, std::chrono::milliseconds wait, Fn&& fn) {
+    std::lock_guard lock(mutex_);
+    if (!writable()) return;
+    c_->wait_at_most(wait);
+    try {
+      fn();
+    } catch (const SqlError& e) {
+      failed(doing, e.rc(), e.what());
+    }
+  }
 
   // False (after one warning) when nothing can be written: the file is read-only, or a write
   // already waited out a lock this session.
@@ -369,7 +543,8 @@ Problem problem_of(const Connection& c, int rc, const char* message = nullptr) {
 struct Probe {
   Problem problem;
   bool empty = false;        // a new database: no tables, no application id
-  bool initialised = false;  // ours, at this schema version
+  bool initialised = false;  // ours (at `version`)
+  int version = 0;           // the schema version it was written with (0: none yet)
   bool wal = false;
 };
 
@@ -418,7 +593,8 @@ Probe probe(Connection& c) {
     p = {StoreState::not_a_store, "not a tunekit store (no schema version)"};
     return r;
   }
-  if (std::atoi(version->c_str()) > kStoreSchemaVersion) {
+  r.version = std::atoi(version->c_str());
+  if (r.version > kStoreSchemaVersion) {
     p = {StoreState::newer_schema, "written by a newer tunekit (schema " + *version +
                                        ", this one reads " + std::to_string(kStoreSchemaVersion) +
                                        ")"};
@@ -448,20 +624,55 @@ Problem exec(Connection& c, const std::string& sql, bool retry) {
   return p;
 }
 
-// Writes only what is missing: an initialised WAL store is opened without taking the write
-// lock, so a store another process is writing is still read at once.
+// The schema version inside the write transaction: another process may have created or
+// migrated the file since it was probed.
+std::optional<int> version_now(Connection& c, Problem& p) {
+  auto text = query_one(c, "SELECT value FROM tunekit_meta WHERE name = 'schema_version'", p);
+  if (!text) return std::nullopt;
+  return std::atoi(text->c_str());
+}
+
+// Creates what is missing and migrates an older schema in place, in one transaction: a file
+// is at its old version or at this one, never between.
+Problem create_or_migrate(Connection& c) {
+  const std::string schema =
+      std::string("PRAGMA application_id=") + std::to_string(kStoreApplicationId) + ";" + kSchema +
+      "INSERT OR IGNORE INTO tunekit_meta(name, value) VALUES('schema_version', '" +
+      std::to_string(kStoreSchemaVersion) + "');";
+  if (Problem p = exec(c, schema, false); !p.ok()) return p;
+  Problem p;
+  const std::optional<int> version = version_now(c, p);
+  if (!version) return p;
+  if (*version > kStoreSchemaVersion)
+    return {StoreState::newer_schema, "written by a newer tunekit (schema " +
+                                          std::to_string(*version) + ", this one reads " +
+                                          std::to_string(kStoreSchemaVersion) + ")"};
+  if (*version == kStoreSchemaVersion) return {};
+  if (*version < 2) {
+    // Only what is missing: a file may carry the column under an older version number.
+    auto has_stale =
+        query_one(c, "SELECT count(*) FROM pragma_table_info('choices') WHERE name = 'stale'", p);
+    if (!has_stale) return p;
+    if (*has_stale == "0") {
+      if (p = exec(c, kMigrateTo2, false); !p.ok()) return p;
+    }
+  }
+  return exec(c,
+              "UPDATE tunekit_meta SET value = '" + std::to_string(kStoreSchemaVersion) +
+                  "' WHERE name = 'schema_version'",
+              false);
+}
+
+// Writes only what is missing: an initialised WAL store of this version is opened without
+// taking the write lock, so a store another process is writing is still read at once.
 Problem initialise(Connection& c, const Probe& found, milliseconds wait) {
   c.wait_at_most(wait);
   if (!found.wal) {
     if (Problem p = exec(c, "PRAGMA journal_mode=WAL", true); !p.ok()) return p;
   }
-  if (found.initialised) return {};
+  if (found.initialised && found.version == kStoreSchemaVersion) return {};
   if (Problem p = exec(c, "BEGIN IMMEDIATE", true); !p.ok()) return p;
-  const std::string schema =
-      std::string("PRAGMA application_id=") + std::to_string(kStoreApplicationId) + ";" + kSchema +
-      "INSERT OR IGNORE INTO tunekit_meta(name, value) VALUES('schema_version', '" +
-      std::to_string(kStoreSchemaVersion) + "');";
-  Problem p = exec(c, schema, false);
+  Problem p = create_or_migrate(c);
   if (p.ok()) p = exec(c, "COMMIT", true);
   if (!p.ok()) exec(c, "ROLLBACK", false);  // its own outcome must not hide the real cause
   return p;
@@ -566,11 +777,12 @@ StoreOpening open_sqlite_store(const std::string& path, const StoreOptions& opti
   }
   if (check.state != StoreState::ready && check.state != StoreState::read_only)
     return refuse({check.state, check.why});
-  OpenedAs as{check.state == StoreState::read_only, check.why, false};
+  OpenedAs as{check.state == StoreState::read_only, check.why, false, kStoreSchemaVersion};
   Opened o = connect_and_probe(path, as.read_only, options.read_wait);
   if (!o.found.problem.ok()) return refuse(o.found.problem);
   if (as.read_only) {
     as.empty = o.found.empty;
+    as.version = o.found.version;
   } else if (Problem p = initialise(*o.c, o.found, options.write_wait); !p.ok()) {
     return refuse(p);
   }

@@ -8,7 +8,8 @@
 
 namespace tunekit::detail {
 
-inline constexpr int kStoreSchemaVersion = 1;
+// 2: entries may be stale; bans and pending misses (a file of schema 1 is migrated in place).
+inline constexpr int kStoreSchemaVersion = 2;
 inline constexpr int kStoreApplicationId = 0x544b4954;  // "TKIT"
 
 // A null store (after a warning naming the file and the state) when the file is not usable.

@@ -11,6 +11,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+namespace detail {
+
 // The identity columns in the form the store keeps them (docs/formats.md).
 std::string device_json(const DeviceIdentity& d) {
   Json j;
@@ -42,7 +52,7 @@ std::string environment_json(const EnvironmentTags& tags) {
   return j.dump();
 }
 
-}  // namespace
+}  // namespace detail
 
 StoredChoice make_stored_choice(const Identity& identity, std::string winner,
                                 std::string winner_config, std::string evidence, bool budget_cut) {
@@ -51,9 +61,9 @@ StoredChoice make_stored_choice(const Identity& identity, std::string winner,
   c.op = identity.op;
   c.key = identity.key.text();
   c.key_digest = identity.key.digest().hex();
-  c.device = device_json(identity.device);
-  c.toolchain = toolchain_json(identity.toolchain);
-  c.environment = environment_json(identity.environment);
+  c.device = detail::device_json(identity.device);
+  c.toolchain = detail::toolchain_json(identity.toolchain);
+  c.environment = detail::environment_json(identity.environment);
   c.numerics_policy = std::string(to_string(identity.numerics_policy));
   c.candidates = identity.candidates.hex();
   c.winner = std::move(winner);
@@ -61,11 +71,23 @@ StoredChoice make_stored_choice(const Identity& identity, std::string winner,
   c.evidence = std::move(evidence);
   c.measured = true;
   c.budget_cut = budget_cut;
-  c.created_at = std::chrono::duration_cast<std::chrono::seconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
+  c.created_at = unix_now();
   c.tunekit_version = identity.toolchain.tunekit_version;
   return c;
+}
+
+PendingMiss make_pending_miss(const Identity& identity) {
+  PendingMiss m;
+  m.identity_digest = identity.digest().hex();
+  m.op = identity.op;
+  m.key = identity.key.text();
+  m.candidates = identity.candidates.hex();
+  m.device = detail::device_json(identity.device);
+  m.environment = detail::environment_json(identity.environment);
+  m.numerics_policy = std::string(to_string(identity.numerics_policy));
+  m.count = 1;
+  m.first_seen = m.last_seen = unix_now();
+  return m;
 }
 
 namespace detail {

@@ -1,6 +1,6 @@
 // Tests for src/store/sqlite_store.cpp (and the path checks of store_path_check.cpp): round
 // trip, permissions, bad files left untouched, locked and read-only stores, what sits at the
-// path.
+// path; stale entries, bans, pending misses and the migration of a schema-1 file.
 #include "store/sqlite_store.hpp"
 
 #include <gtest/gtest.h>
@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
+#include <string>
 
 #include "tunekit/errors.hpp"
 #include "tunekit/store.hpp"
@@ -565,6 +567,255 @@ TEST(SqliteStore, NothingIsCreatedWhenAskedNotTo) {
   EXPECT_EQ(opened.store, nullptr);
   EXPECT_TRUE(w.seen.empty()) << joined(w.seen);
   EXPECT_FALSE(fs::exists(dir / "none"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stale entries, bans and pending misses (schema 2)
+
+BannedCandidate ban_of(std::string digest, std::string candidate, std::string reason) {
+  return {std::move(digest), "sgemm", "m=1,n=2", std::move(candidate), std::move(reason), 0};
+}
+
+PendingMiss miss_of(std::string digest, std::string op, std::int64_t seen) {
+  PendingMiss m;
+  m.identity_digest = std::move(digest);
+  m.op = std::move(op);
+  m.key = "n=" + std::to_string(seen);
+  m.candidates = "cs";
+  m.device = R"({"product":"x"})";
+  m.environment = R"({"power":"ac"})";
+  m.numerics_policy = "reassociates";
+  m.first_seen = m.last_seen = seen;
+  return m;
+}
+
+std::string schema_version_of(const fs::path& file) {
+  sqlite3* db = nullptr;
+  std::string version;
+  if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "SELECT value FROM tunekit_meta WHERE name = 'schema_version'", -1, &s,
+                       nullptr);
+    if (s && sqlite3_step(s) == SQLITE_ROW)
+      version = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return version;
+}
+
+TEST(SqliteStore, AStaleEntryIsKeptWithItsReasonUntilAPutReplacesIt) {
+  TempDir dir;
+  Warnings w;
+  auto store = open_store("sqlite:" + (dir / "choices.db").string(), w.sink());
+  ASSERT_NE(store, nullptr);
+  store->put(sample("aaa"));
+  store->put(sample("bbb"));
+  EXPECT_EQ(store->find("aaa")->stale, "");
+  store->mark_stale("aaa", "fails validation: max error 0.5 > 1e-5");
+  store->mark_stale("zzz", "no such entry");  // nothing happens
+  ASSERT_TRUE(store->find("aaa").has_value()) << "a stale entry is kept as evidence";
+  EXPECT_EQ(store->find("aaa")->stale, "fails validation: max error 0.5 > 1e-5");
+  EXPECT_EQ(store->find("aaa")->winner, "fast");
+  const auto listed = store->list();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].stale, "fails validation: max error 0.5 > 1e-5");
+  EXPECT_EQ(listed[1].stale, "");
+  EXPECT_FALSE(store->find("zzz").has_value());
+  store->mark_stale("bbb", "");  // an empty reason still marks it
+  EXPECT_NE(store->find("bbb")->stale, "");
+  store->put(sample("aaa"));
+  EXPECT_EQ(store->find("aaa")->stale, "") << "a new choice for the identity serves again";
+  EXPECT_TRUE(w.seen.empty()) << joined(w.seen);
+}
+
+TEST(SqliteStore, BansAreOnePerIdentityAndCandidateAndGoWithTheirEntry) {
+  TempDir dir;
+  auto store = open_store("sqlite:" + (dir / "choices.db").string(), {});
+  ASSERT_NE(store, nullptr);
+  store->put(sample("aaa"));
+  store->ban(ban_of("aaa", "fast", "threw: bad alloc"));
+  store->ban(ban_of("aaa", "faster", "threw: segfault"));
+  store->ban(ban_of("bbb", "fast", "threw: other"));
+  store->ban(ban_of("aaa", "fast", "threw again"));  // replaces, does not add
+  const auto of_aaa = store->bans("aaa");
+  ASSERT_EQ(of_aaa.size(), 2u);
+  std::map<std::string, std::string> reasons;
+  for (const auto& b : of_aaa) {
+    reasons[b.candidate] = b.reason;
+    EXPECT_EQ(b.identity_digest, "aaa");
+    EXPECT_EQ(b.op, "sgemm");
+    EXPECT_EQ(b.key, "m=1,n=2");
+    EXPECT_GT(b.banned_at, 0) << "an unset time is now";
+  }
+  EXPECT_EQ(reasons["fast"], "threw again");
+  EXPECT_EQ(reasons["faster"], "threw: segfault");
+  EXPECT_EQ(store->bans().size(), 3u);
+  EXPECT_TRUE(store->bans("zzz").empty());
+  EXPECT_EQ(store->remove("aaa"), 1u);
+  EXPECT_TRUE(store->bans("aaa").empty()) << "cache rm forgets the entry's bans too";
+  EXPECT_EQ(store->bans("bbb").size(), 1u);
+}
+
+TEST(SqliteStore, MissesAreCountedListedOldestFirstAndRemoved) {
+  TempDir dir;
+  auto store = open_store("sqlite:" + (dir / "choices.db").string(), {});
+  ASSERT_NE(store, nullptr);
+  store->record_miss(miss_of("p2", "sum", 200));
+  store->record_miss(miss_of("p1", "sgemm", 100));
+  store->record_miss(miss_of("p3", "sum", 300));
+  PendingMiss again = miss_of("p2", "sum", 400);
+  again.count = 5;
+  store->record_miss(again);
+  const auto all = store->pending();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].identity_digest, "p1");
+  EXPECT_EQ(all[1].identity_digest, "p2");
+  EXPECT_EQ(all[2].identity_digest, "p3");
+  EXPECT_EQ(all[1].count, 6);
+  EXPECT_EQ(all[1].first_seen, 200);
+  EXPECT_EQ(all[1].last_seen, 400);
+  EXPECT_EQ(all[1].key, "n=200");
+  EXPECT_EQ(all[1].environment, R"({"power":"ac"})");
+  EXPECT_EQ(all[1].device, R"({"product":"x"})");
+  EXPECT_EQ(all[1].numerics_policy, "reassociates");
+  EXPECT_EQ(all[1].candidates, "cs");
+  EXPECT_EQ(all[0].count, 1);
+  EXPECT_EQ(store->pending("sum").size(), 2u);
+  EXPECT_EQ(store->remove_pending("p2"), 1u);
+  EXPECT_EQ(store->remove_pending("p2"), 0u);
+  EXPECT_EQ(store->pending("sum").size(), 1u);
+  // cache rm of an identity (or an op) takes its pending record with it.
+  store->put(sample("p3", "sum"));
+  EXPECT_EQ(store->remove("p3"), 1u);
+  EXPECT_EQ(store->pending().size(), 1u);
+  EXPECT_EQ(store->remove("sgemm"), 0u) << "no entry of sgemm was stored";
+  EXPECT_TRUE(store->pending().empty());
+}
+
+TEST(SqliteStore, AMissRecordedFromAnIdentityFillsEveryField) {
+  Identity id;
+  id.op = "sum";
+  id.key = Key{{"n", 1000}};
+  id.device.product = "cpu x";
+  id.environment = {{"power", "ac"}};
+  const PendingMiss m = make_pending_miss(id);
+  EXPECT_EQ(m.identity_digest, id.digest().hex());
+  EXPECT_EQ(m.op, "sum");
+  EXPECT_EQ(m.key, id.key.text());
+  EXPECT_EQ(m.candidates, id.candidates.hex());
+  EXPECT_NE(m.device.find("\"product\":\"cpu x\""), std::string::npos) << m.device;
+  EXPECT_EQ(m.environment, R"({"power":"ac"})");
+  EXPECT_EQ(m.numerics_policy, to_string(id.numerics_policy));
+  EXPECT_EQ(m.count, 1);
+  EXPECT_GT(m.first_seen, 0);
+  EXPECT_EQ(m.first_seen, m.last_seen);
+}
+
+// tests/data/store_schema1.db was written by the tunekit before schema 2 (README there).
+fs::path copy_of_schema1_fixture(const TempDir& dir) {
+  fs::create_directories(dir.path());
+  const fs::path file = dir / "choices.db";
+  fs::copy_file(fs::path(TUNEKIT_TEST_DATA_DIR) / "store_schema1.db", file);
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  return file;
+}
+
+constexpr const char* kFixtureSum = "af63fd24833831bb694013121a2b0979";
+
+TEST(SqliteStore, AStoreOfSchemaOneIsMigratedInPlaceAndKeepsItsEntries) {
+  TempDir dir;
+  const fs::path file = copy_of_schema1_fixture(dir);
+  ASSERT_EQ(schema_version_of(file), "1");
+  Warnings w;
+  {
+    StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+    ASSERT_EQ(opened.state, StoreState::ready) << opened.message;
+    Store& store = *opened.store;
+    const auto listed = store.list();
+    ASSERT_EQ(listed.size(), 2u);
+    EXPECT_EQ(listed[0].op, "softmax");
+    EXPECT_EQ(listed[1].op, "sum");
+    const auto sum = store.find(kFixtureSum);
+    ASSERT_TRUE(sum.has_value());
+    EXPECT_EQ(sum->key, "n=1000,dtype=f32");
+    EXPECT_EQ(sum->winner, "blocked_a4_t1");
+    EXPECT_TRUE(sum->budget_cut);
+    EXPECT_EQ(sum->stale, "") << "an old entry serves";
+    EXPECT_NE(sum->evidence.find("blocked_a4_t1"), std::string::npos);
+    store.ban(ban_of(kFixtureSum, "blocked_a4_t1", "threw"));
+    store.mark_stale(kFixtureSum, "threw live");
+    store.record_miss(miss_of("new", "sum", 10));
+  }
+  EXPECT_EQ(schema_version_of(file), std::to_string(detail::kStoreSchemaVersion));
+  auto again = open_store("sqlite:" + file.string(), w.sink());
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->find(kFixtureSum)->stale, "threw live");
+  EXPECT_EQ(again->bans(kFixtureSum).size(), 1u);
+  EXPECT_EQ(again->pending().size(), 1u);
+  EXPECT_EQ(again->list().size(), 2u);
+  EXPECT_TRUE(w.seen.empty()) << joined(w.seen);
+}
+
+// A schema-1 store this user cannot write: served as it is (nothing can migrate it), with no
+// bans and no pending misses, and the new kinds of writes warn once like put() does.
+TEST(SqliteStore, AReadOnlyStoreOfSchemaOneIsServedUnmigrated) {
+  TempDir dir;
+  const fs::path file = copy_of_schema1_fixture(dir);
+  ::chmod(file.c_str(), 0444);
+  const std::string before = bytes_of(file);
+  const std::string got = as_user(dir.path(), [&] {
+    Warnings w;
+    StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+    if (!opened.store) return std::string(to_string(opened.state)) + " " + opened.message;
+    Store& store = *opened.store;
+    const auto sum = store.find(kFixtureSum);
+    std::string out = std::string(to_string(opened.state)) +
+                      (sum ? " found:" + sum->winner + " stale:[" + sum->stale + "]" : " none") +
+                      " listed:" + std::to_string(store.list().size()) +
+                      " bans:" + std::to_string(store.bans().size()) +
+                      " pending:" + std::to_string(store.pending().size());
+    store.mark_stale(kFixtureSum, "x");
+    store.ban(ban_of(kFixtureSum, "c", "r"));
+    store.record_miss(miss_of("m", "sum", 1));
+    store.remove_pending("m");
+    return out + " warnings:" + std::to_string(w.seen.size()) + " " + joined(w.seen);
+  });
+  EXPECT_EQ(got.rfind("read_only found:blocked_a4_t1 stale:[] listed:2 bans:0 pending:0 "
+                      "warnings:1 ",
+                      0),
+            0u)
+      << got;
+  EXPECT_EQ(bytes_of(file), before);
+}
+
+TEST(SqliteStore, AReadOnlyStoreWarnsOnceOnStaleBanAndMissWrites) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  {
+    auto store = open_store("sqlite:" + file.string(), {});
+    store->record_miss(miss_of("p", "sum", 5));
+    store->ban(ban_of("aaa", "fast", "threw"));
+  }
+  ::chmod(file.c_str(), 0444);
+  const std::string before = bytes_of(file);
+  const std::string got = as_user(dir.path(), [&] {
+    Warnings w;
+    auto store = open_store("sqlite:" + file.string(), w.sink());
+    if (!store) return std::string("no store ") + joined(w.seen);
+    store->mark_stale("aaa", "x");
+    store->ban(ban_of("aaa", "other", "r"));
+    store->record_miss(miss_of("q", "sum", 6));
+    const std::size_t removed = store->remove_pending("p");
+    return "stale:[" + store->find("aaa")->stale +
+           "] bans:" + std::to_string(store->bans("aaa").size()) +
+           " pending:" + std::to_string(store->pending().size()) +
+           " removed:" + std::to_string(removed) + " warnings:" + std::to_string(w.seen.size()) +
+           " " + joined(w.seen);
+  });
+  EXPECT_EQ(got.rfind("stale:[] bans:1 pending:1 removed:0 warnings:1 ", 0), 0u) << got;
+  EXPECT_NE(got.find("read-only"), std::string::npos) << got;
+  EXPECT_EQ(bytes_of(file), before);
 }
 
 }  // namespace

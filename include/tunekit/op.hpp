@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tunekit/bucketing.hpp"
 #include "tunekit/candidate.hpp"
 #include "tunekit/cost_model.hpp"
 #include "tunekit/errors.hpp"
@@ -142,9 +143,34 @@ class OpBase {
   // Candidate-set checksum: digest of the ordered manifest (names, versions, configs,
   // numerics) — for a space op, of the space definition (parameters and their values in order,
   // constraint texts; a C++ predicate counts by its description) and the space version —
-  // plus the op name and schema version. Computing it seals the op: adding candidates
-  // afterwards is a UsageError.
+  // plus the op name and schema version, plus what "correct" means: whether there is a
+  // reference and its declared version, the tolerance's exact values, the default (its name
+  // or config), the validation version and the number of input sets; and the key bucketing.
+  // A tolerance or default given as a function of the key counts only as "by key" here (see
+  // checksum_for). Not in it: isolation (in_process), revalidate, rotation, eviction, the work
+  // model. Computing it seals the op: changing any of these afterwards is a UsageError.
   const Digest& checksum() const;
+  // checksum() with the per-key meaning of "correct" folded in: the exact tolerance at `key`
+  // and the name of the default for `key`, for ops that declare either as a function of the
+  // key (the same digest as checksum() otherwise). A stored choice for `key` must match it.
+  Digest checksum_for(const Key& key) const;
+  int reference_version() const { return reference_version_; }
+  int validation_version() const { return validation_version_; }
+
+  // Whether a stored or artifact choice is validated against the reference (one untimed run)
+  // the first time a process serves it. True unless the op opted out (Op::revalidate(false)).
+  bool revalidates() const { return revalidate_; }
+
+  // Key bucketing (DESIGN §3): whether the op declares any (Op::bucket).
+  bool buckets() const { return !buckets_.empty(); }
+  // The representative key of `key`'s bucket: every bucketed field replaced by its bucket's
+  // upper bound (clamped to the field's declared max, so the representative stays a valid
+  // key), other fields unchanged; `key` itself when the op declares no bucketing. A bucketed
+  // field missing from `key`, or not an integer, is a UsageError.
+  Key bucket_of(const Key& key) const;
+  // "n: 65..128 (pow2), m: 64 (multiple_of:64)" for explain and cache show; "" when the op
+  // declares no bucketing. Same errors as bucket_of.
+  std::string bucket_text(const Key& key) const;
   bool sealed() const { return sealed_.load(std::memory_order_acquire); }
 
   // How many distinct input sets the op's generator makes for a key (1 or 2): a candidate is
@@ -171,6 +197,10 @@ class OpBase {
   void require_unsealed(std::string_view what) const;
   void check_fields(const Key& key) const;
   Config config_of(std::size_t index) const;
+  void add_bucket(std::string field, Bucketing bucketing);
+  // The bucket of a bucketed field's value in `key`, clamped to the field's declared range.
+  Bucket bucket_in(const Key& key, const std::string& field, const Bucketing& bucketing) const;
+  std::string correctness_manifest() const;
 
   std::string name_;
   int schema_version_;
@@ -198,6 +228,10 @@ class OpBase {
   bool has_inputs_ = false;
   int input_sets_ = 1;
   std::optional<std::string> in_process_reason_;
+  int reference_version_ = 1;
+  int validation_version_ = 1;
+  bool revalidate_ = true;
+  std::vector<std::pair<std::string, Bucketing>> buckets_;  // sorted by field name
 
  private:
   mutable std::once_flag seal_once_;
@@ -215,7 +249,9 @@ class Op final : public OpBase {
   using CheckFn = std::function<std::optional<std::string>(const Args&)>;
   using OpBase::candidate;      // the getter, beside the builder
   using OpBase::make_workload;  // the one-set form, beside the override
-  using OpBase::tolerance;      // the getter, beside the builder's setters
+  using OpBase::reference_version;
+  using OpBase::tolerance;  // the getter, beside the builder's setters
+  using OpBase::validation_version;
   using OpBase::work;
 
   Op(std::string name, int schema_version) : OpBase(std::move(name), schema_version) {}
@@ -284,8 +320,38 @@ class Op final : public OpBase {
   }
   // Defines "correct". Without one, the default candidate's output is the reference.
   Op& reference(Fn fn) {
+    require_unsealed("reference");
     reference_fn_ = std::move(fn);
     has_reference_ = static_cast<bool>(reference_fn_);
+    return *this;
+  }
+  // Bump when the reference changes what it computes (a fix, a new formula): it is part of
+  // the candidate-set checksum, so choices validated against the old reference are not served.
+  Op& reference_version(int version) {
+    require_unsealed("reference_version");
+    reference_version_ = version;
+    return *this;
+  }
+  // Bump when the validator hooks, the outputs compared or the input generator change how a
+  // candidate is judged (and when a tolerance or default given as a function of the key
+  // changes, beyond what checksum_for sees). Part of the candidate-set checksum.
+  Op& validation_version(int version) {
+    require_unsealed("validation_version");
+    validation_version_ = version;
+    return *this;
+  }
+  // Stored and artifact choices are validated once per process before they are first served
+  // (one untimed run against the reference). An op without a cheap reference opts out with
+  // revalidate(false): its stored choices are then served unchecked. Not part of the checksum.
+  Op& revalidate(bool on) {
+    revalidate_ = on;
+    return *this;
+  }
+  // Buckets an integer key field: one stored choice serves every size in a bucket, searched
+  // at the bucket's representative (its upper bound; see Bucketing). Part of the candidate-set
+  // checksum. A field declared (key_field) as non-integer, or bucketed twice, is a UsageError.
+  Op& bucket(std::string field, Bucketing bucketing) {
+    add_bucket(std::move(field), std::move(bucketing));
     return *this;
   }
   Op& candidate(Candidate c, Fn fn) {
@@ -372,6 +438,7 @@ class Op final : public OpBase {
     return *this;
   }
   Op& tolerance(Tolerance t) {
+    require_unsealed("tolerance");
     tolerance_ = t;
     return *this;
   }
@@ -391,6 +458,7 @@ class Op final : public OpBase {
     return *this;
   }
   Op& tolerance(std::function<Tolerance(const Key&)> fn) {
+    require_unsealed("tolerance");
     tolerance_of_key_ = std::move(fn);
     return *this;
   }
@@ -473,6 +541,7 @@ class Op final : public OpBase {
   };
 
   Op& set_inputs(std::function<Args(const Key&, int)> fn, int sets) {
+    require_unsealed("inputs");  // the number of input sets is in the checksum
     inputs_fn_ = std::move(fn);
     has_inputs_ = static_cast<bool>(inputs_fn_);
     input_sets_ = has_inputs_ ? sets : 1;

@@ -1,12 +1,29 @@
 #include "tunekit/op.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdint>
+
+#include <fmt/format.h>
 
 #include "core/field_text.hpp"
 
 namespace tunekit {
+namespace {
+
+// Length-delimited, so no two different manifests read the same.
+std::string delimited(std::string_view s) {
+  return std::to_string(s.size()) + ":" + std::string(s);
+}
+
+// A tolerance by the bits of its values: exact, and the same on every machine.
+std::string tolerance_bits(const Tolerance& t) {
+  return fmt::format("{:016x},{:016x}", std::bit_cast<std::uint64_t>(t.abs),
+                     std::bit_cast<std::uint64_t>(t.rel));
+}
+
+}  // namespace
 
 OpBase::OpBase(std::string name, int schema_version)
     : name_(std::move(name)), schema_version_(schema_version) {
@@ -251,10 +268,113 @@ const Digest& OpBase::checksum() const {
                   "n" + std::string(to_string(c.numerics)) + std::to_string(config.size()) + ":" +
                   config + ";";
     }
+    manifest += correctness_manifest();
     checksum_ = Digest::of(manifest);
     sealed_.store(true, std::memory_order_release);
   });
   return checksum_;
+}
+
+}  // namespace tunekit
+
+namespace tunekit {
+
+// What "correct" means and how keys are bucketed: a stored choice made under another meaning
+// must not be served (issue #13).
+std::string OpBase::correctness_manifest() const {
+  std::string m = "ref" + std::string(has_reference_ ? "1" : "0") + "v" +
+                  std::to_string(reference_version_) + ";";
+  m += "tol" + (tolerance_of_key_ ? std::string("key") : tolerance_bits(tolerance_)) + ";";
+  if (spaced()) {
+    m += "dc" +
+         (default_config_of_key_ ? std::string("key")
+          : default_config_      ? delimited(default_config_->text())
+                                 : std::string("first")) +
+         ";";
+  } else {
+    // An unnamed default is the first candidate: name it, so naming it explicitly is the same.
+    const std::string& first = candidates_.empty() ? default_name_ : candidates_.front().name;
+    m += "d" +
+         (default_of_key_ ? std::string("key")
+                          : delimited(default_name_.empty() ? first : default_name_)) +
+         ";";
+  }
+  m += "val" + std::to_string(validation_version_) + "s" + std::to_string(input_sets_) + ";";
+  for (const auto& [field, bucketing] : buckets_)
+    m += "b" + delimited(field) + delimited(bucketing.text()) + ";";
+  return m;
+}
+
+Digest OpBase::checksum_for(const Key& key) const {
+  const Digest& base = checksum();
+  const bool default_by_key =
+      spaced() ? static_cast<bool>(default_config_of_key_) : static_cast<bool>(default_of_key_);
+  if (!tolerance_of_key_ && !default_by_key) return base;
+  std::string m = base.hex() + ";";
+  if (tolerance_of_key_) m += "tol" + tolerance_bits(tolerance_of_key_(key)) + ";";
+  if (default_by_key) m += "d" + delimited(candidate(default_index(key)).name) + ";";
+  return Digest::of(m);
+}
+
+void OpBase::add_bucket(std::string field, Bucketing bucketing) {
+  require_unsealed("bucket");
+  auto declared = std::find_if(key_schema_.begin(), key_schema_.end(),
+                               [&](const KeyField& k) { return k.name == field; });
+  if (declared != key_schema_.end() && declared->type != Value::Type::integer) {
+    throw UsageError("op '" + name_ + "': key field '" + field + "' is " +
+                     std::string(to_string(declared->type)) +
+                     "; only integer fields can be bucketed");
+  }
+  auto at = std::lower_bound(buckets_.begin(), buckets_.end(), field,
+                             [](const auto& b, const std::string& f) { return b.first < f; });
+  if (at != buckets_.end() && at->first == field) {
+    throw UsageError("op '" + name_ + "': key field '" + field + "' is already bucketed (" +
+                     at->second.text() + "); declare one bucketing per field");
+  }
+  buckets_.emplace(at, std::move(field), std::move(bucketing));
+}
+
+Bucket OpBase::bucket_in(const Key& key, const std::string& field,
+                         const Bucketing& bucketing) const {
+  const Value* v = key.find(field);
+  if (!v || !v->is_integer()) {
+    throw UsageError("op '" + name_ + "' buckets key field '" + field + "', but the key '" +
+                     key.text() + "' " + (v ? "holds a non-integer there" : "has no such field") +
+                     "; bucket integer fields the key function always sets");
+  }
+  const std::int64_t value = v->as_int();
+  Bucket b = bucketing.bucket(value);
+  // A representative past the declared max would be refused as a key: the max covers the
+  // bucket's valid sizes.
+  auto declared = std::find_if(key_schema_.begin(), key_schema_.end(),
+                               [&](const KeyField& k) { return k.name == field; });
+  if (declared != key_schema_.end() && b.upper > declared->max && value <= declared->max)
+    b.upper = declared->max;
+  return b;
+}
+
+Key OpBase::bucket_of(const Key& key) const {
+  if (buckets_.empty()) return key;
+  std::vector<Field> fields(key.fields().begin(), key.fields().end());
+  for (const auto& [field, bucketing] : buckets_) {
+    const Bucket b = bucket_in(key, field, bucketing);
+    for (Field& f : fields)
+      if (f.name == field) f.value = Value(b.upper);
+  }
+  return Key(std::move(fields));
+}
+
+std::string OpBase::bucket_text(const Key& key) const {
+  std::string out;
+  for (const auto& [field, bucketing] : buckets_) {
+    const Bucket b = bucket_in(key, field, bucketing);
+    std::string range = b.lower == b.upper ? std::to_string(b.upper)
+                        : b.lower == INT64_MIN
+                            ? ".." + std::to_string(b.upper)
+                            : std::to_string(b.lower) + ".." + std::to_string(b.upper);
+    out += (out.empty() ? "" : ", ") + field + ": " + range + " (" + bucketing.text() + ")";
+  }
+  return out;
 }
 
 }  // namespace tunekit

@@ -1,5 +1,6 @@
 // Tests for src/core/op.cpp and include/tunekit/op.hpp: key schema checks, shapes, the
-// candidate-set checksum, input sets, restored inputs, validation hooks, in-process opt-out.
+// candidate-set checksum (and what "correct" means in it), input sets, restored inputs,
+// validation hooks, in-process and re-validation opt-outs, bucketed keys.
 #include "tunekit/op.hpp"
 
 #include <gtest/gtest.h>
@@ -186,6 +187,188 @@ TEST(Op, InProcessNeedsAReasonAndLeavesTheChecksum) {
   b->in_process("uses the caller's OpenMP runtime");
   EXPECT_EQ(b->in_process_reason(), std::optional<std::string>("uses the caller's OpenMP runtime"));
   EXPECT_EQ(a->checksum(), b->checksum());
+}
+
+// What "correct" means is part of the identity (issue #13): a stored choice made under another
+// tolerance, reference, default or validation must not be served.
+TEST(Op, ChecksumCoversWhatCorrectMeans) {
+  const Digest base = make()->checksum();
+  auto tolerance = make();
+  tolerance->tolerance(Tolerance{.abs = 1e-6, .rel = 1e-6});
+  EXPECT_NE(tolerance->checksum(), base);
+  auto reference = make();
+  reference->reference([](Args&) {});
+  EXPECT_NE(reference->checksum(), base);
+  auto reference_version = make();
+  reference_version->reference_version(2);
+  EXPECT_NE(reference_version->checksum(), base);
+  auto validation = make();
+  validation->validation_version(2);
+  EXPECT_NE(validation->checksum(), base);
+  auto default_b = make();
+  default_b->default_candidate("b");
+  EXPECT_NE(default_b->checksum(), base);
+  auto by_key = make();
+  by_key->default_candidate([](const Key&) { return std::string("a"); });
+  EXPECT_NE(by_key->checksum(), base);
+  auto inputs = make();
+  inputs->inputs([](const Key&, int) { return Args{}; });
+  EXPECT_NE(inputs->checksum(), base);  // two input sets judge a candidate twice
+  EXPECT_EQ(reference_version->reference_version(), 2);
+  EXPECT_EQ(validation->validation_version(), 2);
+}
+
+TEST(Op, RedeclaringTheSameMeaningKeepsTheChecksum) {
+  auto a = make();
+  auto b = make();
+  b->tolerance(Tolerance{}).reference_version(1).validation_version(1).default_candidate("a");
+  EXPECT_EQ(a->checksum(), b->checksum());
+  Op<Args> unnamed("list", 1);
+  unnamed.candidate("x", [](Args&) {}).candidate("y", [](Args&) {});
+  Op<Args> named("list", 1);
+  named.candidate("x", [](Args&) {}).candidate("y", [](Args&) {}).default_candidate("x");
+  EXPECT_EQ(unnamed.checksum(), named.checksum());  // the unnamed default is the first one
+  auto t1 = make();
+  auto t2 = make();
+  t1->tolerance(Tolerance{.abs = 1e-3, .rel = 0.0});
+  t2->tolerance(Tolerance{.abs = 1e-3, .rel = 0.0});
+  EXPECT_EQ(t1->checksum(), t2->checksum());
+}
+
+TEST(Op, SettingsOutsideCorrectnessLeaveTheChecksum) {
+  const Digest base = make()->checksum();
+  auto other = make();
+  other->in_process("owns a device context").revalidate(false).rotate(3).evict().describe("x");
+  other->work([](const Key&, const Candidate&) { return std::optional<Work>(); });
+  EXPECT_EQ(other->checksum(), base);
+}
+
+TEST(Op, ChecksumForFoldsInPerKeyToleranceAndDefault) {
+  auto fixed = make();
+  EXPECT_EQ(fixed->checksum_for(Key{{"n", 5}}), fixed->checksum());
+  const auto with_tolerance = [](double small_abs) {
+    auto op = make();
+    op->tolerance([small_abs](const Key& k) {
+      return Tolerance{.abs = k.integer("n") < 10 ? small_abs : 1e-3, .rel = 0.0};
+    });
+    return op;
+  };
+  auto one = with_tolerance(1e-6);
+  auto two = with_tolerance(1e-7);
+  EXPECT_EQ(one->checksum(), two->checksum());  // a function counts only as "by key" here
+  EXPECT_NE(one->checksum_for(Key{{"n", 5}}), two->checksum_for(Key{{"n", 5}}));
+  EXPECT_EQ(one->checksum_for(Key{{"n", 50}}), two->checksum_for(Key{{"n", 50}}));
+  EXPECT_NE(one->checksum_for(Key{{"n", 50}}), one->checksum());
+
+  const auto with_default = [](std::string small) {
+    auto op = make();
+    op->default_candidate(
+        [small](const Key& k) { return k.integer("n") < 10 ? small : std::string("b"); });
+    return op;
+  };
+  auto da = with_default("a");
+  auto db = with_default("b");
+  EXPECT_NE(da->checksum_for(Key{{"n", 5}}), db->checksum_for(Key{{"n", 5}}));
+  EXPECT_EQ(da->checksum_for(Key{{"n", 50}}), db->checksum_for(Key{{"n", 50}}));
+}
+
+TEST(Op, SealedOpRefusesChangesToWhatCorrectMeans) {
+  auto op = make();
+  op->checksum();
+  EXPECT_THROW(op->tolerance(Tolerance{}), UsageError);
+  EXPECT_THROW(op->tolerance([](const Key&) { return Tolerance{}; }), UsageError);
+  EXPECT_THROW(op->reference([](Args&) {}), UsageError);
+  EXPECT_THROW(op->reference_version(2), UsageError);
+  EXPECT_THROW(op->validation_version(2), UsageError);
+  EXPECT_THROW(op->bucket("n", Bucketing::pow2()), UsageError);
+  EXPECT_THROW(op->inputs([](const Key&) { return Args{}; }), UsageError);
+  op->revalidate(false);  // not part of the checksum: still allowed
+  EXPECT_FALSE(op->revalidates());
+}
+
+TEST(Op, RevalidatesUnlessTheOpOptsOut) {
+  auto op = make();
+  EXPECT_TRUE(op->revalidates());
+  op->revalidate(false);
+  EXPECT_FALSE(op->revalidates());
+  op->revalidate(true);
+  EXPECT_TRUE(op->revalidates());
+}
+
+TEST(Op, BucketedSizesShareTheRepresentativeKey) {
+  auto op = make();
+  EXPECT_FALSE(op->buckets());
+  op->bucket("n", Bucketing::pow2());
+  EXPECT_TRUE(op->buckets());
+  const Key k100 = op->bucket_of(op->parse_shape("n=100"));
+  EXPECT_EQ(k100.text(), "n=128,dtype=f32");  // other fields unchanged
+  EXPECT_EQ(op->bucket_of(op->parse_shape("n=120")).digest(), k100.digest());
+  EXPECT_EQ(op->bucket_of(op->parse_shape("n=128")), k100);
+  EXPECT_EQ(op->bucket_of(op->parse_shape("n=129")).text(), "n=256,dtype=f32");
+  EXPECT_EQ(op->bucket_text(op->parse_shape("n=100")), "n: 65..128 (pow2)");
+  EXPECT_EQ(op->bucket_text(op->parse_shape("n=1")), "n: 1 (pow2)");
+}
+
+TEST(Op, AnUnbucketedOpServesTheExactKey) {
+  auto op = make();
+  const Key key = op->parse_shape("n=100,dtype=f64");
+  EXPECT_EQ(op->bucket_of(key), key);
+  EXPECT_EQ(op->bucket_text(key), "");
+}
+
+TEST(Op, TheRepresentativeStaysWithinTheDeclaredMax) {
+  auto op = make();  // n is declared in [1, 1000]
+  op->bucket("n", Bucketing::pow2());
+  EXPECT_EQ(op->bucket_of(op->parse_shape("n=600")).integer("n"), 1000);
+  EXPECT_EQ(op->bucket_of(op->parse_shape("n=1000")).integer("n"), 1000);
+  EXPECT_EQ(op->bucket_text(op->parse_shape("n=600")), "n: 513..1000 (pow2)");
+  EXPECT_NO_THROW(op->check_key(op->bucket_of(op->parse_shape("n=600"))));
+}
+
+TEST(Op, SeveralBucketedFieldsAndExplicitRanges) {
+  Op<Args> op("multi", 1);
+  op.candidate("x", [](Args&) {})
+      .bucket("n", Bucketing::ranges({64, 256}))
+      .bucket("m", Bucketing::multiple_of(32));
+  const Key key{{"m", 33}, {"n", 300}, {"dtype", "f32"}};
+  EXPECT_EQ(op.bucket_of(key).text(), "m=64,n=300,dtype=f32");  // past the last range: exact
+  EXPECT_EQ(op.bucket_text(key), "m: 33..64 (multiple_of:32), n: 300 (ranges:64,256)");
+  EXPECT_EQ(op.bucket_text(Key{{"m", 1}, {"n", 2}}),
+            "m: 1..32 (multiple_of:32), n: ..64 (ranges:64,256)");
+}
+
+TEST(Op, BucketingOnlyIntegerFieldsTheKeyHas) {
+  auto op = make();
+  EXPECT_THROW(op->bucket("dtype", Bucketing::pow2()), UsageError);  // declared a string
+  op->bucket("n", Bucketing::pow2());
+  EXPECT_THROW(op->bucket("n", Bucketing::multiple_of(8)), UsageError);  // twice
+  Op<Args> loose("loose", 1);
+  loose.candidate("x", [](Args&) {}).bucket("n", Bucketing::pow2());
+  try {
+    loose.bucket_of(Key{{"m", 3}});
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no such field"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(loose.bucket_of(Key{{"n", "big"}}), UsageError);
+  EXPECT_THROW(loose.bucket_text(Key{{"n", 1.5}}), UsageError);
+}
+
+TEST(Op, BucketingIsPartOfTheChecksum) {
+  const auto bucketed = [](std::vector<std::pair<std::string, Bucketing>> buckets) {
+    auto op = make();
+    op->key_field({"m", Value::Type::integer, "rows"});
+    for (auto& [field, b] : buckets) op->bucket(field, b);
+    return op->checksum();
+  };
+  const Digest pow2 = bucketed({{"n", Bucketing::pow2()}});
+  EXPECT_NE(pow2, bucketed({}));
+  EXPECT_NE(pow2, bucketed({{"n", Bucketing::multiple_of(64)}}));
+  EXPECT_NE(pow2, bucketed({{"m", Bucketing::pow2()}}));
+  EXPECT_EQ(pow2, bucketed({{"n", Bucketing::pow2()}}));
+  // The declaration order of two buckets does not change their meaning.
+  EXPECT_EQ(bucketed({{"n", Bucketing::pow2()}, {"m", Bucketing::multiple_of(8)}}),
+            bucketed({{"m", Bucketing::multiple_of(8)}, {"n", Bucketing::pow2()}}));
 }
 
 }  // namespace

@@ -152,7 +152,9 @@ class OpBase {
   const Digest& checksum() const;
   // checksum() with the per-key meaning of "correct" folded in: the exact tolerance at `key`
   // and the name of the default for `key`, for ops that declare either as a function of the
-  // key (the same digest as checksum() otherwise). A stored choice for `key` must match it.
+  // key (the same digest as checksum() otherwise): what a stored choice for `key` is to match
+  // (for a bucketed op, `key` is the representative, bucket_of(key)). It runs those functions:
+  // their errors propagate as from tolerance(key) and default_index(key).
   Digest checksum_for(const Key& key) const;
   int reference_version() const { return reference_version_; }
   int validation_version() const { return validation_version_; }

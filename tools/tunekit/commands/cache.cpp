@@ -1,6 +1,6 @@
 // tunekit cache ls|show|rm|export|import: look at, prune, and move the stored choices.
 //
-//   tunekit cache ls [--op OP] [--json]
+//   tunekit cache ls [--op OP] [--json] [--pending]
 //   tunekit cache show <digest|key>... [--json]
 //   tunekit cache rm <digest|key|op>... | --all
 //   tunekit cache export --dir D [--op OP]
@@ -85,6 +85,33 @@ Json choice_json(const StoredChoice& c) {
   j["created_at"] = c.created_at;
   j["created"] = iso_time(c.created_at);
   j["tunekit_version"] = c.tunekit_version;
+  j["stale"] = c.stale;  // empty: it serves
+  return j;
+}
+
+Json ban_json(const BannedCandidate& b) {
+  Json j;
+  j["candidate"] = b.candidate;
+  j["reason"] = b.reason;
+  j["banned_at"] = b.banned_at;
+  j["banned"] = iso_time(b.banned_at);
+  return j;
+}
+
+Json pending_json(const PendingMiss& m) {
+  Json j;
+  j["identity_digest"] = m.identity_digest;
+  j["op"] = m.op;
+  j["key"] = m.key;
+  j["candidates"] = m.candidates;
+  j["device"] = embedded(m.device);
+  j["environment"] = embedded(m.environment);
+  j["numerics_policy"] = m.numerics_policy;
+  j["count"] = m.count;
+  j["first_seen_at"] = m.first_seen;
+  j["first_seen"] = iso_time(m.first_seen);
+  j["last_seen_at"] = m.last_seen;
+  j["last_seen"] = iso_time(m.last_seen);
   return j;
 }
 
@@ -244,7 +271,20 @@ void print_evidence(const StoredChoice& c) {
   std::cout << "    (* the winner)\n";
 }
 
-void print_choice(const StoredChoice& c) {
+// Why the entry no longer serves, and the candidates that failed live for it.
+void print_stale_and_bans(const StoredChoice& c, const std::vector<BannedCandidate>& bans) {
+  if (!c.stale.empty()) {
+    std::cout << "  stale: " << terminal_safe(one_line(c.stale))
+              << "  (kept as evidence, not served)\n";
+  }
+  for (const BannedCandidate& b : bans) {
+    std::cout << terminal_safe(fmt::format("  banned: {} \u2014 {}  ({})", b.candidate,
+                                           one_line(b.reason), iso_time(b.banned_at)))
+              << '\n';
+  }
+}
+
+void print_choice(const StoredChoice& c, const std::vector<BannedCandidate>& bans) {
   std::cout << terminal_safe(fmt::format("{}  {}", c.op, c.key)) << '\n';
   std::vector<std::vector<std::string>> rows{
       {"identity", c.identity_digest},
@@ -260,6 +300,7 @@ void print_choice(const StoredChoice& c) {
       {"candidates", fmt::format("{} (candidate-set checksum)", c.candidates)},
   };
   print_table(rows, "  ");
+  print_stale_and_bans(c, bans);
   print_evidence(c);
 }
 
@@ -382,6 +423,31 @@ constexpr LsRefusal kLsRefusals[] = {
   throw CLI::RuntimeError(refusal->status);  // the status alone: the message is out
 }
 
+// ls --pending: the misses recorded for `tunekit tune --pending`.
+void print_pending(const OpenedStore& opened, const std::vector<PendingMiss>& misses,
+                   const CacheCommand& command) {
+  if (command.json) {
+    Json all = Json::array();
+    for (const PendingMiss& m : misses) all.push_back(pending_json(m));
+    std::cout << all.dump(2) << '\n';
+    return;
+  }
+  if (misses.empty()) {
+    std::cout << fmt::format("no pending misses in {}{}\n", opened.spec,
+                             command.op.empty() ? "" : fmt::format(" for op {}", command.op));
+    return;
+  }
+  std::vector<std::vector<std::string>> rows{
+      {"op", "key", "count", "first seen", "last seen", "identity"}};
+  for (const PendingMiss& m : misses) {
+    rows.push_back({m.op, m.key, std::to_string(m.count), iso_time(m.first_seen),
+                    iso_time(m.last_seen), short_digest(m.identity_digest)});
+  }
+  print_table(rows, "");
+  std::cout << fmt::format("{} pending miss{} in {} ('tunekit tune --pending' tunes them)\n",
+                           misses.size(), misses.size() == 1 ? "" : "es", opened.spec);
+}
+
 void run_ls(const CacheCommand& command) {
   const OpenedStore opened = look_at_store(command);
   if (opened.state == StoreState::missing) {
@@ -389,13 +455,17 @@ void run_ls(const CacheCommand& command) {
       std::cout << "[]\n";
     } else {
       std::cout << fmt::format(
-          "no choices stored: the store {} does not exist yet (tunekit "
+          "no {}: the store {} does not exist yet (tunekit "
           "tune creates it)\n",
-          opened.path);
+          command.pending ? "pending misses" : "choices stored", opened.path);
     }
     return;
   }
   if (!opened.store) refuse_ls(opened);
+  if (command.pending) {
+    print_pending(opened, opened.store->pending(command.op), command);
+    return;
+  }
   const std::vector<StoredChoice> entries = opened.store->list(command.op);
   if (command.json) {
     Json all = Json::array();
@@ -413,13 +483,20 @@ void run_ls(const CacheCommand& command) {
   }
   std::vector<std::vector<std::string>> rows{
       {"op", "key", "winner", "created", "budget_cut", "identity"}};
+  std::size_t stale = 0;
   for (const StoredChoice& c : entries) {
-    rows.push_back({c.op, c.key, c.winner, iso_time(c.created_at), c.budget_cut ? "yes" : "no",
+    stale += c.stale.empty() ? 0 : 1;
+    rows.push_back({c.op, c.key, c.stale.empty() ? c.winner : c.winner + " (stale)",
+                    iso_time(c.created_at), c.budget_cut ? "yes" : "no",
                     short_digest(c.identity_digest)});
   }
   print_table(rows, "");
   std::cout << fmt::format("{} stored choice{} in {}{}\n", entries.size(),
                            entries.size() == 1 ? "" : "s", opened.spec, read_only);
+  if (stale > 0) {
+    std::cout << fmt::format(
+        "{} stale (kept as evidence, not served: 'tunekit cache show' says why)\n", stale);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -443,13 +520,19 @@ void run_show(const CacheCommand& command) {
   }
   if (command.json) {
     Json all = Json::array();
-    for (const StoredChoice* c : shown) all.push_back(choice_json(*c));
+    for (const StoredChoice* c : shown) {
+      Json j = choice_json(*c);
+      j["bans"] = Json::array();
+      for (const BannedCandidate& b : store.bans(c->identity_digest))
+        j["bans"].push_back(ban_json(b));
+      all.push_back(std::move(j));
+    }
     std::cout << all.dump(2) << '\n';
     return;
   }
   for (std::size_t i = 0; i < shown.size(); ++i) {
     if (i > 0) std::cout << '\n';
-    print_choice(*shown[i]);
+    print_choice(*shown[i], store.bans(shown[i]->identity_digest));
   }
 }
 
@@ -517,6 +600,9 @@ void register_cache(CLI::App& app) {
   ls->add_option("--op", command->op, "Only this op's choices");
   ls->add_flag("--json", command->json, "Every field of every entry as JSON");
   ls->add_option("--store", command->store, store_help);
+  ls->add_flag("--pending", command->pending,
+               "List the misses recorded in mode cached (op, key, count, last seen) instead: "
+               "'tunekit tune --pending' tunes them");
   ls->footer(
       "Exit status: 0 listed, empty or not created yet; 5 locked by another process; 6 "
       "unreadable (permissions); 7 not a tunekit store or corrupt; 8 written by a newer "

@@ -17,6 +17,7 @@ struct CacheCommand {
   std::string op;                 // --op filter (ls, export)
   std::vector<std::string> what;  // show / rm arguments
   bool all = false;               // rm --all
+  bool pending = false;           // ls --pending
   std::string dir;                // export --dir, import D
   int threads = 0;                // import: the pool the ops are built with (as tune)
 };

@@ -8,11 +8,14 @@
 //                   [--save-artifact] [--artifact-dir D]
 //                   [--model] [--profile F]
 //                   [--backend cpu|opencl] [--device INDEX|NAME] [--wait-for-device 90s]
+// tunekit tune --pending [op] [the search, store and backend flags above]
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,7 +39,11 @@
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/model_report.hpp"
+#include "tunekit/opencl.hpp"
+#include "tunekit/opencl_catalog.hpp"
+#include "tunekit/pending.hpp"
 #include "tunekit/reporter.hpp"
+#include "tunekit/terminal_text.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::cli {
@@ -80,6 +87,8 @@ struct TuneCommand {
 
   // How long to wait for another process's search on the device ("90s"; empty: no wait).
   std::string wait_for_device;
+
+  bool pending = false;  // --pending: tune the store's recorded misses (op: only that op's)
 };
 
 const CatalogEntry& find_op(const std::string& name) {
@@ -175,22 +184,8 @@ void save_artifact(const std::string& dir, const TuneReport& report, Tuner& tune
   std::cerr << fmt::format("tunekit: wrote artifact {}\n", path);
 }
 
-void run_tune(const TuneCommand& command) {
-  // Everything the user typed is checked before any thread, buffer or measurement exists.
-  const CatalogEntry& entry =
-      command.backend == "opencl" ? opencl_entry(command.op) : find_op(command.op);
-  TunerOptions options;
-  if (command.mode.empty()) {
-    options = TunerOptions::from_environment();
-  } else {
-    // --mode wins: TUNEKIT_MODE is not even read (a bad value there must not stop us).
-    options = options_ignoring_mode();
-    try {
-      options.mode = mode_from_string(command.mode);
-    } catch (const UsageError& e) {
-      throw UsageError(fmt::format("--mode: {}", e.what()));
-    }
-  }
+// The search flags (what is measured, how, for how long) onto `options`.
+void apply_search_flags(const TuneCommand& command, TunerOptions& options) {
   if (!command.statistic.empty()) options.statistic = statistic_from_string(command.statistic);
   if (command.tie_band_option->count() > 0) options.tie_band = command.tie_band;
   if (command.evict) options.evict = true;
@@ -229,6 +224,23 @@ void run_tune(const TuneCommand& command) {
     options.isolation.mode = *mode;
   }
   options.rotate = command.rotate;
+}
+
+// The tuner's options: the environment's (TUNEKIT_MODE unless --mode), then the flags.
+TunerOptions tuner_options(const TuneCommand& command) {
+  TunerOptions options;
+  if (command.mode.empty()) {
+    options = TunerOptions::from_environment();
+  } else {
+    // --mode wins: TUNEKIT_MODE is not even read (a bad value there must not stop us).
+    options = options_ignoring_mode();
+    try {
+      options.mode = mode_from_string(command.mode);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--mode: {}", e.what()));
+    }
+  }
+  apply_search_flags(command, options);
   if (!command.store.empty()) options.store = resolve_store_spec(command.store);
   if (!command.artifact_dir.empty()) options.artifact_dir = command.artifact_dir;
   if (command.save_artifact && options.artifact_dir.empty()) {
@@ -244,6 +256,128 @@ void run_tune(const TuneCommand& command) {
   if (!command.profile.empty()) options.profile = command.profile;
   if (!command.wait_for_device.empty())
     options.wait_for_device_seconds = parse_duration(command.wait_for_device, "--wait-for-device");
+  return options;
+}
+
+// The built-in ops by recorded name, each built once for the backend --pending tunes on.
+class CatalogOps {
+ public:
+  CatalogOps(const TuneCommand& command, cpu::ThreadPool& pool) : pool_(pool) {
+    if (command.backend.empty() || command.backend == "cpu") {
+      if (!command.device.empty())
+        throw UsageError("--device picks an OpenCL device: add --backend opencl");
+      device_ = std::make_unique<cpu::CpuDevice>();
+    } else if (command.backend == "opencl") {
+      context_ = opencl::Context::open(command.device);
+      device_ = std::make_unique<opencl::OpenclDevice>(context_);
+    } else {
+      throw UsageError(fmt::format("unknown --backend '{}': use cpu or opencl", command.backend));
+    }
+  }
+  Device& device() { return *device_; }
+
+  const OpBase* find(std::string_view name) {
+    auto it = ops_.find(name);
+    if (it == ops_.end()) it = ops_.emplace(std::string(name), make(name)).first;
+    return it->second.get();
+  }
+
+ private:
+  std::unique_ptr<OpBase> make(std::string_view name) {
+    if (context_) {
+      for (const opencl::CatalogEntry& e : opencl::builtin_ops())
+        if (e.name == name) return e.make(context_, pool_);
+      return nullptr;
+    }
+    for (const CatalogEntry& e : builtin_ops())
+      if (e.name == name) return e.make(pool_);
+    return nullptr;
+  }
+
+  cpu::ThreadPool& pool_;
+  std::shared_ptr<opencl::Context> context_;  // --backend opencl only
+  std::unique_ptr<Device> device_;
+  std::map<std::string, std::unique_ptr<OpBase>, std::less<>> ops_;
+};
+
+void print_pending_outcome(const PendingOutcome& o) {
+  if (o.status == PendingStatus::tuned) {
+    std::cout << terminal_safe(fmt::format("tuned  {}  {}  -> {} ({:.2f}x over the default)",
+                                           o.miss.op, o.miss.key, o.report.winner_name,
+                                           o.report.speedup))
+              << '\n';
+  } else {
+    std::cout << terminal_safe(fmt::format("kept   {}  {}  {}: {}", o.miss.op, o.miss.key,
+                                           to_string(o.status), o.why))
+              << '\n';
+  }
+  std::cout.flush();
+}
+
+nlohmann::ordered_json pending_outcome_json(const PendingOutcome& o) {
+  nlohmann::ordered_json j;
+  j["op"] = o.miss.op;
+  j["key"] = o.miss.key;
+  j["identity_digest"] = o.miss.identity_digest;
+  j["count"] = o.miss.count;
+  j["status"] = to_string(o.status);
+  j["why"] = o.why;
+  if (o.status == PendingStatus::tuned || o.status == PendingStatus::not_stored)
+    j["report"] = nlohmann::ordered_json::parse(to_json(o.report));
+  return j;
+}
+
+// tune --pending: the store's recorded misses of this device, tuned one after another. Exit
+// status 1 when a record of this device could not be tuned (it is kept, and said why).
+void run_tune_pending(const TuneCommand& command) {
+  if (!command.shape.empty() || command.model || command.save_artifact || command.exports.any() ||
+      !command.mode.empty()) {
+    throw UsageError(
+        "--pending tunes the keys recorded in the store, always searching: drop --shape, "
+        "--mode, --model, --save-artifact, --export-kt and --export-t4");
+  }
+  TunerOptions options = tuner_options(command);
+  cpu::ThreadPool pool(command.threads);
+  CatalogOps ops(command, pool);
+  ProgressBar progress(std::cerr, ProgressBar::stderr_is_terminal(), ProgressBar::stderr_columns());
+  if (!command.quiet) {
+    options.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
+  }
+  PendingTuning tuning;
+  tuning.op = command.op;
+  tuning.on_outcome = [&](const PendingOutcome& o) {
+    progress.finish();
+    if (!command.json) print_pending_outcome(o);
+  };
+  const auto outcomes = tune_pending(
+      ops.device(), options, [&](std::string_view name) { return ops.find(name); }, tuning);
+  std::size_t tuned = 0, failed = 0;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const PendingOutcome& o : outcomes) {
+    tuned += o.kept() ? 0 : 1;
+    failed += o.failed() ? 1 : 0;
+    all.push_back(pending_outcome_json(o));
+  }
+  if (command.json) {
+    std::cout << all.dump(2) << '\n';
+  } else {
+    std::cout << fmt::format("{} of {} pending miss{} tuned{}\n", tuned, outcomes.size(),
+                             outcomes.size() == 1 ? "" : "es",
+                             failed ? fmt::format("; {} kept (see above)", failed) : "");
+  }
+  if (failed > 0) throw CLI::RuntimeError(1);
+}
+
+void run_tune(const TuneCommand& command) {
+  if (command.op.empty()) {
+    throw UsageError(
+        "say which op to tune ('tunekit ops' lists them), or --pending to tune the misses "
+        "recorded in the store");
+  }
+  // Everything the user typed is checked before any thread, buffer or measurement exists.
+  const CatalogEntry& entry =
+      command.backend == "opencl" ? opencl_entry(command.op) : find_op(command.op);
+  TunerOptions options = tuner_options(command);
   const std::unique_ptr<Reporter> reporter =
       make_reporter(command.json ? "json" : command.reporter);
 
@@ -295,7 +429,8 @@ void register_tune(CLI::App& app) {
   auto command = std::make_shared<TuneCommand>();
   CLI::App* tune = app.add_subcommand(
       "tune", "Validate and time every candidate of a built-in op for one key; report the winner");
-  tune->add_option("op", command->op, "The op to tune (see 'tunekit ops')")->required();
+  tune->add_option("op", command->op,
+                   "The op to tune (see 'tunekit ops'); with --pending, only this op's misses");
   tune->add_option("--shape,-s", command->shape,
                    "The key, e.g. m=256,n=256,k=256 (default: the op's example shape)");
   tune->add_option("--threads,-t", command->threads, "Worker threads (0: one per core)")
@@ -373,8 +508,12 @@ void register_tune(CLI::App& app) {
   tune->add_option("--wait-for-device", command->wait_for_device,
                    "While another process searches on this device, wait up to this long (90s, "
                    "2m) for it, then serve what it stored (default: serve the default at once)");
+  tune->add_flag("--pending", command->pending,
+                 "Tune every miss recorded in the store (mode cached; see 'tunekit cache ls "
+                 "--pending') for this device, with the ops' input generators; exits 1 when one "
+                 "could not be tuned (kept in the store)");
   command->exports.add_to(*tune, "the measured candidates");
-  tune->callback([command] { run_tune(*command); });
+  tune->callback([command] { command->pending ? run_tune_pending(*command) : run_tune(*command); });
 }
 
 }  // namespace tunekit::cli

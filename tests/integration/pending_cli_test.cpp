@@ -158,4 +158,26 @@ TEST_F(PendingCli, AStaleEntryAndItsBansAreShownAndMarked) {
   EXPECT_TRUE(store()->bans(digest).empty());
 }
 
+TEST_F(PendingCli, CacheRmRemovesPendingMissesNothingIsStoredFor) {
+  record_sum_miss("n=100");
+  tunekit::PendingMiss gone = record_sum_miss("n=200");
+  record_sum_miss("n=300");
+  store()->remove_pending(gone.identity_digest);
+  gone.op = "retired_op";
+  store()->record_miss(gone);
+
+  const Result by_op = tunekit("cache rm retired_op");
+  ASSERT_EQ(by_op.status, 0) << by_op.err;
+  EXPECT_TRUE(contains(by_op.out, "removed 0 stored choices and 1 pending miss")) << by_op.out;
+  const Result by_key = tunekit("cache rm n=100");  // defaults filled as the op parses it
+  ASSERT_EQ(by_key.status, 0) << by_key.err;
+  EXPECT_TRUE(contains(by_key.out, "1 pending miss")) << by_key.out;
+  const json left = parse(tunekit("cache ls --pending --json"));
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].at("key"), "n=300,dtype=f32");
+  EXPECT_EQ(tunekit("cache rm no_such_thing").status, 2);
+  ASSERT_EQ(tunekit("cache rm --all").status, 0);
+  EXPECT_TRUE(contains(tunekit("cache ls --pending").out, "no pending misses"));
+}
+
 }  // namespace

@@ -818,5 +818,27 @@ TEST(SqliteStore, AReadOnlyStoreWarnsOnceOnStaleBanAndMissWrites) {
   EXPECT_EQ(bytes_of(file), before);
 }
 
+// mode cached records misses on its serving path: a locked store costs it the read wait, not
+// the (longer) write wait a put() may spend.
+TEST(SqliteStore, AMissWaitsForALockOnlyAsLongAsARead) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  StoreOptions options;
+  options.read_wait = milliseconds(50);
+  options.write_wait = milliseconds(1000);
+  auto for_miss = open_store("sqlite:" + file.string(), {}, options);
+  auto for_put = open_store("sqlite:" + file.string(), {}, options);
+  ASSERT_NE(for_miss, nullptr);
+  ASSERT_NE(for_put, nullptr);
+  LockHolder holder(file, /*exclusive_locking=*/false);  // writers wait, readers go on
+  auto start = std::chrono::steady_clock::now();
+  for_miss->record_miss(miss_of("p", "sum", 1));
+  const double miss_seconds = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  for_put->put(sample("bbb"));
+  const double put_seconds = seconds_since(start);
+  EXPECT_LT(miss_seconds * 4, put_seconds) << miss_seconds << " s vs " << put_seconds << " s";
+}
+
 }  // namespace
 }  // namespace tunekit

@@ -2,7 +2,7 @@
 //
 //   tunekit cache ls [--op OP] [--json] [--pending]
 //   tunekit cache show <digest|key>... [--json]
-//   tunekit cache rm <digest|key|op>... | --all
+//   tunekit cache rm <digest|key|op>... | --all     (pending misses they name go too)
 //   tunekit cache export --dir D [--op OP]
 //   tunekit cache import D [--threads N]
 //
@@ -539,6 +539,50 @@ void run_show(const CacheCommand& command) {
 // ---------------------------------------------------------------------------------------------
 // rm
 
+// The identity digests (full, each once) of the entries and of the pending misses the
+// arguments name, and the arguments that name neither.
+struct Removal {
+  std::vector<std::string> choices;
+  std::vector<std::string> pending;
+  std::vector<std::string> unmatched;
+};
+
+// Whether one argument names a pending miss: its op, its key (as `resolve` matches keys), or
+// its identity digest (or a prefix of at least kMinPrefix hex digits).
+bool names_pending(const PendingMiss& m, const std::string& what, KeyMatcher& keys) {
+  const std::string digest = is_hex(what) ? lower(what) : std::string();
+  if (m.op == what || (digest.size() >= kMinPrefix && m.identity_digest.rfind(digest, 0) == 0))
+    return true;
+  StoredChoice as_entry;  // the matcher reads the op and the key text
+  as_entry.op = m.op;
+  as_entry.key = m.key;
+  return keys.matches(as_entry, what);
+}
+
+Removal what_to_remove(const CacheCommand& command, const std::vector<StoredChoice>& entries,
+                       const std::vector<PendingMiss>& pending) {
+  Removal r;
+  std::set<std::string> seen;
+  auto add = [&](std::vector<std::string>& to, const std::string& digest) {
+    if (seen.insert(digest).second) to.push_back(digest);
+  };
+  KeyMatcher keys;
+  for (const std::string& what : command.what) {
+    const auto found = resolve(entries, what, /*ops=*/true, keys);
+    for (const StoredChoice* c : found) add(r.choices, c->identity_digest);
+    bool any = !found.empty();
+    for (const PendingMiss& m : pending) {
+      if (!names_pending(m, what, keys)) continue;
+      add(r.pending, m.identity_digest);
+      any = true;
+    }
+    if (!any) r.unmatched.push_back(what);
+  }
+  return r;
+}
+
+// cache rm: the entries named (with their bans and pending misses), and pending misses named
+// by their op, key or digest even where nothing is stored for them; --all: everything.
 void run_rm(const CacheCommand& command) {
   if (command.all == !command.what.empty()) {
     throw UsageError(command.all ? "give either what to remove or --all, not both"
@@ -548,39 +592,35 @@ void run_rm(const CacheCommand& command) {
   const OpenedStore opened = open_cache_store(command, /*create=*/false, /*write=*/true);
   Store& store = require_existing(opened);
   const std::vector<StoredChoice> entries = store.list();
-  std::vector<std::string> digests;  // full identity digests, each once
-  std::set<std::string> seen;
+  const std::vector<PendingMiss> pending = store.pending();
+  Removal r;
   if (command.all) {
-    for (const StoredChoice& c : entries)
-      if (seen.insert(c.identity_digest).second) digests.push_back(c.identity_digest);
-    if (digests.empty()) {
+    for (const StoredChoice& c : entries) r.choices.push_back(c.identity_digest);
+    for (const PendingMiss& m : pending) r.pending.push_back(m.identity_digest);
+    if (r.choices.empty() && r.pending.empty()) {
       std::cout << fmt::format("nothing to remove: the store {} is empty\n", opened.spec);
       return;
     }
   } else {
-    KeyMatcher keys;
-    std::vector<std::string> unmatched;
-    for (const std::string& what : command.what) {
-      const auto found = resolve(entries, what, /*ops=*/true, keys);
-      if (found.empty()) unmatched.push_back(what);
-      for (const StoredChoice* c : found)
-        if (seen.insert(c->identity_digest).second) digests.push_back(c->identity_digest);
-    }
-    if (digests.empty()) {
+    r = what_to_remove(command, entries, pending);
+    if (r.choices.empty() && r.pending.empty()) {
       std::string typed;
-      for (const std::string& what : unmatched)
+      for (const std::string& what : r.unmatched)
         typed += fmt::format("{}'{}'", typed.empty() ? "" : ", ", what);
       throw UsageError(
           fmt::format("nothing in {} matches {}: {}", opened.spec, typed, no_match_help(true)));
     }
-    for (const std::string& what : unmatched)
+    for (const std::string& what : r.unmatched)
       std::cerr << fmt::format("tunekit: warning: '{}' matches no stored choice\n", what);
   }
-  std::size_t removed = 0;
-  for (const std::string& digest : digests) removed += store.remove(digest);
-  std::cout << fmt::format("removed {} stored choice{} from {}\n", removed, removed == 1 ? "" : "s",
-                           opened.spec);
-  if (removed == 0) throw UsageError("nothing was removed (see the warning above)");
+  std::size_t removed = 0, misses = 0;
+  for (const std::string& digest : r.choices) removed += store.remove(digest);
+  for (const std::string& digest : r.pending) misses += store.remove_pending(digest);
+  std::cout << fmt::format(
+      "removed {} stored choice{}{} from {}\n", removed, removed == 1 ? "" : "s",
+      misses ? fmt::format(" and {} pending miss{}", misses, misses == 1 ? "" : "es") : "",
+      opened.spec);
+  if (removed + misses == 0) throw UsageError("nothing was removed (see the warning above)");
 }
 
 }  // namespace
@@ -623,7 +663,7 @@ void register_cache(CLI::App& app) {
   rm->add_option("what", command->what,
                  "Identity digests (or prefixes of at least 6 hex digits), key digests, keys or "
                  "op names");
-  rm->add_flag("--all", command->all, "Remove every stored choice");
+  rm->add_flag("--all", command->all, "Remove every stored choice and pending miss");
   rm->add_option("--store", command->store, store_help);
   rm->callback([command] { run_rm(*command); });
 

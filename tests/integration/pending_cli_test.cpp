@@ -180,4 +180,16 @@ TEST_F(PendingCli, CacheRmRemovesPendingMissesNothingIsStoredFor) {
   EXPECT_TRUE(contains(tunekit("cache ls --pending").out, "no pending misses"));
 }
 
+TEST_F(PendingCli, AMissOfAnotherDeviceIsLeftAndDoesNotFailTheRun) {
+  tunekit::PendingMiss miss = record_sum_miss("n=100");
+  store()->remove_pending(miss.identity_digest);
+  miss.device = R"({"backend":"opencl","product":"Some GPU"})";
+  store()->record_miss(miss);
+  const Result run = tunekit(std::string("tune --pending ") + kFast);
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_TRUE(contains(run.out, "other_device")) << run.out;
+  EXPECT_TRUE(contains(run.out, "1 left for the device that recorded them")) << run.out;
+  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 1u);
+}
+
 }  // namespace

@@ -361,9 +361,14 @@ void run_tune_pending(const TuneCommand& command) {
   if (command.json) {
     std::cout << all.dump(2) << '\n';
   } else {
-    std::cout << fmt::format("{} of {} pending miss{} tuned{}\n", tuned, outcomes.size(),
+    const std::size_t elsewhere = outcomes.size() - tuned - failed;
+    std::cout << fmt::format("{} of {} pending miss{} tuned{}{}\n", tuned, outcomes.size(),
                              outcomes.size() == 1 ? "" : "es",
-                             failed ? fmt::format("; {} kept (see above)", failed) : "");
+                             failed ? fmt::format("; {} kept (see above)", failed) : "",
+                             elsewhere ? fmt::format("; {} left for the device{} that recorded "
+                                                     "them",
+                                                     elsewhere, elsewhere == 1 ? "" : "s")
+                                       : "");
   }
   if (failed > 0) throw CLI::RuntimeError(1);
 }

@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tunekit/errors.hpp"
 #include "tunekit/store.hpp"
@@ -838,6 +839,42 @@ TEST(SqliteStore, AMissWaitsForALockOnlyAsLongAsARead) {
   for_put->put(sample("bbb"));
   const double put_seconds = seconds_since(start);
   EXPECT_LT(miss_seconds * 4, put_seconds) << miss_seconds << " s vs " << put_seconds << " s";
+}
+
+// Several serving processes recording the same miss at once: every miss counts once.
+TEST(SqliteStore, MissesRecordedByConcurrentProcessesAllCount) {
+  TempDir dir;
+  const fs::path file = store_with(dir, "aaa");
+  constexpr int kProcesses = 4;
+  constexpr int kMisses = 25;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      StoreOptions options;
+      options.read_wait = milliseconds(30000);  // a miss waits as long as a read: be generous
+      auto store = open_store("sqlite:" + file.string(), {}, options);
+      if (!store) ::_exit(3);
+      for (int i = 0; i < kMisses; ++i) store->record_miss(miss_of("same", "sum", 10 + i));
+      store->record_miss(miss_of("own" + std::to_string(p), "sum", 5));
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  auto store = open_store("sqlite:" + file.string(), {});
+  const auto all = store->pending();
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(kProcesses + 1));
+  for (const PendingMiss& m : all) {
+    if (m.identity_digest != "same") continue;
+    EXPECT_EQ(m.count, kProcesses * kMisses);
+    EXPECT_EQ(m.first_seen, 10);
+    EXPECT_EQ(m.last_seen, 10 + kMisses - 1);
+  }
 }
 
 }  // namespace

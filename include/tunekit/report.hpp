@@ -25,6 +25,8 @@ enum class Source {
   pre_search_failure,       // inputs or reference could not be produced: default served
   model,                    // ranked by the cost model, nothing measured (model_default)
   budget_floor_unmeasured,  // the budget was spent before the default was measured
+  stale_replay,             // mode cached: the known choice failed re-validation, the default
+                            // serves (TuneReport::stale says why)
 };
 std::string_view to_string(Source source);  // use_default prints as "default"
 
@@ -66,6 +68,9 @@ struct TuneReport {
   std::string device;       // product name
   Source source = Source::use_default;
   std::string reason;  // why this source (e.g. "another caller is tuning this key")
+  // Why a stored or artifact choice for this key was not served (failed re-validation, stale
+  // since an earlier failure); empty when none was passed over.
+  std::string stale;
   std::size_t winner = 0;
   std::string winner_name;
   std::size_t default_index = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <optional>
 
@@ -34,11 +35,28 @@ class Tuner {
   // default at once. Fills *report when given.
   Choice select(const OpBase& op, const Key& key, TuneReport* report = nullptr);
 
-  // Looks up the choice and calls it on the caller's arguments.
+  // Looks up the choice and calls it on the caller's arguments, once. When a chosen candidate
+  // that is not the default throws, the choice is retracted (here and in the store), the
+  // candidate is banned for this key, and the exception reaches the caller unchanged; the next
+  // call chooses again without it (DESIGN §7). Never re-run on another candidate, with one
+  // exception: a chosen candidate whose build fails (TrialError compile_failed, an advisory
+  // build) runs the default instead, and TunerOptions::on_fallback hears why. A failure of
+  // the default, a FatalError or a UsageError propagates and bans nothing.
   template <class Args>
   void run(const Op<Args>& op, Args& args) {
-    op.call(select(op, op.key_of(args)).index, args);
+    const Key key = op.key_of(args);
+    const std::size_t index = select(op, key).index;
+    try {
+      op.call(index, args);
+    } catch (...) {
+      if (!live_failure(op, key, index, std::current_exception())) throw;
+      op.call(op.default_index(key), args);
+    }
   }
+
+  // A read-only probe: the choice this tuner already serves for (op, key) from memory, or
+  // nullopt. Never searches, never waits, never reads the store.
+  std::optional<Choice> settled(const OpBase& op, const Key& key) const;
 
   // Searches now, whatever the mode and the table say, and publishes the winner.
   TuneReport tune(const OpBase& op, const Key& key);
@@ -71,6 +89,10 @@ class Tuner {
   Device& device();
 
  private:
+  // run()'s handling of a chosen candidate's exception; true: run the default instead.
+  bool live_failure(const OpBase& op, const Key& key, std::size_t index,
+                    const std::exception_ptr& error);
+
   class Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -67,6 +67,9 @@ struct TunerOptions {
   // that clobbers its inputs, fails validation. 0: none (an op that works in place).
   int check_calls = 5;
   std::function<void(const ProgressEvent&)> on_progress;
+  // Tuner::run: a chosen candidate failed to build, so the default ran instead (advisory
+  // build, DESIGN §7): the candidate's name and the cause.
+  std::function<void(std::string_view candidate, const Outcome& cause)> on_fallback;
   // Called with every contended window before it is retried.
   std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
 
@@ -116,7 +119,8 @@ struct TunerOptions {
   std::string artifact_dir;
   // Pending misses (DESIGN §7): in mode cached every miss is recorded in the store's pending
   // table (op, key, identity, a count) for `tunekit tune --pending` to tune later; with this
-  // set, mode tune records each key it is about to search too.
+  // set, mode tune records too each key its search leaves without a stored choice (another
+  // search held the device, nothing measured cleanly).
   bool record_misses = false;
   // Application tags that are part of every stored choice's identity.
   EnvironmentTags environment;

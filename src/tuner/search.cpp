@@ -155,13 +155,14 @@ bool search_is_restricted(const TunerOptions& options, const OpBase& op) {
 }
 
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
-                      const SearchPrior& prior) {
+                      const SearchPrior& prior, const std::map<std::size_t, std::string>& banned) {
   const std::function<double()> now = budget_clock(options);
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.strategy);
   std::unique_ptr<Schedule> schedule = builtin_schedules().make(options.schedule);
   SearchBudget budget(options.budget_seconds, now);
   SearchContext context(device, op, key, options);
+  for (const auto& [index, why] : banned) context.ban(index, why);
   TuneReport& r = context.report();
   r.strategy = options.strategy;
   r.schedule = options.schedule;

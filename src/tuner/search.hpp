@@ -2,6 +2,10 @@
 // space, with the strategy and the schedule TunerOptions name, the compile pass and the budget.
 #pragma once
 
+#include <cstddef>
+#include <map>
+#include <string>
+
 #include "tunekit/device.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
@@ -22,8 +26,9 @@ bool search_is_restricted(const TunerOptions& options, const OpBase& op);
 // Runs the search and returns the report with the winner set (the default when nothing
 // validated and measured cleanly, or when the budget left the default unmeasured: source
 // budget_floor_unmeasured). `prior` carries the cost model's view of the points when there is
-// one. Classified failures are in the report; UsageError and FatalError propagate.
+// one. `banned`: candidates that failed live for this key (index -> why), rejected without a
+// trial. Classified failures are in the report; UsageError and FatalError propagate.
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
-                      const SearchPrior& prior);
+                      const SearchPrior& prior, const std::map<std::size_t, std::string>& banned);
 
 }  // namespace tunekit::detail

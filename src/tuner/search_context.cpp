@@ -122,6 +122,10 @@ void SearchContext::built(std::size_t index, const Outcome& outcome, double seco
 
 bool SearchContext::admit(std::size_t index) {
   const Candidate cand = op_.candidate(index);
+  if (auto banned = banned_.find(index); banned != banned_.end()) {
+    finish(index, {Status::rejected, "banned for this key: " + banned->second}, std::nullopt);
+    return false;
+  }
   if (auto refused = precheck(cand, key_, options_.numerics_policy)) {
     finish(index, *refused, std::nullopt);
     return false;
@@ -257,6 +261,13 @@ void SearchContext::choose() {
   } else {
     r_.winner = r_.default_index;
     r_.reason = "no candidate validated and measured cleanly; the default stands";
+    // The last failure chained (seed 002): what the caller would ask first.
+    for (auto c = r_.candidates.rbegin(); c != r_.candidates.rend(); ++c) {
+      if (c->outcome.ok() || c->outcome.status == Status::skipped) continue;
+      r_.reason += "; the last failure: " + c->name + " " +
+                   std::string(to_string(c->outcome.status)) + ": " + c->outcome.message;
+      break;
+    }
   }
   if (r_.winner != r_.default_index && r_.default_score > 0 && options_.confirm_pairs > 0)
     confirm();

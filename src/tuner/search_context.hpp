@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +51,9 @@ class SearchContext {
   // Records the compile pass's verdict on a candidate: its build time, and on failure its
   // final outcome. Built candidates are not built again by admit().
   void built(std::size_t index, const Outcome& outcome, double seconds);
+
+  // A candidate that failed live for this key (DESIGN §7): admit() rejects it with `reason`.
+  void ban(std::size_t index, std::string reason) { banned_[index] = std::move(reason); }
 
   // Admission (numerics, eligibility), prepare and validation of one candidate. On success
   // (true) the candidate is ready for windows until drop_trial(); otherwise the outcome is
@@ -115,9 +119,10 @@ class SearchContext {
   TrialInputs inputs_;
   std::unique_ptr<TrialRunner> runner_;
   bool isolated_ = false;
-  std::unordered_map<std::size_t, bool> built_;        // index -> built (compile pass or admit)
-  std::unordered_map<std::size_t, bool> checked_;      // index -> its checked calls ran
-  std::unordered_map<std::size_t, double> validated_;  // index -> seconds its admission took
+  std::unordered_map<std::size_t, bool> built_;          // index -> built (compile pass or admit)
+  std::unordered_map<std::size_t, bool> checked_;        // index -> its checked calls ran
+  std::unordered_map<std::size_t, double> validated_;    // index -> seconds its admission took
+  std::unordered_map<std::size_t, std::string> banned_;  // index -> why
   std::function<bool()> stop_;
   std::function<double()> time_left_;
   double incumbent_ = 0;

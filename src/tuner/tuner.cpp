@@ -2,21 +2,24 @@
 
 #include <atomic>
 #include <cmath>
-#include <filesystem>
+#include <ctime>
+#include <exception>
 #include <limits>
 #include <mutex>
 #include <set>
 #include <utility>
 
+#include "core/classify.hpp"
 #include "report/evidence_reader.hpp"
-#include "store/stored_choice.hpp"
-#include "tunekit/artifact.hpp"
 #include "tunekit/errors.hpp"
-#include "tuner/choice_table.hpp"
-#include "tuner/device_lock.hpp"
-#include "tuner/device_turn.hpp"
+#include "tuner/artifact_source.hpp"
+#include "tuner/default_source.hpp"
+#include "tuner/memory_source.hpp"
 #include "tuner/model_choice.hpp"
+#include "tuner/revalidation.hpp"
 #include "tuner/search.hpp"
+#include "tuner/search_source.hpp"
+#include "tuner/store_source.hpp"
 #include "tuner/tuner_options.hpp"
 
 namespace tunekit {
@@ -41,6 +44,8 @@ std::string_view to_string(Source source) {
       return "model";
     case Source::budget_floor_unmeasured:
       return "budget_floor_unmeasured";
+    case Source::stale_replay:
+      return "stale_replay";
   }
   return "unknown";
 }
@@ -66,7 +71,11 @@ struct PendingKey {
 
 class Tuner::Impl {
  public:
-  Impl(Device& device, TunerOptions options) : device_(device), options_(std::move(options)) {
+  Impl(Device& device, TunerOptions options)
+      : device_(device),
+        options_(std::move(options)),
+        memory_(device.identity(), options_),
+        revalidator_(device, options_) {
     detail::check_tuner_options(options_);   // every numeric field: NaN, negative, absurd
     detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
     if (!(std::isfinite(options_.wait_for_device_seconds) && options_.wait_for_device_seconds >= 0))
@@ -77,6 +86,7 @@ class Tuner::Impl {
     environment_ = options_.environment;
     // A profile named explicitly fails here (missing, malformed), not at the first call.
     if (options_.envelope || !options_.profile.empty()) envelope_source();
+    build_chains();
   }
 
   // Resolved once: the explicit envelope or profile, else this device's stored profile.
@@ -128,7 +138,7 @@ class Tuner::Impl {
     id.environment = environment_;
     id.numerics_policy = options_.numerics_policy;
     id.op = op.name();
-    id.candidates = op.checksum();
+    id.candidates = op.checksum_for(key);  // what "correct" means at this key included
     id.key = key;
     return id;
   }
@@ -136,157 +146,58 @@ class Tuner::Impl {
   Store* store() { return store_.get(); }
 
   Choice select(const OpBase& op, const Key& key, TuneReport* report) {
-    const Digest& op_digest = op.checksum();
     if (options_.mode != Mode::off) {
-      if (auto hit = table_.find(op_digest, key.digest())) {
+      if (auto hit = memory_.hit(op.checksum(), key.digest())) {
         if (report) *report = brief(op, key, *hit, Source::memory_hit, {});
         return {*hit, Source::memory_hit};
       }
     }
-    return miss(op, key, report, /*force=*/false);
+    return miss(op, key, report, /*search_now=*/false);
+  }
+
+  std::optional<Choice> settled(const OpBase& op, const Key& key) const {
+    if (options_.mode == Mode::off) return std::nullopt;
+    auto hit = memory_.hit(op.checksum(), key.digest());
+    if (!hit) return std::nullopt;
+    return Choice{*hit, Source::memory_hit};
   }
 
   TuneReport tune(const OpBase& op, const Key& key) {
     TuneReport report;
-    miss(op, key, &report, /*force=*/true);
+    miss(op, key, &report, /*search_now=*/true);
     return report;
   }
+
+  bool live_failure(const OpBase& op, const Key& key, std::size_t index,
+                    const std::exception_ptr& error);
 
   const TunerOptions& options() const { return options_; }
   Device& device() { return device_; }
 
  private:
-  Choice miss(const OpBase& op, const Key& key, TuneReport* report, bool force) {
-    op.check_key(key);
-    const std::size_t fallback = op.default_index(key);
-    auto serve_default = [&](Source source, std::string reason) {
-      if (report) *report = brief(op, key, fallback, source, std::move(reason));
-      return Choice{fallback, source};
-    };
-    if (!force && options_.mode == Mode::off)
-      return serve_default(Source::use_default, "mode is off");
-    if (searches_on_this_thread > 0)
-      return serve_default(Source::use_default, "nested request from inside a search");
+  Choice miss(const OpBase& op, const Key& key, TuneReport* report, bool search_now);
+  Choice answer(const OpBase& op, const Key& key, bool search_now, TuneReport* report);
 
-    PendingKey pending{op.checksum(), key.digest()};
-    {
-      std::lock_guard lock(pending_mutex_);
-      used_ = true;
-      if (!force) {
-        if (auto hit = table_.find(pending.op, pending.key)) {
-          if (report) *report = brief(op, key, *hit, Source::memory_hit, {});
-          return {*hit, Source::memory_hit};
-        }
-      }
-      if (!pending_.insert(pending).second)
-        return serve_default(Source::use_default, "another caller is tuning this key");
-    }
-    // Unmarks the key and the thread however the search ends (an exception included).
-    struct Unmark {
-      Impl& self;
-      PendingKey key;
-      ~Unmark() {
-        --searches_on_this_thread;
-        std::lock_guard lock(self.pending_mutex_);
-        self.pending_.erase(key);
-      }
-    };
-    ++searches_on_this_thread;
-    Unmark unmark{*this, pending};
-
-    const Identity id = identity(op, key);
-    const bool reuse = !force && options_.mode != Mode::force;
-    if (reuse) {
-      if (auto known = from_store(op, key, id, report)) return *known;
-      if (auto known = from_artifact(op, key, report)) return *known;
-    }
-    if (!force && options_.mode == Mode::cached)
-      return serve_default(Source::search_disabled, "mode is cached and no choice is known");
-
-    // One search at a time per device, held until the winner is stored (DESIGN §11).
-    detail::DeviceTurn turn(device_, lock_path(), options_.wait_for_device_seconds);
-    if (!turn.warning().empty() && options_.on_warning && !lock_warned_.exchange(true))
-      options_.on_warning(turn.warning());
-    if (!turn.granted()) return serve_default(Source::use_default, turn.refusal());
-    // The process we waited for may have tuned this very key.
-    if (reuse && turn.waited()) {
-      if (auto known = from_store(op, key, id, report)) return *known;
-    }
-    return search(op, key, id, report);
-  }
-
-  // A stored choice for (op, key), published to the table; nullopt when the store has none.
-  std::optional<Choice> from_store(const OpBase& op, const Key& key, const Identity& id,
-                                   TuneReport* report) {
-    if (!store_ || !device_.identity().known) return std::nullopt;
-    // A partial entry (a budget cut, a pruning strategy) serves a search that is restricted
-    // too; a search without those limits replaces it (DESIGN §7).
-    auto stored = store_->find(id.digest().hex());
-    if (stored && stored->budget_cut && !detail::search_is_restricted(options_, op)) stored.reset();
-    if (!stored) return std::nullopt;
-    auto index = op.find(stored->winner);
-    if (!index) return std::nullopt;
-    table_.publish(op.checksum(), key.digest(), *index);
-    if (report) {
-      *report = brief(op, key, *index, Source::cache_replay, "from " + store_->describe());
-      detail::fill_from_evidence(*report, stored->evidence);
-    }
-    return Choice{*index, Source::cache_replay};
-  }
-
-  // A deployable artifact's choice for (op, key), published to the table.
-  std::optional<Choice> from_artifact(const OpBase& op, const Key& key, TuneReport* report) {
-    if (options_.artifact_dir.empty()) return std::nullopt;
-    auto index = find_artifact_choice(options_.artifact_dir, op, key, device_.identity(),
-                                      options_.on_warning);
-    if (!index) return std::nullopt;
-    table_.publish(op.checksum(), key.digest(), *index);
-    if (report)
-      *report = brief(op, key, *index, Source::artifact_replay, "from " + options_.artifact_dir);
-    return Choice{*index, Source::artifact_replay};
-  }
-
-  // The cross-process lock file of this device ("": in-process turns only), see
-  // TunerOptions::lock_dir.
-  std::string lock_path() const {
-    std::string dir = options_.lock_dir;
-    if (dir == "none") return "";
-    if (dir.empty()) {
-      constexpr std::string_view sqlite = "sqlite:";
-      if (options_.store.rfind(sqlite, 0) != 0) return "";
-      dir = (std::filesystem::path(options_.store.substr(sqlite.size())).parent_path() / "locks")
-                .string();
-    }
-    return detail::DeviceLock::path_for(dir, device_.identity());
-  }
-
-  // Searches (this caller holds the key and the device), publishes and keeps the winner.
-  Choice search(const OpBase& op, const Key& key, const Identity& id, TuneReport* report) {
-    TuneReport r = detail::run_search(device_, op, key, options_, prior(op, key));
-    fill_identity(r, op, key);
-    table_.publish(op.checksum(), key.digest(), r.winner);
-    const CandidateReport* winner = r.find(r.winner);
-    const bool measured = r.source == Source::searched && winner && winner->outcome.ok();
-    if (!measured) {
-      r.reason += std::string(r.reason.empty() ? "" : "; ") +
-                  "no clean measurement: kept in memory for this session only";
-    } else if (!device_.identity().known) {
-      r.reason += std::string(r.reason.empty() ? "" : "; ") +
-                  "device identity unknown: kept in memory for this session only";
-    } else if (store_) {
-      store_->put(detail::make_stored_choice(id, r, op.candidate(r.winner).config.text(),
-                                             /*budget_cut=*/r.budget.cut));
-    }
-    if (measured && device_.identity().known && options_.mode == Mode::force &&
-        !options_.artifact_dir.empty()) {
-      // Mode force refreshes the deployable artifact too.
-      write_artifact(options_.artifact_dir,
-                     make_artifact(op, key, device_.identity(), r.winner_name,
-                                   detail::make_stored_choice(id, r, "", false).evidence));
-    }
-    Choice choice{r.winner, r.source};
-    if (report) *report = std::move(r);
-    return choice;
+  // The mode builds the chain (DESIGN §7); Tuner::tune always ends in a search.
+  void build_chains() {
+    Store* store = store_.get();
+    const DeviceIdentity& device = device_.identity();
+    store_source_ =
+        std::make_unique<detail::StoreSource>(store, device, options_, revalidator_, bans_);
+    artifact_source_ =
+        std::make_unique<detail::ArtifactSource>(device, options_, revalidator_, bans_);
+    search_source_ = std::make_unique<detail::SearchSource>(
+        device_, options_, store, *store_source_, bans_,
+        [this](const OpBase& op, const Key& key) { return prior(op, key); });
+    default_source_ = std::make_unique<detail::DefaultSource>(store, device, options_);
+    std::vector<detail::ChoiceSource*> replay{&memory_, store_source_.get(),
+                                              artifact_source_.get()};
+    tune_chain_ = replay;
+    tune_chain_.push_back(search_source_.get());
+    tune_chain_.push_back(default_source_.get());
+    select_chain_ = replay;
+    if (options_.mode != Mode::cached) select_chain_.push_back(search_source_.get());
+    select_chain_.push_back(default_source_.get());
   }
 
   // What the search knows before its first evaluation: the cost model's view of every point,
@@ -307,43 +218,127 @@ class Tuner::Impl {
     return p;
   }
 
-  void fill_identity(TuneReport& r, const OpBase& op, const Key& key) const {
-    r.op = op.name();
-    r.op_checksum = op.checksum().hex();
-    r.key = key.text();
-    r.key_digest = key.digest().hex();
-    r.device = device_.identity().product;
-    r.statistic = options_.statistic;
-    r.tie_band = options_.tie_band;
-    r.numerics_policy = options_.numerics_policy;
-  }
-
   TuneReport brief(const OpBase& op, const Key& key, std::size_t index, Source source,
                    std::string reason) const {
-    TuneReport r;
-    fill_identity(r, op, key);
-    r.source = source;
-    r.reason = std::move(reason);
-    r.winner = index;
-    r.winner_name = op.candidate(index).name;
-    r.default_index = op.default_index(key);
-    r.default_name = op.candidate(r.default_index).name;
-    r.space_size = op.size();
-    return r;
+    return detail::brief_report(op, key, device_.identity(), options_, index, source,
+                                std::move(reason));
   }
 
   Device& device_;
   TunerOptions options_;
-  detail::ChoiceTable table_;
+  detail::MemorySource memory_;
+  detail::Revalidator revalidator_;
+  detail::LiveBans bans_;
   std::mutex pending_mutex_;
   std::set<PendingKey> pending_;
-  bool used_ = false;                     // guarded by pending_mutex_
-  std::atomic<bool> lock_warned_{false};  // an unusable device lock is reported once
+  bool used_ = false;  // guarded by pending_mutex_
   EnvironmentTags environment_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<detail::StoreSource> store_source_;
+  std::unique_ptr<detail::ArtifactSource> artifact_source_;
+  std::unique_ptr<detail::SearchSource> search_source_;
+  std::unique_ptr<detail::DefaultSource> default_source_;
+  std::vector<detail::ChoiceSource*> select_chain_;
+  std::vector<detail::ChoiceSource*> tune_chain_;
   mutable std::once_flag envelope_once_;
   mutable detail::EnvelopeSource envelope_;
 };
+
+Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, bool search_now) {
+  op.check_key(key);
+  auto serve_default = [&](Source source, std::string reason) {
+    const std::size_t fallback = op.default_index(key);
+    if (report) *report = brief(op, key, fallback, source, std::move(reason));
+    return Choice{fallback, source};
+  };
+  if (!search_now && options_.mode == Mode::off)
+    return serve_default(Source::use_default, "mode is off");
+  if (searches_on_this_thread > 0)
+    return serve_default(Source::use_default, "nested request from inside a search");
+  if (op.size() == 1)  // nothing to choose between: no search, nothing stored
+    return serve_default(Source::use_default, "one candidate: nothing to tune");
+
+  PendingKey pending{op.checksum(), key.digest()};
+  {
+    std::lock_guard lock(pending_mutex_);
+    used_ = true;
+    if (!search_now) {
+      if (auto hit = memory_.hit(pending.op, pending.key)) {
+        if (report) *report = brief(op, key, *hit, Source::memory_hit, {});
+        return {*hit, Source::memory_hit};
+      }
+    }
+    if (!pending_.insert(pending).second)
+      return serve_default(Source::use_default, "another caller is tuning this key");
+  }
+  // Unmarks the key and the thread however the search ends (an exception included).
+  struct Unmark {
+    Impl& self;
+    PendingKey key;
+    ~Unmark() {
+      --searches_on_this_thread;
+      std::lock_guard lock(self.pending_mutex_);
+      self.pending_.erase(key);
+    }
+  };
+  ++searches_on_this_thread;
+  Unmark unmark{*this, pending};
+  return answer(op, key, search_now, report);
+}
+
+// The first source of the chain with an answer serves; the sources before it record the
+// answer, from the last to the first (DESIGN §7).
+Choice Tuner::Impl::answer(const OpBase& op, const Key& key, bool search_now, TuneReport* report) {
+  const Identity id = identity(op, key);
+  detail::ServeRequest request{op, key, id};
+  request.search_now = search_now;
+  request.replay = !search_now && options_.mode != Mode::force;
+  const std::vector<detail::ChoiceSource*>& chain = search_now ? tune_chain_ : select_chain_;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    std::optional<detail::Served> served = chain[i]->find(request);
+    if (!served) continue;
+    for (std::size_t j = i; j-- > 0;) chain[j]->record(request, *served);
+    request.report.stale = request.stale;
+    if (!request.stale.empty() && served->source == Source::searched)
+      detail::add_reason(request.report, request.stale);
+    if (report) *report = std::move(request.report);
+    return {served->index, served->source};
+  }
+  throw FatalError("the tuner's chain of sources gave no answer");  // the default always does
+}
+
+// A live failure of the chosen candidate (DESIGN §7): the choice is retracted here and in the
+// store, the candidate banned for the key; the error propagates, except a failed build of a
+// chosen candidate, which is advisory: the caller runs the default instead (true).
+bool Tuner::Impl::live_failure(const OpBase& op, const Key& key, std::size_t index,
+                               const std::exception_ptr& error) {
+  if (index == op.default_index(key)) return false;  // the default's own failure propagates
+  Outcome cause;
+  try {
+    std::rethrow_exception(error);
+  } catch (const FatalError&) {
+    return false;  // the device, not the candidate
+  } catch (const UsageError&) {
+    return false;  // the caller's arguments, not the candidate
+  } catch (...) {
+    cause = detail::classify_exception(std::current_exception(), "a live call");
+  }
+  const std::string name = op.candidate(index).name;
+  const std::string why =
+      "failed live: " + std::string(to_string(cause.status)) + ": " + cause.message;
+  bans_.ban(op.checksum(), key.digest(), index, why);
+  memory_.retract(op.checksum(), key.digest());
+  if (store_ && device_.identity().known) {
+    const Identity id = identity(op, key);
+    const std::string digest = id.digest().hex();
+    store_->mark_stale(digest, "its candidate " + name + " " + why);
+    store_->ban(BannedCandidate{digest, op.name(), key.text(), name, why,
+                                static_cast<std::int64_t>(std::time(nullptr))});
+  }
+  if (cause.status != Status::compile_failed) return false;
+  if (options_.on_fallback) options_.on_fallback(name, cause);
+  return true;
+}
 
 Tuner::Tuner(Device& device, TunerOptions options)
     : impl_(std::make_unique<Impl>(device, std::move(options))) {}
@@ -389,6 +384,13 @@ std::optional<Envelope> Tuner::envelope(std::string* origin) const {
 
 void Tuner::set_environment_tags(EnvironmentTags tags) {
   impl_->set_environment_tags(std::move(tags));
+}
+std::optional<Choice> Tuner::settled(const OpBase& op, const Key& key) const {
+  return impl_->settled(op, key);
+}
+bool Tuner::live_failure(const OpBase& op, const Key& key, std::size_t index,
+                         const std::exception_ptr& error) {
+  return impl_->live_failure(op, key, index, error);
 }
 Identity Tuner::identity(const OpBase& op, const Key& key) const {
   return impl_->identity(op, key);

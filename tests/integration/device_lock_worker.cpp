@@ -1,7 +1,7 @@
 // A worker process for the device lock tests (src/tuner/device_lock.cpp): tunes key n=N of a
 // fake op into the store at STORE_PATH, whose device lock lives beside it. With a HOLD file,
 // its search announces itself by creating HOLD.searching, then keeps the device (at most
-// 60 s) until HOLD exists. Prints "<source> <searches> <reason>" on stdout.
+// 60 s) until HOLD exists. Prints "<source> <workloads made> <reason>" on stdout.
 //   device_lock_worker STORE_PATH N WAIT_SECONDS HOLD|-
 #include <atomic>
 #include <chrono>

@@ -187,8 +187,10 @@ TEST_F(Artifacts, NoDeviceIdentityNoArtifact) {
   TunerOptions o = options();
   o.mode = Mode::force;
   Tuner t(dev_, o);
-  t.select(*op_, Key{{"n", 1}});
-  EXPECT_FALSE(fs::exists(dir_));  // nothing cached
+  // Fails clearly (seed 002), caching nothing: no file, nothing published.
+  EXPECT_THROW(t.select(*op_, Key{{"n", 1}}), UsageError);
+  EXPECT_FALSE(fs::exists(dir_));
+  EXPECT_FALSE(t.settled(*op_, Key{{"n", 1}}).has_value());
 }
 
 TEST_F(Artifacts, ForceModeSearchesAndWritesAnArtifact) {

@@ -290,7 +290,7 @@ TEST(Tuner, ATuneThatThrowsLeavesTheKeyUnmarked) {
     if (fail) throw FatalError("device lost");
   };
   std::atomic<int> inputs{0};
-  auto op = make_fake_op(dev, {"def"}, "def", &inputs);
+  auto op = make_fake_op(dev, {"def", "alt"}, "def", &inputs);
   Tuner tuner(dev);
   EXPECT_THROW(tuner.select(*op, Key{{"n", 2}}), FatalError);
   fail = false;
@@ -305,7 +305,8 @@ TEST(Tuner, InputGeneratorFailureServesTheDefault) {
   auto op = std::make_unique<Op<fakes::FakeArgs>>("broken", 1);
   op->inputs([](const Key&) -> fakes::FakeArgs { throw std::runtime_error("no inputs today"); })
       .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
-      .candidate("only", [](fakes::FakeArgs&) {});
+      .candidate("only", [](fakes::FakeArgs&) {})
+      .candidate("other", [](fakes::FakeArgs&) {});
   Tuner tuner(dev);
   TuneReport r;
   Choice c = tuner.select(*op, Key{{"n", 1}}, &r);
@@ -346,6 +347,12 @@ TEST(Tuner, RotatingInputsCycleThroughCopies) {
                    seen.insert(a.out.data());
                    for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
                  })
+      .candidate("same",  // two candidates: a one-candidate op is never tuned
+                 [&](fakes::FakeArgs& a) {
+                   dev.running = "def";
+                   seen.insert(a.out.data());
+                   for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+                 })
       .rotate(3);
   TunerOptions o;
   o.confirm_pairs = 0;
@@ -378,7 +385,8 @@ TEST(Tuner, PerOpEvictionUsesTheDevicesEvictor) {
     Evictor* evictor() override { return &evictor_; }
   } dev;
   dev.inner.behaviour["def"].seconds = 1e-3;
-  auto op = make_fake_op(dev.inner, {"def"}, "def");
+  dev.inner.behaviour["wrong"].wrong = true;  // validated, never timed: only the default is
+  auto op = make_fake_op(dev.inner, {"def", "wrong"}, "def");
   TunerOptions o;
   Tuner(dev, o).select(*op, Key{{"n", 2}});
   EXPECT_EQ(dev.evictor_.n, 0);

@@ -137,7 +137,8 @@ void run_import(const CacheCommand& command) {
   }
   // Identities are computed as `tune` computes them: a plain tuner (no tags, the default
   // numerics policy) on this device, ops built with the same thread pool.
-  Tuner tuner(device, TunerOptions{});
+  const TunerOptions plain;
+  Tuner tuner(device, plain);
   cpu::ThreadPool pool(command.threads);
   std::map<std::string, std::unique_ptr<OpBase>> ops;
 

@@ -1,0 +1,54 @@
+#include "tuner/artifact_source.hpp"
+
+#include "store/stored_choice.hpp"
+#include "tunekit/artifact.hpp"
+#include "tunekit/errors.hpp"
+
+namespace tunekit::detail {
+
+std::optional<Served> ArtifactSource::find(ServeRequest& request) {
+  if (!request.replay || options_.artifact_dir.empty()) return std::nullopt;
+  const OpBase& op = request.op;
+  auto index =
+      find_artifact_choice(options_.artifact_dir, op, request.key, device_, options_.on_warning);
+  if (!index || bans_.banned(op.checksum(), request.key.digest(), *index)) return std::nullopt;
+  if (auto checked = revalidator_.check(op, request.key, *index); checked && !checked->ok()) {
+    request.stale = "the artifact's choice " + op.candidate(*index).name +
+                    " failed re-validation: " + std::string(to_string(checked->status)) + ": " +
+                    checked->message;
+    if (options_.on_warning)
+      options_.on_warning("tunekit: " + op.name() + " " + request.key.text() + ": " +
+                          request.stale + " (in " + options_.artifact_dir + "): not served");
+    return std::nullopt;
+  }
+  request.report = brief_report(op, request.key, device_, options_, *index, Source::artifact_replay,
+                                "from " + options_.artifact_dir);
+  return Served{*index, Source::artifact_replay, false, true};
+}
+
+void ArtifactSource::record(ServeRequest& request, const Served& served) {
+  if (options_.mode != Mode::force || options_.artifact_dir.empty()) return;
+  if (served.source != Source::searched) return;
+  const std::string what = request.op.name() + " " + request.key.text();
+  if (!device_.known) {
+    throw UsageError("mode force writes an artifact for " + what + " to " + options_.artifact_dir +
+                     ", but this device's identity is unknown (an artifact must name the device "
+                     "it was measured on): nothing was stored or published");
+  }
+  if (!served.measured) {
+    if (options_.on_warning)
+      options_.on_warning("tunekit: no artifact written for " + what + ": the search has no " +
+                          "clean measurement (" + request.report.reason + ")");
+    return;
+  }
+  const TuneReport& r = request.report;
+  try {
+    write_artifact(options_.artifact_dir,
+                   make_artifact(request.op, request.key, device_, r.winner_name,
+                                 make_stored_choice(request.identity, r, "", false).evidence));
+  } catch (const std::exception& e) {
+    throw UsageError(std::string(e.what()) + ": nothing was stored or published for " + what);
+  }
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,279 @@
+// Serving you can trust (DESIGN §7): replayed choices are re-validated once per tuner, a
+// chosen candidate that fails live is banned and its error propagates, force mode's artifacts
+// fail clearly, and the small rules of seed 001/002.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fakes/fake_device.hpp"
+#include "tunekit/artifact.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Serving : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tunekit-serving-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    dev_.behaviour["def"].seconds = 2e-3;
+    dev_.behaviour["fast"].seconds = 1e-3;
+    dev_.behaviour["faster"].seconds = 0.5e-3;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  TunerOptions options(Mode mode = Mode::tune) const {
+    TunerOptions o;
+    o.mode = mode;
+    o.store = "sqlite:" + (dir_ / "choices.db").string();
+    o.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    return o;
+  }
+  std::optional<StoredChoice> stored(Tuner& tuner, const OpBase& op, const Key& key) {
+    return tuner.store()->find(tuner.identity(op, key).digest().hex());
+  }
+
+  fs::path dir_;
+  fakes::FakeDevice dev_;
+};
+
+TEST_F(Serving, AStoredWinnerThatNoLongerValidatesIsStaleAndNotServed) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  const Key key{{"n", 4}};
+  { Tuner(dev_, options()).select(*op, key); }
+  dev_.behaviour["fast"].wrong = true;  // a driver update: same identity, wrong answers
+
+  Tuner cached(dev_, options(Mode::cached));
+  TuneReport r;
+  const Choice c = cached.select(*op, key, &r);
+  EXPECT_EQ(c.source, Source::stale_replay);
+  EXPECT_EQ(r.winner_name, "def");
+  EXPECT_NE(r.stale.find("fast failed re-validation: validation_failed"), std::string::npos)
+      << r.stale;
+  auto entry = stored(cached, *op, key);
+  ASSERT_TRUE(entry.has_value());  // kept as evidence
+  EXPECT_EQ(entry->winner, "fast");
+  EXPECT_NE(entry->stale.find("failed re-validation"), std::string::npos) << entry->stale;
+
+  // Mode tune searches again (the wrong candidate loses) and the new entry serves.
+  Tuner tune(dev_, options());
+  const Choice again = tune.select(*op, key, &r);
+  EXPECT_EQ(again.source, Source::searched);
+  EXPECT_EQ(r.winner_name, "def");
+  EXPECT_NE(r.stale.find("is stale"), std::string::npos) << r.stale;
+  EXPECT_NE(r.reason.find("is stale"), std::string::npos) << r.reason;
+  entry = stored(tune, *op, key);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->winner, "def");
+  EXPECT_TRUE(entry->stale.empty());
+}
+
+TEST_F(Serving, AStoredChoiceIsValidatedOncePerTunerNotOnEveryCall) {
+  std::atomic<int> inputs{0};
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def", &inputs);
+  const Key key{{"n", 4}};
+  { Tuner(dev_, options()).select(*op, key); }
+  const int after_search = inputs.load();
+  Tuner second(dev_, options(Mode::cached));
+  EXPECT_EQ(second.select(*op, key).source, Source::cache_replay);
+  EXPECT_EQ(inputs.load(), after_search + 1);  // one workload made for one validation run
+  EXPECT_EQ(second.select(*op, key).source, Source::memory_hit);
+  EXPECT_EQ(inputs.load(), after_search + 1);
+}
+
+TEST_F(Serving, AnOpThatOptsOutOfRevalidationIsServedWithoutARun) {
+  std::atomic<int> inputs{0};
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def", &inputs);
+  op->revalidate(false);
+  const Key key{{"n", 4}};
+  { Tuner(dev_, options()).select(*op, key); }
+  const int after_search = inputs.load();
+  dev_.behaviour["fast"].wrong = true;
+  Tuner second(dev_, options(Mode::cached));
+  EXPECT_EQ(second.select(*op, key).source, Source::cache_replay);  // trusted, as declared
+  EXPECT_EQ(inputs.load(), after_search);
+}
+
+TEST_F(Serving, AChosenCandidateThatThrowsLiveIsBannedAndTheErrorPropagates) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast", "faster"}, "def");
+  fakes::FakeArgs args{std::vector<float>(4)};
+  const Key key = op->key_of(args);
+  Tuner tuner(dev_, options());
+  ASSERT_EQ(tuner.select(*op, key).index, *op->find("faster"));
+  dev_.behaviour["faster"].throw_at_launch = true;
+  EXPECT_THROW(tuner.run(*op, args), std::runtime_error);  // unchanged, never re-run
+  EXPECT_FALSE(tuner.settled(*op, key).has_value());       // retracted
+
+  auto entry = stored(tuner, *op, key);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_NE(entry->stale.find("faster failed live"), std::string::npos) << entry->stale;
+  const auto bans = tuner.store()->bans(tuner.identity(*op, key).digest().hex());
+  ASSERT_EQ(bans.size(), 1u);
+  EXPECT_EQ(bans[0].candidate, "faster");
+  EXPECT_NE(bans[0].reason.find("fake: launch failed"), std::string::npos) << bans[0].reason;
+
+  // The next call searches again without it, and the store serves the new choice.
+  dev_.behaviour["faster"].throw_at_launch = false;
+  TuneReport r;
+  EXPECT_EQ(tuner.select(*op, key, &r).source, Source::searched);
+  EXPECT_EQ(r.winner_name, "fast");
+  const CandidateReport* banned = r.find(*op->find("faster"));
+  ASSERT_NE(banned, nullptr);
+  EXPECT_EQ(banned->outcome.status, Status::rejected);
+  EXPECT_NE(banned->outcome.message.find("banned for this key"), std::string::npos);
+  Tuner later(dev_, options(Mode::cached));
+  EXPECT_EQ(later.select(*op, key, &r).source, Source::cache_replay);
+  EXPECT_EQ(r.winner_name, "fast");
+  // A later process's search keeps the store's ban.
+  Tuner force(dev_, options());
+  r = force.tune(*op, key);
+  EXPECT_EQ(r.find(*op->find("faster"))->outcome.status, Status::rejected);
+}
+
+TEST_F(Serving, TheDefaultsOwnLiveFailurePropagatesAndBansNothing) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  fakes::FakeArgs args{std::vector<float>(4)};
+  Tuner tuner(dev_, options(Mode::off));
+  dev_.behaviour["def"].throw_at_launch = true;
+  EXPECT_THROW(tuner.run(*op, args), std::runtime_error);
+  EXPECT_TRUE(tuner.store()->bans().empty());
+}
+
+TEST_F(Serving, AChosenCandidateWhoseBuildFailsRunsTheDefaultAndSaysWhy) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  fakes::FakeArgs args{std::vector<float>(4)};
+  const Key key = op->key_of(args);
+  std::vector<std::string> heard;
+  TunerOptions o = options();
+  o.on_fallback = [&](std::string_view name, const Outcome& cause) {
+    heard.push_back(std::string(name) + ": " + cause.message);
+  };
+  Tuner tuner(dev_, o);
+  ASSERT_EQ(tuner.select(*op, key).index, *op->find("fast"));
+  dev_.behaviour["fast"].hook = [] {
+    throw TrialError(Status::compile_failed, "fake: the program does not build");
+  };
+  args.out.assign(4, -1);
+  tuner.run(*op, args);  // the default ran instead
+  EXPECT_EQ(dev_.running, "def");
+  EXPECT_EQ(args.out[3], 3);
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_NE(heard[0].find("fast: "), std::string::npos) << heard[0];
+  EXPECT_NE(heard[0].find("fake: the program does not build"), std::string::npos) << heard[0];
+  EXPECT_EQ(tuner.store()->bans().size(), 1u);
+}
+
+TEST_F(Serving, ForceModeWithAnArtifactDirectoryThatCannotBeWrittenStoresAndPublishesNothing) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  const Key key{{"n", 4}};
+  const fs::path not_a_directory = dir_ / "artifacts";
+  { std::ofstream(not_a_directory) << "a file where the directory should be"; }
+  TunerOptions o = options(Mode::force);
+  o.artifact_dir = not_a_directory.string();
+  Tuner tuner(dev_, o);
+  try {
+    tuner.select(*op, key);
+    FAIL() << "a failed artifact write was silent";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing was stored or published"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(tuner.settled(*op, key).has_value());
+  EXPECT_FALSE(stored(tuner, *op, key).has_value());
+}
+
+TEST_F(Serving, ForceModeForAnUnknownDeviceFailsClearly) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  fakes::FakeDevice unknown;
+  unknown.behaviour = dev_.behaviour;
+  auto op2 = fakes::make_fake_op(unknown, {"def", "fast"}, "def");
+  const_cast<DeviceIdentity&>(unknown.identity()).known = false;
+  TunerOptions o = options(Mode::force);
+  o.artifact_dir = (dir_ / "artifacts").string();
+  Tuner tuner(unknown, o);
+  EXPECT_THROW(tuner.select(*op2, Key{{"n", 4}}), UsageError);
+  EXPECT_FALSE(tuner.settled(*op2, Key{{"n", 4}}).has_value());
+  EXPECT_FALSE(fs::exists(dir_ / "artifacts") && !fs::is_empty(dir_ / "artifacts"));
+}
+
+TEST_F(Serving, SettledNeverSearchesWaitsOrReadsTheStore) {
+  std::atomic<int> inputs{0};
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def", &inputs);
+  const Key key{{"n", 4}};
+  { Tuner(dev_, options()).select(*op, key); }  // the store knows it now
+  const int before = inputs.load();
+  Tuner tuner(dev_, options());
+  EXPECT_FALSE(tuner.settled(*op, key).has_value());  // stored, but not served yet
+  EXPECT_EQ(inputs.load(), before);                   // nothing ran
+  tuner.select(*op, key);
+  ASSERT_TRUE(tuner.settled(*op, key).has_value());
+  EXPECT_EQ(tuner.settled(*op, key)->index, *op->find("fast"));
+}
+
+TEST_F(Serving, AOneCandidateSetIsAnsweredWithoutTuningAndStoresNothing) {
+  std::atomic<int> inputs{0};
+  auto op = fakes::make_fake_op(dev_, {"def"}, "def", &inputs);
+  Tuner tuner(dev_, options());
+  TuneReport r;
+  const Choice c = tuner.select(*op, Key{{"n", 4}}, &r);
+  EXPECT_EQ(c.source, Source::use_default);
+  EXPECT_NE(r.reason.find("one candidate"), std::string::npos) << r.reason;
+  EXPECT_EQ(inputs.load(), 0);
+  EXPECT_TRUE(tuner.store()->list().empty());
+}
+
+TEST_F(Serving, WhenEveryCandidateFailsTheReportCarriesTheLastFailure) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  dev_.behaviour["def"].wrong = true;
+  dev_.behaviour["fast"].throw_at_launch = true;
+  Tuner tuner(dev_, options());
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 4}}, &r);
+  EXPECT_NE(
+      r.reason.find("the last failure: fast launch_failed: validation run: fake: launch failed"),
+      std::string::npos)
+      << r.reason;
+}
+
+TEST_F(Serving, CachedModeRecordsEachMissOnceForLaterTuning) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  Tuner tuner(dev_, options(Mode::cached));
+  for (int n : {4, 8, 16, 8, 4}) tuner.select(*op, Key{{"n", n}});
+  const auto pending = tuner.store()->pending();
+  ASSERT_EQ(pending.size(), 3u);
+  for (const PendingMiss& p : pending) {
+    EXPECT_EQ(p.op, "fake");
+    EXPECT_EQ(p.count, 1);
+  }
+  EXPECT_TRUE(tuner.store()->list().empty());  // nothing measured
+}
+
+TEST_F(Serving, TuneModeRecordsTheKeysItsSearchLeavesUnstoredWhenAsked) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  TunerOptions o = options();
+  o.record_misses = true;
+  Tuner tuner(dev_, o);
+  tuner.select(*op, Key{{"n", 4}});  // measured and stored: nothing pending
+  dev_.behaviour["def"].wrong = true;
+  dev_.behaviour["fast"].wrong = true;
+  tuner.select(*op, Key{{"n", 8}});  // nothing validated: pending
+  const auto pending = tuner.store()->pending();
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].key, "n=8");
+  TunerOptions plain = options();
+  Tuner quiet(dev_, plain);
+  quiet.select(*op, Key{{"n", 16}});
+  EXPECT_EQ(quiet.store()->pending().size(), 1u);  // not asked: not recorded
+}
+
+}  // namespace
+}  // namespace tunekit

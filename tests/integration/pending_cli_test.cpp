@@ -68,6 +68,7 @@ TEST_F(PendingCli, RecordedMissesAreListedTunedOnceAndThenServed) {
   ASSERT_EQ(ls.status, 0) << ls.err;
   EXPECT_TRUE(contains(ls.out, "3 pending misses")) << ls.out;
   EXPECT_TRUE(contains(ls.out, "n=200,dtype=f32")) << ls.out;
+  EXPECT_TRUE(contains(ls.out, tunekit::cpu::CpuDevice().identity().product)) << ls.out;
   const json listed = parse(tunekit("cache ls --pending --json"));
   ASSERT_EQ(listed.size(), 3u) << listed.dump(2);
   EXPECT_EQ(listed[0].at("key"), "n=100,dtype=f32");

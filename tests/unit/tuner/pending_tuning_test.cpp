@@ -145,6 +145,19 @@ TEST_F(PendingTuningTest, AMissOfAnotherDeviceIsLeftForThatDevice) {
   EXPECT_EQ(store()->pending().size(), 1u);
 }
 
+// A device whose identity is not known stores nothing: the search runs, the record stays.
+TEST_F(PendingTuningTest, ASearchThatStoresNothingKeepsTheRecord) {
+  record(Key{{"n", 4}});
+  const_cast<DeviceIdentity&>(dev_.identity()).known = false;
+  const auto outcomes = tune_pending(dev_, options(), finder());
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].status, PendingStatus::not_stored) << outcomes[0].why;
+  EXPECT_TRUE(outcomes[0].failed());
+  EXPECT_NE(outcomes[0].why.find("no choice was stored"), std::string::npos) << outcomes[0].why;
+  EXPECT_EQ(store()->pending().size(), 1u);
+  EXPECT_TRUE(store()->list().empty());
+}
+
 TEST_F(PendingTuningTest, OnlyTheNamedOpsRecordsAreTuned) {
   record(Key{{"n", 4}});
   PendingTuning tuning;

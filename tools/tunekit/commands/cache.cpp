@@ -438,10 +438,13 @@ void print_pending(const OpenedStore& opened, const std::vector<PendingMiss>& mi
     return;
   }
   std::vector<std::vector<std::string>> rows{
-      {"op", "key", "count", "first seen", "last seen", "identity"}};
+      {"op", "key", "count", "first seen", "last seen", "device", "identity"}};
   for (const PendingMiss& m : misses) {
+    // tune --pending tunes only this machine's: the device says whose a record is.
+    std::string device = string_field(embedded(m.device), "product");
     rows.push_back({m.op, m.key, std::to_string(m.count), iso_time(m.first_seen),
-                    iso_time(m.last_seen), short_digest(m.identity_digest)});
+                    iso_time(m.last_seen), device.empty() ? "-" : device,
+                    short_digest(m.identity_digest)});
   }
   print_table(rows, "");
   std::cout << fmt::format("{} pending miss{} in {} ('tunekit tune --pending' tunes them)\n",

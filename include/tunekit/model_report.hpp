@@ -39,6 +39,7 @@ struct ModelCandidate {
 struct ModelReport {
   std::string op;
   std::string key;                      // text form
+  std::string bucket;                   // a bucketed op: the key's bucket ("n: 65..128 (pow2)")
   std::string device;                   // product the tuner runs on
   Source source = Source::use_default;  // model, or default when the model declined
   std::string reason;                   // why the default stands, when it does

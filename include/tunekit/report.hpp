@@ -63,7 +63,8 @@ struct BudgetReport {
 struct TuneReport {
   std::string op;
   std::string op_checksum;  // hex
-  std::string key;          // text form
+  std::string key;          // text form (a bucketed op: the bucket's representative)
+  std::string bucket;       // a bucketed op: the bucket served, e.g. "n: 65..128 (pow2)"
   std::string key_digest;   // hex
   std::string device;       // product name
   Source source = Source::use_default;

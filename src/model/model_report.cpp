@@ -39,6 +39,7 @@ std::string to_json(const ModelReport& r, int indent) {
   Json j;
   j["op"] = r.op;
   j["key"] = r.key;
+  if (!r.bucket.empty()) j["bucket"] = r.bucket;
   j["device"] = r.device;
   j["source"] = to_string(r.source);
   j["reason"] = r.reason;
@@ -101,6 +102,7 @@ std::string to_json(const ModelReport& r, int indent) {
 
 void write_console(const ModelReport& r, std::ostream& out) {
   out << fmt::format("{} {}  on {}\n", r.op, r.key, r.device.empty() ? "?" : r.device);
+  if (!r.bucket.empty()) out << fmt::format("bucket: {}\n", r.bucket);
   out << fmt::format("envelope: {}\n", r.envelope_origin.empty() ? "none" : r.envelope_origin);
   if (r.source == Source::model) {
     out << fmt::format("model pick: {}  (model {} vs default {} {}: {:.2f}x)\n", r.winner_name,

@@ -198,9 +198,9 @@ namespace {
 // line and escapes it.
 TuneReport terminal_safe_copy(const TuneReport& report) {
   TuneReport r = report;
-  for (std::string* s :
-       {&r.op, &r.op_checksum, &r.key, &r.key_digest, &r.device, &r.reason, &r.winner_name,
-        &r.default_name, &r.strategy, &r.schedule, &r.stop_reason, &r.budget.stopped})
+  for (std::string* s : {&r.op, &r.op_checksum, &r.key, &r.key_digest, &r.bucket, &r.device,
+                         &r.reason, &r.stale, &r.winner_name, &r.default_name, &r.strategy,
+                         &r.schedule, &r.stop_reason, &r.budget.stopped})
     *s = terminal_safe(*s);
   for (CandidateReport& c : r.candidates) {
     c.name = terminal_safe(c.name);
@@ -222,9 +222,11 @@ void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
                   : fmt::format("{}  (candidate set {})", r.op, short_hex(r.op_checksum)));
   field("key",
         r.key_digest.empty() ? r.key : fmt::format("{}  ({})", r.key, short_hex(r.key_digest)));
+  if (!r.bucket.empty()) field("bucket", r.bucket);
   field("device", r.device.empty() ? "(unknown)" : r.device);
   field("source", r.reason.empty() ? std::string(to_string(r.source))
                                    : fmt::format("{} ({})", to_string(r.source), r.reason));
+  if (!r.stale.empty()) field("stale", r.stale);
   field("winner", winner_line(r));
   field("statistic", fmt::format("{}, tie band {:.1f} %, numerics up to {}", to_string(r.statistic),
                                  r.tie_band * 100.0, to_string(r.numerics_policy)));

@@ -125,6 +125,8 @@ Json report_json(const TuneReport& r) {
   j["device"] = r.device;
   j["source"] = str(to_string(r.source));
   j["reason"] = r.reason;
+  if (!r.bucket.empty()) j["bucket"] = r.bucket;
+  if (!r.stale.empty()) j["stale"] = r.stale;
   j["winner"] = r.winner_name;
   j["winner_index"] = r.winner;
   j["default"] = r.default_name;

@@ -101,6 +101,7 @@ class Tuner::Impl {
     op.check_key(key);
     ModelReport r = detail::model_decide(op, key, source, options_);
     r.device = device_.identity().product;
+    if (op.buckets()) r.bucket = op.bucket_text(key);
     return r;
   }
 
@@ -130,7 +131,11 @@ class Tuner::Impl {
     environment_ = std::move(tags);
   }
 
+  // The identity of a choice for (op, key): a bucketed op's is its bucket's.
   Identity identity(const OpBase& op, const Key& key) const {
+    return identity_of(op, op.buckets() ? op.bucket_of(key) : key);
+  }
+  Identity identity_of(const OpBase& op, const Key& key) const {
     Identity id;
     id.device = device_.identity();
     id.toolchain = this_toolchain();
@@ -176,7 +181,9 @@ class Tuner::Impl {
 
  private:
   Choice miss(const OpBase& op, const Key& key, TuneReport* report, bool search_now);
-  Choice answer(const OpBase& op, const Key& key, bool search_now, TuneReport* report);
+  Choice answer(const OpBase& op, const Key& stored, const Key& asked, bool search_now,
+                TuneReport* report);
+  void serve_in_bucket(const OpBase& op, const Key& asked, detail::Served& served, TuneReport& r);
 
   // The mode builds the chain (DESIGN §7); Tuner::tune always ends in a search.
   void build_chains() {
@@ -258,12 +265,14 @@ Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, b
   if (op.size() == 1)  // nothing to choose between: no search, nothing stored
     return serve_default(Source::use_default, "one candidate: nothing to tune");
 
-  PendingKey pending{op.checksum(), key.digest()};
+  // A bucketed op's choice is kept for its bucket (DESIGN §3): one search per bucket.
+  const Key stored = op.buckets() ? op.bucket_of(key) : key;
+  PendingKey pending{op.checksum(), stored.digest()};
   {
     std::lock_guard lock(pending_mutex_);
     used_ = true;
     if (!search_now) {
-      if (auto hit = memory_.hit(pending.op, pending.key)) {
+      if (auto hit = memory_.hit(pending.op, key.digest())) {
         if (report) *report = brief(op, key, *hit, Source::memory_hit, {});
         return {*hit, Source::memory_hit};
       }
@@ -283,14 +292,16 @@ Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, b
   };
   ++searches_on_this_thread;
   Unmark unmark{*this, pending};
-  return answer(op, key, search_now, report);
+  return answer(op, stored, key, search_now, report);
 }
 
 // The first source of the chain with an answer serves; the sources before it record the
-// answer, from the last to the first (DESIGN §7).
-Choice Tuner::Impl::answer(const OpBase& op, const Key& key, bool search_now, TuneReport* report) {
-  const Identity id = identity(op, key);
-  detail::ServeRequest request{op, key, id};
+// answer, from the last to the first (DESIGN §7). `stored` is what the choice is kept under
+// (`asked`, or its bucket's representative).
+Choice Tuner::Impl::answer(const OpBase& op, const Key& stored, const Key& asked, bool search_now,
+                           TuneReport* report) {
+  const Identity id = identity_of(op, stored);
+  detail::ServeRequest request{op, stored, id};
   request.search_now = search_now;
   request.replay = !search_now && options_.mode != Mode::force;
   const std::vector<detail::ChoiceSource*>& chain = search_now ? tune_chain_ : select_chain_;
@@ -298,13 +309,36 @@ Choice Tuner::Impl::answer(const OpBase& op, const Key& key, bool search_now, Tu
     std::optional<detail::Served> served = chain[i]->find(request);
     if (!served) continue;
     for (std::size_t j = i; j-- > 0;) chain[j]->record(request, *served);
-    request.report.stale = request.stale;
+    TuneReport& r = request.report;
+    r.stale = request.stale;
     if (!request.stale.empty() && served->source == Source::searched)
-      detail::add_reason(request.report, request.stale);
-    if (report) *report = std::move(request.report);
+      detail::add_reason(r, request.stale);
+    if (!(stored == asked)) serve_in_bucket(op, asked, *served, r);
+    if (report) *report = std::move(r);
     return {served->index, served->source};
   }
   throw FatalError("the tuner's chain of sources gave no answer");  // the default always does
+}
+
+// The bucket's choice serves a size of the bucket once it validates at that size; one that
+// does not gets the default (for this size only, for the session).
+void Tuner::Impl::serve_in_bucket(const OpBase& op, const Key& asked, detail::Served& served,
+                                  TuneReport& r) {
+  r.bucket = op.bucket_text(asked);
+  const std::size_t fallback = op.default_index(asked);
+  if (served.index != fallback) {
+    if (auto checked = revalidator_.check(op, asked, served.index); checked && !checked->ok()) {
+      detail::add_reason(r, "the bucket's choice " + op.candidate(served.index).name +
+                                " failed validation at " + asked.text() + " (" +
+                                std::string(to_string(checked->status)) + ": " + checked->message +
+                                "): the default serves this size");
+      served.index = fallback;
+      r.winner = fallback;
+      r.winner_name = op.candidate(fallback).name;
+    }
+  }
+  if (served.publish || served.source == Source::memory_hit)
+    memory_.publish(op.checksum(), asked.digest(), served.index);
 }
 
 // A live failure of the chosen candidate (DESIGN §7): the choice is retracted here and in the

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -192,7 +193,6 @@ TEST_F(Serving, ForceModeWithAnArtifactDirectoryThatCannotBeWrittenStoresAndPubl
 }
 
 TEST_F(Serving, ForceModeForAnUnknownDeviceFailsClearly) {
-  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
   fakes::FakeDevice unknown;
   unknown.behaviour = dev_.behaviour;
   auto op2 = fakes::make_fake_op(unknown, {"def", "fast"}, "def");
@@ -273,6 +273,58 @@ TEST_F(Serving, TuneModeRecordsTheKeysItsSearchLeavesUnstoredWhenAsked) {
   Tuner quiet(dev_, plain);
   quiet.select(*op, Key{{"n", 16}});
   EXPECT_EQ(quiet.store()->pending().size(), 1u);  // not asked: not recorded
+}
+
+TEST_F(Serving, BucketedSizesShareOneEntryMeasuredOnceAtTheRepresentative) {
+  std::vector<std::int64_t> made;  // the size of every workload made
+  auto op = std::make_unique<Op<fakes::FakeArgs>>("bucketed", 1);
+  op->key([](const fakes::FakeArgs& a) {
+      return Key{{"n", static_cast<long>(a.out.size())}};
+    })
+      .inputs([&](const Key& k) {
+        made.push_back(k.integer("n"));
+        return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
+      })
+      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .reference([](fakes::FakeArgs& a) {
+        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+      })
+      .bucket("n", Bucketing::pow2());
+  for (const char* name : {"def", "fast"}) {
+    op->candidate(name, [this, name](fakes::FakeArgs& a) {
+      dev_.running = name;
+      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+      // Wrong at one size of its bucket only: the bucket's choice must not serve it there.
+      if (std::string(name) == "fast" && a.out.size() == 120) a.out[0] = -1;
+    });
+  }
+  op->default_candidate("def");
+  dev_.set_candidate_names({"def", "fast"});
+  Tuner tuner(dev_, options());
+  TuneReport r;
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 100}}, &r).source, Source::searched);
+  EXPECT_EQ(r.key, "n=128");
+  EXPECT_EQ(r.bucket, "n: 65..128 (pow2)");
+  EXPECT_EQ(r.winner_name, "fast");
+  const std::size_t searched_made = made.size();
+  EXPECT_EQ(std::count(made.begin(), made.end(), 128), static_cast<long>(searched_made - 1));
+  EXPECT_EQ(made.back(), 100);  // validated at the real size
+
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 128}}, &r).index, *op->find("fast"));
+  const Choice at120 = tuner.select(*op, Key{{"n", 120}}, &r);
+  EXPECT_EQ(at120.index, *op->find("def"));  // fails at 120: the default serves that size
+  EXPECT_NE(r.reason.find("failed validation at n=120"), std::string::npos) << r.reason;
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 100}}).source, Source::memory_hit);
+  EXPECT_EQ(tuner.store()->list().size(), 1u);  // one entry for the bucket
+  EXPECT_EQ(tuner.store()->list()[0].key, "n=128");
+
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 129}}, &r).source, Source::searched);  // a new bucket
+  EXPECT_EQ(r.key, "n=256");
+  EXPECT_EQ(tuner.store()->list().size(), 2u);
+  // A later process serves the bucket from the store.
+  Tuner later(dev_, options(Mode::cached));
+  EXPECT_EQ(later.select(*op, Key{{"n", 90}}, &r).source, Source::cache_replay);
+  EXPECT_EQ(r.winner_name, "fast");
 }
 
 }  // namespace

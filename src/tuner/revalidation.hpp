@@ -1,5 +1,5 @@
 // Re-validation of a replayed choice (DESIGN §7): the first time a stored or artifact choice is
-// served by a tuner, it is run once against the reference on the op's input sets (outputs
+// served by a tuner, it is run once against the reference on the op's first input set (outputs
 // poisoned first, in a worker process where the search's trials would be), so a store that
 // outlived a kernel fix or a driver update cannot serve a wrong answer.
 #pragma once

@@ -48,7 +48,8 @@ CandidateReport& SearchContext::entry(std::size_t index) {
   return r_.candidates.back();
 }
 
-bool SearchContext::prepare_inputs() {
+bool SearchContext::prepare_inputs(int input_sets) {
+  const int sets = input_sets > 0 ? std::min(input_sets, op_.input_sets()) : op_.input_sets();
   // A shape that cannot fit is refused before anything is allocated.
   if (auto refused = working_set_refusal(op_, key_, device_.identity())) {
     r_.source = Source::pre_search_failure;
@@ -58,7 +59,7 @@ bool SearchContext::prepare_inputs() {
   try {
     workload_ = op_.make_workload(key_);
     reference_ = Reference::capture(*workload_, op_.has_reference(), r_.default_index);
-    for (int set = 1; set < op_.input_sets(); ++set) {
+    for (int set = 1; set < sets; ++set) {
       more_sets_.push_back(op_.make_workload(key_, set));
       more_references_.push_back(
           Reference::capture(*more_sets_.back(), op_.has_reference(), r_.default_index));

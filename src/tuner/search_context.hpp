@@ -39,7 +39,8 @@ class SearchContext {
   std::size_t default_index() const { return r_.default_index; }
 
   // Inputs and reference; false (source pre_search_failure) when they cannot be produced.
-  bool prepare_inputs();
+  // `input_sets`: how many of the op's input sets admission validates on (0: all of them).
+  bool prepare_inputs(int input_sets = 0);
 
   // The report entry of candidate `index`, created (status skipped, "not reached") on first
   // use. The reference is valid until the next entry() of a new index.

@@ -12,7 +12,7 @@
 #include "tunekit/key.hpp"
 #include "tunekit/model_report.hpp"
 #include "tunekit/op.hpp"
-#include "tunekit/tuner.hpp"
+#include "tunekit/tuner_options.hpp"
 
 namespace tunekit::detail {
 

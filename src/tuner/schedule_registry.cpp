@@ -1,7 +1,7 @@
 // The schedules by name, and what they share.
 #include <limits>
 
-#include "tunekit/tuner.hpp"
+#include "tunekit/tuner_options.hpp"
 
 #include "tuner/schedule.hpp"
 #include "tuner/search_context.hpp"

@@ -11,7 +11,7 @@
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/strategy.hpp"
-#include "tunekit/tuner.hpp"
+#include "tunekit/tuner_options.hpp"
 
 namespace tunekit::detail {
 

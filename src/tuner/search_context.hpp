@@ -18,7 +18,7 @@
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
-#include "tunekit/tuner.hpp"
+#include "tunekit/tuner_options.hpp"
 #include "tunekit/validate.hpp"
 #include "tuner/trial_runner.hpp"
 

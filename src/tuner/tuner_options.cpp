@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "tunekit/errors.hpp"
-#include "tunekit/tuner.hpp"
+#include "tunekit/tuner_options.hpp"
 #include "tuner/tuner_options.hpp"
 
 namespace tunekit {

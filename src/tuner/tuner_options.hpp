@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "tunekit/timing.hpp"
-#include "tunekit/tuner.hpp"
+#include "tunekit/tuner_options.hpp"
 
 namespace tunekit::detail {
 

@@ -89,6 +89,27 @@ TEST_F(PendingCli, RecordedMissesAreListedTunedOnceAndThenServed) {
   }
 }
 
+// The whole loop through the CLI: a process in mode cached misses three keys, they are
+// listed, tuned offline, and a later cached process serves them.
+TEST_F(PendingCli, MissesOfAModeCachedRunAreTunedLaterAndThenServed) {
+  for (const char* shape : {"n=100", "n=200", "n=300"}) {
+    const Result served = tunekit(std::string("tune sum --mode cached -q --json --shape ") + shape);
+    ASSERT_EQ(served.status, 0) << served.err;
+    EXPECT_NE(parse(served).at("source"), "cache_replay") << shape;
+  }
+  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 3u);
+  const Result tuned = tunekit("tune --pending -q --isolation in_process");
+  ASSERT_EQ(tuned.status, 0) << tuned.out << tuned.err;
+  EXPECT_TRUE(contains(tuned.out, "3 of 3 pending misses tuned")) << tuned.out;
+  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 0u);
+  for (const char* shape : {"n=100", "n=200", "n=300"}) {
+    const json served =
+        parse(tunekit(std::string("tune sum --mode cached -q --json --shape ") + shape));
+    EXPECT_EQ(served.at("source"), "cache_replay") << shape << ": " << served.dump(2);
+  }
+  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 0u) << "a hit records nothing";
+}
+
 TEST_F(PendingCli, AMissOfAnUnknownOpIsReportedKeptAndFailsTheRun) {
   record_sum_miss("n=100");
   tunekit::PendingMiss gone = record_sum_miss("n=200");

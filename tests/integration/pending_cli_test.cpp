@@ -120,6 +120,7 @@ TEST_F(PendingCli, AMissOfAnUnknownOpIsReportedKeptAndFailsTheRun) {
   const Result run = tunekit(std::string("tune --pending ") + kFast);
   EXPECT_EQ(run.status, 1) << run.out << run.err;
   EXPECT_TRUE(contains(run.out, "tuned  sum  n=100,dtype=f32")) << run.out;
+  EXPECT_TRUE(contains(run.out, "; budget cut)")) << "2 of 7 candidates: " << run.out;
   EXPECT_TRUE(contains(run.out, "kept   retired_op  n=200,dtype=f32  unknown_op")) << run.out;
   EXPECT_TRUE(contains(run.out, "1 of 2 pending misses tuned; 1 kept")) << run.out;
   const json left = parse(tunekit("cache ls --pending --json"));

@@ -302,9 +302,11 @@ class CatalogOps {
 
 void print_pending_outcome(const PendingOutcome& o) {
   if (o.status == PendingStatus::tuned) {
-    std::cout << terminal_safe(fmt::format("tuned  {}  {}  -> {} ({:.2f}x over the default)",
+    // A cut search is stored budget_cut: an unrestricted search replaces it later.
+    std::cout << terminal_safe(fmt::format("tuned  {}  {}  -> {} ({:.2f}x over the default{})",
                                            o.miss.op, o.miss.key, o.report.winner_name,
-                                           o.report.speedup))
+                                           o.report.speedup,
+                                           o.report.budget.cut ? "; budget cut" : ""))
               << '\n';
   } else {
     std::cout << terminal_safe(fmt::format("kept   {}  {}  {}: {}", o.miss.op, o.miss.key,

@@ -2,6 +2,9 @@
 // XXH3-128 digest; a readable text form and its parser.
 #pragma once
 
+#include <array>
+#include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -76,6 +79,68 @@ class Key {
   std::vector<Field> heap_;  // the fields when there are more than inline_fields
   std::size_t size_ = 0;
   Digest digest_;
+};
+
+// The values of a typed key (Op::key(names, values)) in the op's declared field order: what
+// Tuner::run hashes on every call instead of building a Key. Fixed capacity and held inline,
+// so making one never touches the heap: integers, reals, booleans, and strings of up to
+// max_text characters (a longer one is a UsageError: declare such an op's key as a Key).
+class KeyValues {
+ public:
+  static constexpr std::size_t capacity = Key::inline_fields;
+  static constexpr std::size_t max_text = 23;
+
+  KeyValues() = default;
+  // KeyValues{a.m, a.n, "f32"}: each value as add() takes it.
+  template <class... T>
+  requires(sizeof...(T) >= 1 && sizeof...(T) <= capacity) explicit KeyValues(const T&... values) {
+    (add(values), ...);
+  }
+
+  // Appends a value: bool is a boolean, other integral types an integer (an unsigned one above
+  // INT64_MAX is a UsageError), floating types a real, anything a string_view takes a string,
+  // and a Value as its type. More than capacity values is a UsageError.
+  template <class T>
+  KeyValues& add(const T& v) {
+    if constexpr (std::same_as<T, bool>) {
+      return push(Value::Type::boolean, v ? 1 : 0);
+    } else if constexpr (std::integral<T>) {
+      if constexpr (std::unsigned_integral<T> && sizeof(T) >= sizeof(std::int64_t))
+        if (v > static_cast<T>(INT64_MAX)) unsigned_too_large(static_cast<std::uint64_t>(v));
+      return push(Value::Type::integer, static_cast<std::uint64_t>(static_cast<std::int64_t>(v)));
+    } else if constexpr (std::floating_point<T>) {
+      return push(Value::Type::real, std::bit_cast<std::uint64_t>(static_cast<double>(v)));
+    } else if constexpr (std::same_as<T, Value>) {
+      return add_value(v);
+    } else {
+      static_assert(std::convertible_to<const T&, std::string_view>,
+                    "a key value is an integer, a real, a bool or a string");
+      return add_text(std::string_view(v));
+    }
+  }
+
+  std::size_t size() const { return size_; }
+  Value::Type type(std::size_t i) const { return entries_[i].type; }
+  // Value i as a Value (a string one is copied into a std::string).
+  Value value(std::size_t i) const;
+  // XXH3-128 of the raw values (type tags, integer and real bits, string bytes) prefixed by
+  // `names` (the op's declared names' digest): equal exactly when the names and values are,
+  // but for a 128-bit collision, the same bar the canonical Key's digest sets.
+  Digest digest(const Digest& names) const;
+
+ private:
+  struct Entry {
+    std::uint64_t bits = 0;  // integer, real (its bits), boolean; a string's length
+    std::array<char, max_text> text{};
+    Value::Type type = Value::Type::integer;
+  };
+  KeyValues& push(Value::Type type, std::uint64_t bits);
+  KeyValues& add_text(std::string_view text);
+  KeyValues& add_value(const Value& v);
+  [[noreturn]] static void unsigned_too_large(std::uint64_t v);
+
+  std::array<Entry, capacity> entries_;
+  std::size_t size_ = 0;
 };
 
 }  // namespace tunekit

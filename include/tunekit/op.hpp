@@ -134,6 +134,23 @@ class OpBase {
   // The indices of the op's anchors (see Op::anchors), in order.
   std::vector<std::size_t> anchor_indices() const;
 
+  // A typed key (Op::key(names, values)): the names declared once, the values per call.
+  bool typed_key() const { return !key_names_.empty(); }
+  const std::vector<std::string>& key_names() const { return key_names_; }
+  // The canonical Key of typed key values: the declared names with `values`, in order. A count
+  // other than the names' is a UsageError.
+  Key key_from(const KeyValues& values) const;
+  // What Tuner::run's hot index is keyed by: the values' digest under the declared names. A
+  // count other than the names' is a UsageError.
+  Digest hot_digest(const KeyValues& values) const {
+    if (values.size() != key_names_.size()) wrong_value_count(values.size());
+    return values.digest(key_names_digest_);
+  }
+  // The same digest from a canonical Key, so a choice published for a Key is found by run
+  // from the raw values; nullopt when the op has no typed key, the key's field names are not
+  // the declared ones in order, or a value does not fit KeyValues (a long string).
+  std::optional<Digest> hot_digest(const Key& key) const;
+
   // Checks a key against the declared schema (names, types, ranges); UsageError otherwise.
   // An op without a schema accepts every key.
   void check_key(const Key& key) const;
@@ -203,6 +220,8 @@ class OpBase {
   // The bucket of a bucketed field's value in `key`, clamped to the field's declared range.
   Bucket bucket_in(const Key& key, const std::string& field, const Bucketing& bucketing) const;
   std::string correctness_manifest() const;
+  void set_key_names(std::vector<std::string> names);  // empty: no typed key
+  [[noreturn]] void wrong_value_count(std::size_t count) const;
 
   std::string name_;
   int schema_version_;
@@ -234,6 +253,8 @@ class OpBase {
   int validation_version_ = 1;
   bool revalidate_ = true;
   std::vector<std::pair<std::string, Bucketing>> buckets_;  // sorted by field name
+  std::vector<std::string> key_names_;                      // a typed key's, in order
+  Digest key_names_digest_;
 
  private:
   mutable std::once_flag seal_once_;
@@ -275,6 +296,20 @@ class Op final : public OpBase {
   }
   Op& key(std::function<Key(const Args&)> fn) {
     key_fn_ = std::move(fn);
+    values_fn_ = nullptr;
+    set_key_names({});
+    return *this;
+  }
+  // A typed key, the fast one: the field names once, and a function of the arguments that
+  // returns only the values in the same order (e.g. KeyValues{a.m, a.n, "f32"}). Tuner::run
+  // finds a served choice from a hash of the values, without building a Key; key_of builds
+  // the same canonical Key a Key function would (Key{{"m", a.m}, {"n", a.n}, ...}). Names:
+  // 1 to KeyValues::capacity, distinct, non-empty (UsageError otherwise).
+  Op& key(std::vector<std::string> names, std::function<KeyValues(const Args&)> values) {
+    if (!values) throw UsageError("op '" + name_ + "': a typed key needs a values function");
+    set_key_names(std::move(names));
+    values_fn_ = std::move(values);
+    key_fn_ = nullptr;
     return *this;
   }
   // Makes inputs for a key so a key can be tuned without the caller's data (one input set).
@@ -472,8 +507,14 @@ class Op final : public OpBase {
   }
 
   Key key_of(const Args& args) const {
+    if (values_fn_) return key_from(values_fn_(args));
     if (!key_fn_) throw UsageError("op '" + name_ + "' has no key function: call .key(...)");
     return key_fn_(args);
+  }
+  // A typed key's values for `args` (see key(names, values)); UsageError without one.
+  KeyValues key_values(const Args& args) const {
+    if (!values_fn_) throw UsageError("op '" + name_ + "' has no typed key: call .key(names, fn)");
+    return values_fn_(args);
   }
   // Runs candidate `index` on the caller's arguments (a space op builds its function once per
   // index and keeps it).
@@ -579,6 +620,7 @@ class Op final : public OpBase {
   mutable std::size_t slot_count_ = 0;
   mutable std::unique_ptr<std::atomic<const Fn*>[]> slots_;
   std::function<Key(const Args&)> key_fn_;
+  std::function<KeyValues(const Args&)> values_fn_;
   std::function<Args(const Key&, int)> inputs_fn_;
   std::function<std::vector<OutputView>(Args&)> outputs_fn_;
   Fn reference_fn_;

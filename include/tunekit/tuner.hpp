@@ -42,16 +42,20 @@ class Tuner {
   // exception: a chosen candidate whose build fails (TrialError compile_failed, an advisory
   // build) runs the default instead, and TunerOptions::on_fallback hears why. A failure of
   // the default, a FatalError or a UsageError propagates and bans nothing.
+  // An op with a typed key (Op::key(names, values)) is served from a hash of the raw values
+  // when this tuner already serves its key: no Key is built, no allocation; otherwise the Key
+  // is built and select() decides.
   template <class Args>
   void run(const Op<Args>& op, Args& args) {
-    const Key key = op.key_of(args);
-    const std::size_t index = select(op, key).index;
-    try {
-      op.call(index, args);
-    } catch (...) {
-      if (!live_failure(op, key, index, std::current_exception())) throw;
-      op.call(op.default_index(key), args);
+    if (op.typed_key()) {
+      const KeyValues values = op.key_values(args);
+      if (const std::optional<std::size_t> index = hot_hit(op, op.hot_digest(values)))
+        return call(op, *index, args, [&] { return op.key_from(values); });
+      const Key key = op.key_from(values);
+      return call(op, select(op, key).index, args, [&] { return key; });
     }
+    const Key key = op.key_of(args);
+    call(op, select(op, key).index, args, [&] { return key; });
   }
 
   // A read-only probe: the choice this tuner already serves for (op, key) from memory, or
@@ -89,6 +93,20 @@ class Tuner {
   Device& device();
 
  private:
+  // run()'s call of the chosen candidate; the key is only made when the candidate throws.
+  template <class Args, class MakeKey>
+  void call(const Op<Args>& op, std::size_t index, Args& args, MakeKey&& make_key) {
+    try {
+      op.call(index, args);
+    } catch (...) {
+      const Key key = make_key();
+      if (!live_failure(op, key, index, std::current_exception())) throw;
+      op.call(op.default_index(key), args);
+    }
+  }
+  // run()'s probe of the hot index: the choice served for a typed key's values (their
+  // OpBase::hot_digest), or nullopt (not served yet, retracted, or mode off).
+  std::optional<std::size_t> hot_hit(const OpBase& op, const Digest& values) const;
   // run()'s handling of a chosen candidate's exception; true: run the default instead.
   bool live_failure(const OpBase& op, const Key& key, std::size_t index,
                     const std::exception_ptr& error);

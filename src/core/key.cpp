@@ -365,3 +365,86 @@ Key Key::parse(std::string_view text) {
 }
 
 }  // namespace tunekit
+
+namespace tunekit {
+
+KeyValues& KeyValues::push(Value::Type type, std::uint64_t bits) {
+  if (size_ == capacity) {
+    throw UsageError("a typed key holds at most " + std::to_string(capacity) +
+                     " values; declare a key with more fields as a Key (Op::key(fn))");
+  }
+  Entry& e = entries_[size_++];
+  e.type = type;
+  e.bits = bits;
+  return *this;
+}
+
+KeyValues& KeyValues::add_text(std::string_view text) {
+  if (text.size() > max_text) {
+    throw UsageError("the typed key value '" + std::string(text) + "' is longer than " +
+                     std::to_string(max_text) +
+                     " characters; declare a key with long strings as a Key (Op::key(fn))");
+  }
+  push(Value::Type::string, text.size());
+  copy_bytes(entries_[size_ - 1].text.data(), text.data(), text.size());
+  return *this;
+}
+
+KeyValues& KeyValues::add_value(const Value& v) {
+  switch (v.type()) {
+    case Value::Type::integer:
+      return add(v.as_int());
+    case Value::Type::real:
+      return add(v.as_real());
+    case Value::Type::boolean:
+      return add(v.as_bool());
+    case Value::Type::string:
+      return add_text(v.as_string());
+  }
+  return *this;
+}
+
+void KeyValues::unsigned_too_large(std::uint64_t v) {
+  throw UsageError("the typed key value " + std::to_string(v) +
+                   " is above INT64_MAX: key integers are signed 64-bit");
+}
+
+Value KeyValues::value(std::size_t i) const {
+  const Entry& e = entries_.at(i);
+  switch (e.type) {
+    case Value::Type::integer:
+      return Value(static_cast<std::int64_t>(e.bits));
+    case Value::Type::real:
+      return Value(std::bit_cast<double>(e.bits));
+    case Value::Type::boolean:
+      return Value(e.bits != 0);
+    case Value::Type::string:
+      return Value(std::string(e.text.data(), e.bits));
+  }
+  return Value();
+}
+
+Digest KeyValues::digest(const Digest& names) const {
+  // Names' digest, then per value its type tag and 8 bytes of bits, or for a string its
+  // length byte and characters: at most 16 + 8 * 25 bytes, hashed in one shot.
+  char buffer[16 + capacity * (2 + max_text)];
+  std::memcpy(buffer, &names.high, 8);
+  std::memcpy(buffer + 8, &names.low, 8);
+  std::size_t used = 16;
+  for (std::size_t i = 0; i < size_; ++i) {
+    const Entry& e = entries_[i];
+    buffer[used++] = static_cast<char>(e.type);
+    if (e.type == Value::Type::string) {
+      buffer[used++] = static_cast<char>(e.bits);
+      copy_bytes(buffer + used, e.text.data(), e.bits);
+      used += e.bits;
+    } else {
+      std::memcpy(buffer + used, &e.bits, 8);
+      used += 8;
+    }
+  }
+  const XXH128_hash_t h = XXH3_128bits(buffer, used);
+  return Digest{h.high64, h.low64};
+}
+
+}  // namespace tunekit

@@ -377,4 +377,50 @@ std::string OpBase::bucket_text(const Key& key) const {
   return out;
 }
 
+void OpBase::set_key_names(std::vector<std::string> names) {
+  if (names.size() > KeyValues::capacity) {
+    throw UsageError("op '" + name_ + "': a typed key has at most " +
+                     std::to_string(KeyValues::capacity) + " fields; declare this key as a Key");
+  }
+  std::string manifest;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) throw UsageError("op '" + name_ + "': a key field needs a name");
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError("op '" + name_ + "': the typed key names field '" + names[i] + "' twice");
+    manifest += delimited(names[i]);
+  }
+  key_names_ = std::move(names);
+  key_names_digest_ = Digest::of(manifest);
+}
+
+void OpBase::wrong_value_count(std::size_t count) const {
+  throw UsageError("op '" + name_ + "': its key function returned " + std::to_string(count) +
+                   " values for " + std::to_string(key_names_.size()) +
+                   " declared names; return one value per name, in order");
+}
+
+Key OpBase::key_from(const KeyValues& values) const {
+  if (values.size() != key_names_.size()) wrong_value_count(values.size());
+  std::vector<Field> fields;
+  fields.reserve(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    fields.push_back(Field{key_names_[i], values.value(i)});
+  return Key(std::move(fields));
+}
+
+std::optional<Digest> OpBase::hot_digest(const Key& key) const {
+  const auto fields = key.fields();
+  if (!typed_key() || fields.size() != key_names_.size()) return std::nullopt;
+  KeyValues values;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const Field& f = fields[i];
+    if (f.name != key_names_[i]) return std::nullopt;
+    if (f.value.is_string() && f.value.as_string().size() > KeyValues::max_text)
+      return std::nullopt;
+    values.add(f.value);
+  }
+  return values.digest(key_names_digest_);
+}
+
 }  // namespace tunekit

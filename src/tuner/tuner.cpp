@@ -160,6 +160,12 @@ class Tuner::Impl {
     return miss(op, key, report, /*search_now=*/false);
   }
 
+  // Tuner::run's hot probe (a typed key's values); mode off serves the default, as select.
+  std::optional<std::size_t> hot_hit(const OpBase& op, const Digest& values) const {
+    if (options_.mode == Mode::off) return std::nullopt;
+    return memory_.hot_hit(op.checksum(), values);
+  }
+
   std::optional<Choice> settled(const OpBase& op, const Key& key) const {
     if (options_.mode == Mode::off) return std::nullopt;
     auto hit = memory_.hit(op.checksum(), key.digest());
@@ -175,6 +181,8 @@ class Tuner::Impl {
 
   bool live_failure(const OpBase& op, const Key& key, std::size_t index,
                     const std::exception_ptr& error);
+  void keep_ban(const OpBase& op, const Key& stored, const std::string& name,
+                const std::string& why);
 
   const TunerOptions& options() const { return options_; }
   Device& device() { return device_; }
@@ -183,6 +191,8 @@ class Tuner::Impl {
   Choice miss(const OpBase& op, const Key& key, TuneReport* report, bool search_now);
   Choice answer(const OpBase& op, const Key& stored, const Key& asked, bool search_now,
                 TuneReport* report);
+  bool banned_meanwhile(const detail::ServeRequest& request, const detail::Served& served) const;
+  Choice answer_default(detail::ServeRequest& request, const Key& asked, TuneReport* report);
   void serve_in_bucket(const OpBase& op, const Key& asked, detail::Served& served, TuneReport& r);
 
   // The mode builds the chain (DESIGN §7); Tuner::tune always ends in a search.
@@ -192,7 +202,7 @@ class Tuner::Impl {
     store_source_ =
         std::make_unique<detail::StoreSource>(store, device, options_, revalidator_, bans_);
     artifact_source_ =
-        std::make_unique<detail::ArtifactSource>(device, options_, revalidator_, bans_);
+        std::make_unique<detail::ArtifactSource>(store, device, options_, revalidator_, bans_);
     search_source_ = std::make_unique<detail::SearchSource>(
         device_, options_, store, *store_source_, bans_,
         [this](const OpBase& op, const Key& key) { return prior(op, key); });
@@ -308,16 +318,34 @@ Choice Tuner::Impl::answer(const OpBase& op, const Key& stored, const Key& asked
   for (std::size_t i = 0; i < chain.size(); ++i) {
     std::optional<detail::Served> served = chain[i]->find(request);
     if (!served) continue;
+    if (banned_meanwhile(request, *served)) return answer_default(request, asked, report);
     for (std::size_t j = i; j-- > 0;) chain[j]->record(request, *served);
     TuneReport& r = request.report;
     r.stale = request.stale;
-    if (!request.stale.empty() && served->source == Source::searched)
+    if (!request.stale.empty() && served->source != Source::stale_replay)
       detail::add_reason(r, request.stale);
     if (!(stored == asked)) serve_in_bucket(op, asked, *served, r);
     if (report) *report = std::move(r);
     return {served->index, served->source};
   }
   throw FatalError("the tuner's chain of sources gave no answer");  // the default always does
+}
+
+// A candidate banned (failed live) while this answer was searched for is neither kept nor
+// served.
+bool Tuner::Impl::banned_meanwhile(const detail::ServeRequest& request,
+                                   const detail::Served& served) const {
+  return served.index != request.op.default_index(request.key) &&
+         bans_.banned(request.op.checksum(), request.key.digest(), served.index);
+}
+
+Choice Tuner::Impl::answer_default(detail::ServeRequest& request, const Key& asked,
+                                   TuneReport* report) {
+  const std::size_t fallback = request.op.default_index(asked);
+  if (report)
+    *report = brief(request.op, asked, fallback, Source::use_default,
+                    "the chosen candidate failed live while it was chosen: nothing kept");
+  return {fallback, Source::use_default};
 }
 
 // The bucket's choice serves a size of the bucket once it validates at that size; one that
@@ -328,17 +356,20 @@ void Tuner::Impl::serve_in_bucket(const OpBase& op, const Key& asked, detail::Se
   const std::size_t fallback = op.default_index(asked);
   if (served.index != fallback) {
     if (auto checked = revalidator_.check(op, asked, served.index); checked && !checked->ok()) {
-      detail::add_reason(r, "the bucket's choice " + op.candidate(served.index).name +
-                                " failed validation at " + asked.text() + " (" +
-                                std::string(to_string(checked->status)) + ": " + checked->message +
-                                "): the default serves this size");
+      r.stale = "the bucket's choice " + op.candidate(served.index).name +
+                " failed validation at " + asked.text() + " (" +
+                std::string(to_string(checked->status)) + ": " + checked->message +
+                "): the default serves this size";
+      detail::add_reason(r, r.stale);
       served.index = fallback;
+      served.source = Source::stale_replay;
+      r.source = Source::stale_replay;
       r.winner = fallback;
       r.winner_name = op.candidate(fallback).name;
     }
   }
   if (served.publish || served.source == Source::memory_hit)
-    memory_.publish(op.checksum(), asked.digest(), served.index);
+    memory_.publish(op, asked, served.index);
 }
 
 // A live failure of the chosen candidate (DESIGN §7): the choice is retracted here and in the
@@ -357,21 +388,39 @@ bool Tuner::Impl::live_failure(const OpBase& op, const Key& key, std::size_t ind
   } catch (...) {
     cause = detail::classify_exception(std::current_exception(), "a live call");
   }
+  // Memory ran out: the machine's state, not the candidate's fault (nothing is banned).
+  if (cause.status == Status::out_of_memory) return false;
   const std::string name = op.candidate(index).name;
   const std::string why =
       "failed live: " + std::string(to_string(cause.status)) + ": " + cause.message;
-  bans_.ban(op.checksum(), key.digest(), index, why);
-  memory_.retract(op.checksum(), key.digest());
-  if (store_ && device_.identity().known) {
-    const Identity id = identity(op, key);
-    const std::string digest = id.digest().hex();
-    store_->mark_stale(digest, "its candidate " + name + " " + why);
-    store_->ban(BannedCandidate{digest, op.name(), key.text(), name, why,
-                                static_cast<std::int64_t>(std::time(nullptr))});
-  }
+  // A bucketed op's choice is the bucket's: banned and retracted for the whole bucket.
+  const Key stored = op.buckets() ? op.bucket_of(key) : key;
+  bans_.ban(op.checksum(), stored.digest(), index, why);
+  memory_.retract(op, key);
+  if (!(stored == key)) memory_.retract(op, stored);
+  keep_ban(op, stored, name, why);
   if (cause.status != Status::compile_failed) return false;
   if (options_.on_fallback) options_.on_fallback(name, cause);
   return true;
+}
+
+// The store's part of a live failure: the entry goes stale only if it still names the
+// candidate (another process may have stored a new winner since), and the ban is kept. A store
+// that fails here is warned about: the caller's own error is what propagates.
+void Tuner::Impl::keep_ban(const OpBase& op, const Key& stored, const std::string& name,
+                           const std::string& why) {
+  if (!store_ || !device_.identity().known) return;
+  try {
+    const std::string digest = identity_of(op, stored).digest().hex();
+    if (auto entry = store_->find(digest); entry && entry->winner == name)
+      store_->mark_stale(digest, "its candidate " + name + " " + why);
+    store_->ban(BannedCandidate{digest, op.name(), stored.text(), name, why,
+                                static_cast<std::int64_t>(std::time(nullptr))});
+  } catch (const std::exception& e) {
+    if (options_.on_warning)
+      options_.on_warning(std::string("tunekit: the ban of ") + name +
+                          " could not be stored: " + e.what());
+  }
 }
 
 Tuner::Tuner(Device& device, TunerOptions options)
@@ -431,6 +480,10 @@ Identity Tuner::identity(const OpBase& op, const Key& key) const {
 }
 Store* Tuner::store() {
   return impl_->store();
+}
+
+std::optional<std::size_t> Tuner::hot_hit(const OpBase& op, const Digest& values) const {
+  return impl_->hot_hit(op, values);
 }
 
 }  // namespace tunekit

@@ -1,5 +1,6 @@
-// Tests for src/core/key.cpp and src/tuner/choice_table.cpp: what Tuner::run pays on every
-// hit (building a typical key, hashing it, reading the table) allocates nothing. This file is
+// Tests for src/core/key.cpp, src/tuner/choice_table.cpp and Tuner::run: what run pays on
+// every hit (building a typical key or a typed key's values, hashing, reading the table)
+// allocates nothing. This file is
 // its own executable (tunekit_allocation_tests): it replaces the global operator new to count
 // allocations, and no other test should run under that replacement.
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "tunekit/cpu.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/tuner.hpp"
 #include "tuner/choice_table.hpp"
 
 namespace {
@@ -94,6 +97,39 @@ TEST(KeyAllocation, ChoiceTableHitDoesNotAllocate) {
   EXPECT_EQ(allocations_during([&] { found = table.find(op, gemm_key().digest()).value_or(0); }),
             0);
   EXPECT_EQ(found, 3u);
+}
+
+struct Gemm {
+  long m = 0, n = 0, k = 0;
+  std::vector<float> out;
+};
+
+void fill(Gemm& g) {
+  for (float& x : g.out) x = 1.0f;
+}
+
+TEST(KeyAllocation, ATypedRunHitDoesNotAllocate) {
+  cpu::CpuDevice device;
+  TunerOptions options;
+  options.mode = Mode::tune;
+  Tuner tuner(device, options);
+  Op<Gemm> op("alloc_gemm", 1);
+  op.key({"m", "n", "k", "dtype"},
+         [](const Gemm& g) {
+           return KeyValues{g.m, g.n, g.k, "f32"};
+         })
+      .inputs([](const Key& key) {
+        return Gemm{key.integer("m"), key.integer("n"), key.integer("k"), std::vector<float>(8)};
+      })
+      .outputs([](Gemm& g) { return std::vector{OutputView::of(std::span<float>(g.out))}; })
+      .candidate("fill", fill)
+      .candidate("fill_too", fill);
+  Gemm args{m_arg, n_arg, k_arg, std::vector<float>(8)};
+  tuner.run(op, args);  // the miss: searched and published
+  ASSERT_TRUE(tuner.settled(op, op.key_of(args)).has_value());
+  // The counter sees a miss's Key being built, so the zero below is worth something.
+  EXPECT_GE(allocations_during([&] { (void)op.key_of(args); }), 1);
+  EXPECT_EQ(allocations_during([&] { tuner.run(op, args); }), 0);
 }
 
 }  // namespace

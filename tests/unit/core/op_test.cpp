@@ -371,5 +371,102 @@ TEST(Op, BucketingIsPartOfTheChecksum) {
             bucketed({{"m", Bucketing::multiple_of(8)}, {"n", Bucketing::pow2()}}));
 }
 
+// A typed key (Op::key(names, values)): what Tuner::run hashes on a hit.
+struct Shape {
+  long m = 0;
+  double alpha = 0;
+  bool trans = false;
+  std::string dtype;
+};
+
+std::unique_ptr<Op<Shape>> typed_op(std::vector<std::string> names = {"m", "alpha", "trans",
+                                                                      "dtype"}) {
+  auto made = std::make_unique<Op<Shape>>("typed", 1);
+  made->key(std::move(names),
+            [](const Shape& s) {
+              return KeyValues{s.m, s.alpha, s.trans, std::string_view(s.dtype)};
+            })
+      .candidate("a", [](Shape&) {});
+  return made;
+}
+
+TEST(Op, ATypedKeyBuildsTheCanonicalKey) {
+  const auto made = typed_op();
+  Op<Shape>& op = *made;
+  const Shape s{4096, 0.5, true, "f32"};
+  const Key key = op.key_of(s);
+  const Key expected{{"m", 4096}, {"alpha", 0.5}, {"trans", true}, {"dtype", "f32"}};
+  EXPECT_EQ(key, expected);
+  EXPECT_EQ(key.digest(), expected.digest());
+  EXPECT_EQ(op.key_from(op.key_values(s)), expected);
+  EXPECT_TRUE(op.typed_key());
+}
+
+TEST(Op, TheHotDigestFromTheKeyIsTheDigestOfTheRawValues) {
+  const auto made = typed_op();
+  Op<Shape>& op = *made;
+  for (const Shape& s : {Shape{1, 0.0, false, ""}, Shape{-7, -0.0, true, "bf16"},
+                         Shape{INT64_MAX, 1e300, false, std::string(KeyValues::max_text, 'x')}}) {
+    const std::optional<Digest> from_key = op.hot_digest(op.key_of(s));
+    ASSERT_TRUE(from_key.has_value());
+    EXPECT_EQ(*from_key, op.hot_digest(op.key_values(s)));
+  }
+  // A Key parsed from text reaches the same entry as the raw values do.
+  EXPECT_EQ(op.hot_digest(Key::parse("m=3,alpha=0.25,trans=true,dtype=f16")),
+            op.hot_digest(op.key_values(Shape{3, 0.25, true, "f16"})));
+}
+
+TEST(Op, HotDigestsDifferByValueTypeAndNames) {
+  Op<Shape> op("one", 1);
+  op.key({"x"}, [](const Shape&) { return KeyValues{1}; }).candidate("a", [](Shape&) {});
+  const Digest names{1, 2};
+  const Digest i = KeyValues{1}.digest(names);
+  EXPECT_NE(i, KeyValues{1.0}.digest(names));
+  EXPECT_NE(i, KeyValues{true}.digest(names));
+  EXPECT_NE(i, KeyValues{"1"}.digest(names));
+  EXPECT_NE(i, KeyValues{1}.digest(Digest{1, 3}));
+  EXPECT_NE(KeyValues{0.0}.digest(names), KeyValues{-0.0}.digest(names));  // as Keys differ
+  EXPECT_NE((KeyValues{"ab", "c"}.digest(names)), (KeyValues{"a", "bc"}.digest(names)));
+  // The same values under other names are another key.
+  const Shape s{1, 2.0, false, "f32"};
+  EXPECT_NE(typed_op()->hot_digest(typed_op()->key_values(s)),
+            typed_op({"alpha", "m", "trans", "dtype"})->hot_digest(typed_op()->key_values(s)));
+}
+
+TEST(Op, AKeyNotShapedLikeTheDeclaredNamesHasNoHotDigest) {
+  const auto made = typed_op();
+  Op<Shape>& op = *made;
+  EXPECT_FALSE(op.hot_digest(Key{{"m", 1}}).has_value());
+  EXPECT_FALSE(
+      op.hot_digest(Key{{"alpha", 0.5}, {"m", 1}, {"trans", true}, {"dtype", "f32"}}).has_value());
+  EXPECT_FALSE(op.hot_digest(Key{{"m", 1},
+                                 {"alpha", 0.5},
+                                 {"trans", true},
+                                 {"dtype", std::string(KeyValues::max_text + 1, 'x')}})
+                   .has_value());
+  // An op without a typed key has no hot digest at all.
+  EXPECT_FALSE(make()->hot_digest(Key{{"n", 4}, {"dtype", "f32"}}).has_value());
+  EXPECT_FALSE(make()->typed_key());
+}
+
+TEST(Op, TypedKeyMisuseIsAClearError) {
+  const auto made = typed_op();
+  Op<Shape>& op = *made;
+  EXPECT_THROW(op.hot_digest(KeyValues{1, 2}), UsageError);
+  EXPECT_THROW(op.key_from(KeyValues{1}), UsageError);
+  EXPECT_THROW(KeyValues{std::string(KeyValues::max_text + 1, 'x')}, UsageError);
+  KeyValues full{1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_THROW(full.add(9), UsageError);
+  EXPECT_THROW(KeyValues{}.add(~0ull), UsageError);
+  EXPECT_THROW(typed_op({"m", "m", "trans", "dtype"}), UsageError);
+  EXPECT_THROW(typed_op({"m", "", "trans", "dtype"}), UsageError);
+  EXPECT_THROW(typed_op(std::vector<std::string>(KeyValues::capacity + 1, "x")), UsageError);
+  EXPECT_THROW(make()->key_values(Args{}), UsageError);
+  // A Key function replaces a typed key (and the other way round).
+  op.key([](const Shape& s) { return Key{{"m", s.m}}; });
+  EXPECT_FALSE(op.typed_key());
+  EXPECT_EQ(op.key_of(Shape{5, 0, false, ""}), (Key{{"m", 5}}));
+}
+
 }  // namespace
 }  // namespace tunekit

@@ -12,13 +12,18 @@ std::optional<Served> ArtifactSource::find(ServeRequest& request) {
   auto index =
       find_artifact_choice(options_.artifact_dir, op, request.key, device_, options_.on_warning);
   if (!index || bans_.banned(op.checksum(), request.key.digest(), *index)) return std::nullopt;
+  // A candidate an earlier process saw fail live is not served from a deployed file either.
+  if (store_ && device_.known &&
+      store_bans(*store_, request.identity.digest().hex(), op.candidate(*index).name))
+    return std::nullopt;
   if (auto checked = revalidator_.check(op, request.key, *index); checked && !checked->ok()) {
-    request.stale = "the artifact's choice " + op.candidate(*index).name +
-                    " failed re-validation: " + std::string(to_string(checked->status)) + ": " +
-                    checked->message;
+    const std::string why = "the artifact's choice " + op.candidate(*index).name +
+                            " failed re-validation: " + std::string(to_string(checked->status)) +
+                            ": " + checked->message;
+    append_stale(request, why);
     if (options_.on_warning)
-      options_.on_warning("tunekit: " + op.name() + " " + request.key.text() + ": " +
-                          request.stale + " (in " + options_.artifact_dir + "): not served");
+      options_.on_warning("tunekit: " + op.name() + " " + request.key.text() + ": " + why +
+                          " (in " + options_.artifact_dir + "): not served");
     return std::nullopt;
   }
   request.report = brief_report(op, request.key, device_, options_, *index, Source::artifact_replay,

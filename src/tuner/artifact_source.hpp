@@ -14,14 +14,16 @@ namespace tunekit::detail {
 
 class ArtifactSource final : public ChoiceSource {
  public:
-  ArtifactSource(const DeviceIdentity& device, const TunerOptions& options,
+  // `store` (may be null): its bans hold for artifacts too.
+  ArtifactSource(Store* store, const DeviceIdentity& device, const TunerOptions& options,
                  Revalidator& revalidator, const LiveBans& bans)
-      : device_(device), options_(options), revalidator_(revalidator), bans_(bans) {}
+      : store_(store), device_(device), options_(options), revalidator_(revalidator), bans_(bans) {}
 
   std::optional<Served> find(ServeRequest& request) override;
   void record(ServeRequest& request, const Served& served) override;
 
  private:
+  Store* store_;
   const DeviceIdentity& device_;
   const TunerOptions& options_;
   Revalidator& revalidator_;

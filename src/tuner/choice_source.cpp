@@ -8,6 +8,22 @@ void add_reason(TuneReport& report, std::string_view more) {
   report.reason += more;
 }
 
+void append_stale(ServeRequest& request, std::string_view more) {
+  if (!request.stale.empty()) request.stale += "; ";
+  request.stale += more;
+}
+
+bool transient(Status status) {
+  return status == Status::timed_out || status == Status::out_of_memory ||
+         status == Status::refused || status == Status::stopped;
+}
+
+bool store_bans(Store& store, const std::string& identity_digest, std::string_view candidate) {
+  for (const BannedCandidate& b : store.bans(identity_digest))
+    if (b.candidate == candidate) return true;
+  return false;
+}
+
 void fill_identity(TuneReport& r, const OpBase& op, const Key& key, const DeviceIdentity& device,
                    const TunerOptions& options) {
   r.op = op.name();

@@ -14,6 +14,7 @@
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/store.hpp"
 #include "tunekit/tuner_options.hpp"
 
 namespace tunekit::detail {
@@ -55,6 +56,13 @@ class ChoiceSource {
 
 // "; " between the parts of a report's reason.
 void add_reason(TuneReport& report, std::string_view more);
+// Adds to what the request passed over (ServeRequest::stale).
+void append_stale(ServeRequest& request, std::string_view more);
+// A failure that may be the machine's at the moment (a time or memory limit), not the
+// candidate's: a replayed choice that meets it is passed over but not marked stale.
+bool transient(Status status);
+// Whether the store bans `candidate` for the identity.
+bool store_bans(Store& store, const std::string& identity_digest, std::string_view candidate);
 
 // The identity fields of a report (op, key, device, the decision's settings).
 void fill_identity(TuneReport& report, const OpBase& op, const Key& key,

@@ -8,7 +8,8 @@ std::optional<Served> DefaultSource::find(ServeRequest& request) {
   std::string reason = "no choice is known";
   if (options_.mode == Mode::cached && !request.search_now) {
     source = request.stale.empty() ? Source::search_disabled : Source::stale_replay;
-    reason = "mode is cached and no choice is known";
+    reason = request.stale.empty() ? "mode is cached and no choice is known"
+                                   : "mode is cached and the known choice no longer serves";
     record_miss(request);
   }
   request.report =

@@ -15,9 +15,12 @@ std::optional<Outcome> Revalidator::check(const OpBase& op, const Key& key, std:
   if (!op.revalidates()) return std::nullopt;
   const Entry entry{op.checksum().high, op.checksum().low, key.digest().high, key.digest().low,
                     index};
-  // Serialised: a validation run uses the device, and two callers of one key run it once.
-  std::lock_guard lock(mutex_);
-  if (auto known = done_.find(entry); known != done_.end()) return known->second;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto known = done_.find(entry); known != done_.end()) return known->second;
+  }
+  // Run without the lock: the candidate may hand work to threads that call back into the
+  // tuner for other keys (single flight already keeps two callers of one key apart).
   std::optional<Outcome> outcome;
   SearchContext context(device_, op, key, options_);
   if (context.prepare_inputs(/*input_sets=*/1)) {  // one run: the search validated on all
@@ -28,6 +31,7 @@ std::optional<Outcome> Revalidator::check(const OpBase& op, const Key& key, std:
       outcome = context.find(index)->outcome;
     }
   }
+  std::lock_guard lock(mutex_);
   done_.emplace(entry, outcome);
   return outcome;
 }

@@ -13,19 +13,25 @@ std::optional<Served> StoreSource::find(ServeRequest& request) {
   auto stored = store_->find(digest);
   if (!stored) return std::nullopt;
   if (!stored->stale.empty()) {
-    request.stale = "the stored choice " + stored->winner + " is stale: " + stored->stale;
+    append_stale(request, "the stored choice " + stored->winner + " is stale: " + stored->stale);
     return std::nullopt;
   }
   // A partial entry (a budget cut, a pruning strategy) serves a search that is restricted
   // too; a search without those limits replaces it (DESIGN §7).
-  if (stored->budget_cut && !search_is_restricted(options_, op)) return std::nullopt;
+  // Mode cached never searches: a partial entry is better than the default there.
+  if (stored->budget_cut && options_.mode != Mode::cached && !search_is_restricted(options_, op))
+    return std::nullopt;
   auto index = op.find(stored->winner);
-  if (!index || bans_.banned(op.checksum(), request.key.digest(), *index)) return std::nullopt;
+  if (!index || bans_.banned(op.checksum(), request.key.digest(), *index) ||
+      store_bans(*store_, digest, stored->winner))
+    return std::nullopt;
   if (auto checked = revalidator_.check(op, request.key, *index); checked && !checked->ok()) {
     const std::string why = "failed re-validation: " + std::string(to_string(checked->status)) +
                             ": " + checked->message;
-    store_->mark_stale(digest, why);
-    request.stale = "the stored choice " + stored->winner + " " + why;
+    // A wrong answer or a crash is the candidate's; a time or memory limit may be the
+    // machine's at this moment: not served now, but not marked stale for good.
+    if (!transient(checked->status)) store_->mark_stale(digest, why);
+    append_stale(request, "the stored choice " + stored->winner + " " + why);
     return std::nullopt;
   }
   request.report = brief_report(op, request.key, device_, options_, *index, Source::cache_replay,

@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include "fakes/fake_device.hpp"
 #include "tunekit/artifact.hpp"
@@ -33,10 +37,15 @@ class Serving : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   TunerOptions options(Mode mode = Mode::tune) const {
+    TunerOptions o = quiet(mode);
+    o.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    return o;
+  }
+  // Warnings expected (a skipped artifact): not checked.
+  TunerOptions quiet(Mode mode = Mode::tune) const {
     TunerOptions o;
     o.mode = mode;
     o.store = "sqlite:" + (dir_ / "choices.db").string();
-    o.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
     return o;
   }
   std::optional<StoredChoice> stored(Tuner& tuner, const OpBase& op, const Key& key) {
@@ -141,12 +150,15 @@ TEST_F(Serving, AChosenCandidateThatThrowsLiveIsBannedAndTheErrorPropagates) {
 }
 
 TEST_F(Serving, TheDefaultsOwnLiveFailurePropagatesAndBansNothing) {
+  dev_.behaviour["def"].seconds = 0.5e-3;  // the default wins the search
   auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
   fakes::FakeArgs args{std::vector<float>(4)};
-  Tuner tuner(dev_, options(Mode::off));
+  Tuner tuner(dev_, options());
+  ASSERT_EQ(tuner.select(*op, op->key_of(args)).index, *op->find("def"));
   dev_.behaviour["def"].throw_at_launch = true;
   EXPECT_THROW(tuner.run(*op, args), std::runtime_error);
   EXPECT_TRUE(tuner.store()->bans().empty());
+  EXPECT_TRUE(tuner.settled(*op, op->key_of(args)).has_value());  // still the choice
 }
 
 TEST_F(Serving, AChosenCandidateWhoseBuildFailsRunsTheDefaultAndSaysWhy) {
@@ -244,6 +256,8 @@ TEST_F(Serving, WhenEveryCandidateFailsTheReportCarriesTheLastFailure) {
       << r.reason;
 }
 
+// Each tuner records a key's miss once (a hot loop in mode cached must not write the store on
+// every call): the count says how many tuners (processes) missed it.
 TEST_F(Serving, CachedModeRecordsEachMissOnceForLaterTuning) {
   auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
   Tuner tuner(dev_, options(Mode::cached));
@@ -255,6 +269,10 @@ TEST_F(Serving, CachedModeRecordsEachMissOnceForLaterTuning) {
     EXPECT_EQ(p.count, 1);
   }
   EXPECT_TRUE(tuner.store()->list().empty());  // nothing measured
+  Tuner second(dev_, options(Mode::cached));
+  second.select(*op, Key{{"n", 4}});
+  for (const PendingMiss& p : second.store()->pending())
+    EXPECT_EQ(p.count, p.key == "n=4" ? 2 : 1) << p.key;
 }
 
 TEST_F(Serving, TuneModeRecordsTheKeysItsSearchLeavesUnstoredWhenAsked) {
@@ -325,6 +343,167 @@ TEST_F(Serving, BucketedSizesShareOneEntryMeasuredOnceAtTheRepresentative) {
   Tuner later(dev_, options(Mode::cached));
   EXPECT_EQ(later.select(*op, Key{{"n", 90}}, &r).source, Source::cache_replay);
   EXPECT_EQ(r.winner_name, "fast");
+}
+
+TEST_F(Serving, ModeCachedServesABudgetCutEntryThatAnUnrestrictedSearchWouldReplace) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast", "faster"}, "def");
+  const Key key{{"n", 4}};
+  TunerOptions cut = options();
+  cut.budget_evaluations = 1;  // the default and one more point: a partial search
+  {
+    Tuner tuner(dev_, cut);
+    tuner.select(*op, key);
+    ASSERT_TRUE(stored(tuner, *op, key)->budget_cut);
+  }
+  TuneReport r;
+  EXPECT_EQ(Tuner(dev_, options(Mode::cached)).select(*op, key, &r).source, Source::cache_replay);
+  EXPECT_EQ(Tuner(dev_, options()).select(*op, key, &r).source, Source::searched);
+}
+
+// Found by review: bans, buckets, races and call-backs.
+std::atomic<bool> fast_throws{false};
+
+TEST_F(Serving, ALiveFailureAtARealSizeBansTheCandidateForItsBucket) {
+  auto op = std::make_unique<Op<fakes::FakeArgs>>("bucketed", 1);
+  op->key([](const fakes::FakeArgs& a) {
+      return Key{{"n", static_cast<long>(a.out.size())}};
+    })
+      .inputs([](const Key& k) {
+        return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
+      })
+      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .reference([](fakes::FakeArgs& a) {
+        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+      })
+      .bucket("n", Bucketing::pow2());
+  for (const char* name : {"def", "fast"}) {
+    op->candidate(name, [this, name](fakes::FakeArgs& a) {
+      dev_.running = name;
+      if (std::string(name) == "fast" && fast_throws) throw std::runtime_error("live boom");
+      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+    });
+  }
+  op->default_candidate("def");
+  dev_.set_candidate_names({"def", "fast"});
+  Tuner tuner(dev_, quiet());
+  ASSERT_EQ(tuner.select(*op, Key{{"n", 100}}).index, *op->find("fast"));
+  fakes::FakeArgs args{std::vector<float>(100)};
+  fast_throws = true;
+  EXPECT_THROW(tuner.run(*op, args), std::runtime_error);
+  fast_throws = false;
+  TuneReport r;
+  const Choice c = tuner.select(*op, Key{{"n", 100}}, &r);
+  EXPECT_NE(c.index, *op->find("fast")) << "banned candidate served again: " << to_string(c.source);
+}
+
+TEST_F(Serving, ACandidateBannedWhileASearchChoosesItIsNeitherKeptNorServed) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast", "faster"}, "def");
+  fakes::FakeArgs args{std::vector<float>(4)};
+  const Key key = op->key_of(args);
+  Tuner tuner(dev_, quiet());
+  ASSERT_EQ(tuner.select(*op, key).index, *op->find("faster"));
+  std::atomic<bool> once{false};
+  std::thread::id live_thread;
+  std::mutex m;
+  dev_.behaviour["faster"].hook = [&] {
+    std::lock_guard l(m);
+    if (std::this_thread::get_id() == live_thread) throw std::runtime_error("live boom");
+  };
+  dev_.behaviour["def"].hook = [&] {
+    if (once.exchange(true)) return;
+    std::thread b([&] {
+      {
+        std::lock_guard l(m);
+        live_thread = std::this_thread::get_id();
+      }
+      fakes::FakeArgs a{std::vector<float>(4)};
+      try {
+        tuner.run(*op, a);
+        ADD_FAILURE() << "no throw";
+      } catch (const std::runtime_error&) {
+      }
+    });
+    b.join();
+  };
+  tuner.tune(*op, key);  // in flight while the live failure bans 'faster'
+  dev_.behaviour["def"].hook = nullptr;
+  EXPECT_NE(tuner.select(*op, key).index, *op->find("faster")) << "banned candidate republished";
+  Tuner later(dev_, quiet(Mode::cached));
+  TuneReport r;
+  later.select(*op, key, &r);
+  EXPECT_FALSE(later.store()->bans().empty());
+  EXPECT_NE(r.winner_name, "faster") << "store serves a candidate its own ban table bans";
+}
+
+TEST_F(Serving, AValidationRunWhoseCandidateCallsBackFromAnotherThreadDoesNotDeadlock) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  {
+    Tuner t(dev_, quiet());
+    t.select(*op, Key{{"n", 4}});
+    t.select(*op, Key{{"n", 8}});
+  }
+  Tuner tuner(dev_, quiet(Mode::cached));
+  std::atomic<bool> armed{true};
+  std::atomic<bool> deadlocked{false};
+  dev_.behaviour["fast"].hook = [&] {
+    if (!armed.exchange(false)) return;
+    // e.g. a candidate that parallelises over a pool whose workers call a tuned sub-op
+    auto f = std::async(std::launch::async, [&] { return tuner.select(*op, Key{{"n", 8}}); });
+    if (f.wait_for(std::chrono::seconds(3)) == std::future_status::timeout) {
+      deadlocked = true;
+      new std::future<Choice>(std::move(f));  // leak: let it finish after the lock drops
+    }
+  };
+  tuner.select(*op, Key{{"n", 4}});
+  EXPECT_FALSE(deadlocked.load())
+      << "nested select from a pool thread waited on the Revalidator mutex";
+}
+
+TEST_F(Serving, ALiveFailureLeavesAnotherWinnersStoredEntryServing) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast", "faster"}, "def");
+  fakes::FakeArgs args{std::vector<float>(4)};
+  const Key key = op->key_of(args);
+  Tuner p1(dev_, quiet());
+  ASSERT_EQ(p1.select(*op, key).index, *op->find("faster"));
+  dev_.behaviour["faster"].seconds = 5e-3;  // another process re-tunes: 'fast' wins now
+  {
+    Tuner p2(dev_, quiet());
+    ASSERT_EQ(p2.tune(*op, key).winner_name, "fast");
+  }
+  dev_.behaviour["faster"].throw_at_launch = true;
+  EXPECT_THROW(p1.run(*op, args), std::runtime_error);
+  dev_.behaviour["faster"].throw_at_launch = false;
+  auto e = p1.store()->find(p1.identity(*op, key).digest().hex());
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->winner, "fast");
+  EXPECT_TRUE(e->stale.empty()) << "fast's good entry marked stale: " << e->stale;
+}
+
+TEST_F(Serving, AnArtifactOfACandidateTheStoreBansIsNotServed) {
+  auto op = fakes::make_fake_op(dev_, {"def", "fast", "faster"}, "def");
+  fakes::FakeArgs args{std::vector<float>(4)};
+  const Key key = op->key_of(args);
+  TunerOptions f = quiet(Mode::force);
+  f.artifact_dir = (dir_ / "art").string();
+  fs::create_directories(dir_ / "art");
+  {
+    Tuner t(dev_, f);
+    ASSERT_EQ(t.select(*op, key).index, *op->find("faster"));
+  }
+  TunerOptions o = quiet();
+  o.artifact_dir = f.artifact_dir;
+  {
+    Tuner t(dev_, o);
+    t.select(*op, key);
+    dev_.behaviour["faster"].throw_at_launch = true;
+    EXPECT_THROW(t.run(*op, args), std::runtime_error);
+    dev_.behaviour["faster"].throw_at_launch = false;
+  }
+  Tuner later(dev_, o);
+  TuneReport r;
+  const Choice c = later.select(*op, key, &r);
+  EXPECT_NE(r.winner_name, "faster")
+      << "source " << to_string(c.source) << " serves a store-banned candidate";
 }
 
 }  // namespace

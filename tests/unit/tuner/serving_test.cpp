@@ -360,6 +360,24 @@ TEST_F(Serving, ModeCachedServesABudgetCutEntryThatAnUnrestrictedSearchWouldRepl
   EXPECT_EQ(Tuner(dev_, options()).select(*op, key, &r).source, Source::searched);
 }
 
+TEST_F(Serving, ChangingWhatCorrectMeansIsAStoreMiss) {
+  const Key key{{"n", 4}};
+  {
+    auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+    Tuner(dev_, options()).select(*op, key);
+  }
+  auto same = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  EXPECT_EQ(Tuner(dev_, options(Mode::cached)).select(*same, key).source, Source::cache_replay);
+  auto tighter = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  tighter->tolerance(Tolerance{1e-9, 1e-9});
+  EXPECT_EQ(Tuner(dev_, options(Mode::cached)).select(*tighter, key).source,
+            Source::search_disabled);
+  auto new_reference = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
+  new_reference->reference_version(2);
+  EXPECT_EQ(Tuner(dev_, options(Mode::cached)).select(*new_reference, key).source,
+            Source::search_disabled);
+}
+
 // Found by review: bans, buckets, races and call-backs.
 std::atomic<bool> fast_throws{false};
 

@@ -1,9 +1,10 @@
 // select_bench: what a caller pays on a hit (DESIGN §7, issue #13 "the real hot path").
-// Tuner::run(op, args) builds the key from the arguments, hashes it, reads the choice table
-// and calls the candidate, on every call. Beside it: select() with a key built once, the key
-// alone, the candidate alone, the floor of a typed key (raw values hashed, the same table), and
-// the cache many tuners use (CubeCL-style: the key's text built
-// per call, a mutex, an unordered_map lookup). Every benchmark counts heap allocations per
+// Tuner::run(op, args) with a typed key (Op::key(names, values)) hashes the raw values, reads
+// the hot index and calls the candidate, on every call; with a Key function it builds and
+// hashes the Key instead. Beside them: select() with a key built once, the key alone, the
+// candidate alone, the floor of a typed key (raw values hashed, the same table, no API), and
+// the cache many tuners use (CubeCL-style: the key's text built per call, a mutex, an
+// unordered_map lookup). Every benchmark counts heap allocations per
 // call (a counting global operator new). Goals: run's overhead on a hit <= 25 ns including the
 // key, zero allocations, >= 5x faster than the mutex map, at 1 and 2 threads.
 //
@@ -63,6 +64,10 @@ struct Tiny {
 tunekit::Key key_of(const Tiny& t) {
   return tunekit::Key{{"m", t.m}, {"n", t.n}, {"k", t.k}, {"dtype", "f32"}};
 }
+// The same key, typed: the names once, the values per call.
+tunekit::KeyValues values_of(const Tiny& t) {
+  return tunekit::KeyValues{t.m, t.n, t.k, "f32"};
+}
 
 void fill_loop(Tiny& t) {
   for (float& x : t.out) x = 1.0f;
@@ -75,11 +80,13 @@ Tiny make_args() {
   return Tiny{4096, 4096, 4096, std::vector<float>(16)};
 }
 
-// A tuned op, shared by every benchmark thread (built once, thread-safely).
+// Two tuned ops, shared by every benchmark thread (built once, thread-safely): `op` with the
+// typed key, `keyed` with the same key from a Key function.
 struct HitFixture {
   tunekit::cpu::CpuDevice device;
   tunekit::Tuner tuner{device, options()};
   tunekit::Op<Tiny> op{"bench_tiny", 1};
+  tunekit::Op<Tiny> keyed{"bench_tiny_keyed", 1};
   tunekit::Key key = key_of(make_args());
   std::string error;
 
@@ -90,23 +97,27 @@ struct HitFixture {
   }
 
   HitFixture() {
-    op.key(key_of)
-        .inputs([](const tunekit::Key& k) {
-          return Tiny{k.integer("m"), k.integer("n"), k.integer("k"), std::vector<float>(16)};
-        })
-        .outputs(
-            [](Tiny& t) { return std::vector{tunekit::OutputView::of(std::span<float>(t.out))}; })
-        .candidate("fill_loop", fill_loop)
-        .candidate("fill_assign", fill_assign)
-        .default_candidate("fill_loop");
-    tunekit::TuneReport first;
-    tuner.select(op, key, &first);  // the one search
-    tunekit::TuneReport again;
-    tuner.select(op, key, &again);
-    if (again.source != tunekit::Source::memory_hit) {
-      error = "the second select was not a memory hit (source " +
-              std::string(tunekit::to_string(again.source)) + ")";
+    op.key({"m", "n", "k", "dtype"}, values_of);
+    keyed.key(key_of);
+    for (tunekit::Op<Tiny>* o : {&op, &keyed}) {
+      o->inputs([](const tunekit::Key& k) {
+         return Tiny{k.integer("m"), k.integer("n"), k.integer("k"), std::vector<float>(16)};
+       })
+          .outputs(
+              [](Tiny& t) { return std::vector{tunekit::OutputView::of(std::span<float>(t.out))}; })
+          .candidate("fill_loop", fill_loop)
+          .candidate("fill_assign", fill_assign)
+          .default_candidate("fill_loop");
+      tunekit::TuneReport first;
+      tuner.select(*o, key, &first);  // the one search
+      tunekit::TuneReport again;
+      tuner.select(*o, key, &again);
+      if (again.source != tunekit::Source::memory_hit) {
+        error = "the second select was not a memory hit (source " +
+                std::string(tunekit::to_string(again.source)) + ")";
+      }
     }
+    if (!(op.key_of(make_args()) == key)) error = "the typed key is not the Key function's";
   }
 };
 
@@ -141,6 +152,19 @@ void BM_run_hit(benchmark::State& state) {
 }
 BENCHMARK(BM_run_hit)->Threads(1)->Threads(2);
 
+// run with the Key built from the arguments per call (an op declared with a Key function).
+void BM_run_key_fn_hit(benchmark::State& state) {
+  HitFixture& f = hit_fixture();
+  if (!f.error.empty()) return state.SkipWithError(f.error.c_str());
+  Tiny args = make_args();
+  AllocationCount count(state);
+  for (auto _ : state) {
+    f.tuner.run(f.keyed, args);
+    benchmark::DoNotOptimize(args.out.data());
+  }
+}
+BENCHMARK(BM_run_key_fn_hit)->Threads(1)->Threads(2);
+
 void BM_select_hit(benchmark::State& state) {
   HitFixture& f = hit_fixture();
   if (!f.error.empty()) return state.SkipWithError(f.error.c_str());
@@ -158,11 +182,24 @@ void BM_key_of_args(benchmark::State& state) {
   AllocationCount count(state);
   for (auto _ : state) {
     benchmark::DoNotOptimize(&args);
-    tunekit::Key key = f.op.key_of(args);
+    tunekit::Key key = f.keyed.key_of(args);
     benchmark::DoNotOptimize(key.digest());
   }
 }
 BENCHMARK(BM_key_of_args)->Threads(1)->Threads(2);
+
+// What a typed run hashes instead: the values from the arguments and their hot digest.
+void BM_hot_digest_of_args(benchmark::State& state) {
+  HitFixture& f = hit_fixture();
+  Tiny args = make_args();
+  AllocationCount count(state);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(&args);
+    const tunekit::Digest d = f.op.hot_digest(f.op.key_values(args));
+    benchmark::DoNotOptimize(d);
+  }
+}
+BENCHMARK(BM_hot_digest_of_args)->Threads(1)->Threads(2);
 
 // The candidate with no dispatch at all: run's overhead is BM_run_hit minus this.
 void BM_candidate_alone(benchmark::State& state) {
@@ -297,9 +334,11 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 // The table the goals are read from; returns whether any hit allocated.
 bool print_summary(const SummaryReporter& r, std::ostream& out) {
   static const std::pair<const char*, const char*> rows[] = {
-      {"BM_run_hit", "run(op, args) on a hit"},
+      {"BM_run_hit", "run(op, args), typed key"},
+      {"BM_run_key_fn_hit", "run(op, args), Key function"},
       {"BM_candidate_alone", "the candidate alone"},
       {"BM_select_hit", "select, key built once"},
+      {"BM_hot_digest_of_args", "typed values + hot digest"},
       {"BM_key_of_args", "key_of(args) alone"},
       {"BM_typed_key_floor", "typed key floor (not an API)"},
       {"BM_mutex_map_run", "mutex map, key text per call"},
@@ -318,6 +357,7 @@ bool print_summary(const SummaryReporter& r, std::ostream& out) {
     const Reading* alone = r.find("BM_candidate_alone", threads);
     const Reading* map = r.find("BM_mutex_map_run", threads);
     const Reading* select = r.find("BM_select_hit", threads);
+    const Reading* keyed = r.find("BM_run_key_fn_hit", threads);
     if (run && alone)
       out << fmt::format("{:<8}{:<32}{:>10.1f}{:>10.1f}   (goal <= 25 ns)\n", threads,
                          "run's overhead", run->wall_ns - alone->wall_ns,
@@ -326,7 +366,7 @@ bool print_summary(const SummaryReporter& r, std::ostream& out) {
       out << fmt::format("{:<8}{:<32}{:>9.1f}x{:>9.1f}x   (goal >= 5x)\n", threads,
                          "mutex map run / run", map->wall_ns / run->wall_ns,
                          map->cpu_ns / run->cpu_ns);
-    for (const Reading* x : {run, select})
+    for (const Reading* x : {run, keyed, select})
       if (x && x->allocs > 0) hit_allocates = true;
   }
   return hit_allocates;
@@ -351,7 +391,8 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   const bool hit_allocates = print_summary(reporter, std::cout);
   if (check_allocations && hit_allocates) {
-    std::cerr << "select_bench: a hit (run or select) allocated on the heap; the hot path must "
+    std::cerr << "select_bench: a hit (run, typed or not, or select) allocated on the heap; the "
+                 "hot path must "
                  "not allocate (see docs/performance.md)\n";
     return 1;
   }

@@ -2,11 +2,11 @@
 // XXH3-128 digest; a readable text form and its parser.
 #pragma once
 
-#include <array>
 #include <bit>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -90,11 +90,22 @@ class KeyValues {
   static constexpr std::size_t capacity = Key::inline_fields;
   static constexpr std::size_t max_text = 23;
 
-  KeyValues() = default;
+  KeyValues() { words_[0] = 0; }
   // KeyValues{a.m, a.n, "f32"}: each value as add() takes it.
   template <class... T>
-  requires(sizeof...(T) >= 1 && sizeof...(T) <= capacity) explicit KeyValues(const T&... values) {
+  requires(sizeof...(T) >= 1 && sizeof...(T) <= capacity) explicit KeyValues(const T&... values)
+      : KeyValues() {
     (add(values), ...);
+  }
+  // Copies only the words in use.
+  KeyValues(const KeyValues& other) : used_(other.used_), size_(other.size_) {
+    std::memcpy(words_, other.words_, used_ * 8);
+  }
+  KeyValues& operator=(const KeyValues& other) {
+    used_ = other.used_;
+    size_ = other.size_;
+    std::memmove(words_, other.words_, used_ * 8);
+    return *this;
   }
 
   // Appends a value: bool is a boolean, other integral types an integer (an unsigned one above
@@ -120,26 +131,48 @@ class KeyValues {
   }
 
   std::size_t size() const { return size_; }
-  Value::Type type(std::size_t i) const { return entries_[i].type; }
-  // Value i as a Value (a string one is copied into a std::string).
+  // Value i as a Value (a string one is copied into a std::string); i < size().
   Value value(std::size_t i) const;
-  // XXH3-128 of the raw values (type tags, integer and real bits, string bytes) prefixed by
-  // `names` (the op's declared names' digest): equal exactly when the names and values are,
-  // but for a 128-bit collision, the same bar the canonical Key's digest sets.
+  // XXH3-128 of the encoding (a word of per-value tags, type and string length, then each
+  // value's 8 bytes of bits or a string's characters, zero-padded to whole words), seeded with
+  // and folded with `names` (the op's declared names' digest): different exactly when the
+  // names or values are, but for a 128-bit collision, the bar the canonical Key's digest sets.
   Digest digest(const Digest& names) const;
 
  private:
-  struct Entry {
-    std::uint64_t bits = 0;  // integer, real (its bits), boolean; a string's length
-    std::array<char, max_text> text{};
-    Value::Type type = Value::Type::integer;
-  };
-  KeyValues& push(Value::Type type, std::uint64_t bits);
-  KeyValues& add_text(std::string_view text);
+  // Whole 8-byte words only, each written once: the hash's 8-byte loads then never straddle
+  // narrower stores (a store-forwarding stall that cost more than the hash).
+  void tag(Value::Type type, std::size_t length) {
+    if (size_ == capacity) too_many();
+    words_[0] |= (static_cast<std::uint64_t>(type) + 1 + (length << 3)) << (8 * size_);
+    ++size_;
+  }
+  KeyValues& push(Value::Type type, std::uint64_t bits) {
+    tag(type, 0);
+    words_[used_++] = bits;
+    return *this;
+  }
+  KeyValues& add_text(std::string_view text) {
+    if (text.size() > max_text) text_too_long(text);
+    tag(Value::Type::string, text.size());
+    for (std::size_t at = 0; at < text.size(); at += 8) {
+      // Shifted into a register, not copied through memory: a literal folds to a constant.
+      std::uint64_t word = 0;
+      for (std::size_t k = 0; k < 8 && at + k < text.size(); ++k)
+        word |= static_cast<std::uint64_t>(static_cast<unsigned char>(text[at + k])) << (8 * k);
+      words_[used_++] = word;
+    }
+    return *this;
+  }
   KeyValues& add_value(const Value& v);
+  [[noreturn]] static void too_many();
+  [[noreturn]] static void text_too_long(std::string_view text);
   [[noreturn]] static void unsigned_too_large(std::uint64_t v);
 
-  std::array<Entry, capacity> entries_;
+  // words_[0]: byte i is value i's tag (type + 1, string length << 3); then the values.
+  // Only words_[0] starts zeroed: the others are written before they are read.
+  std::uint64_t words_[1 + capacity * ((max_text + 7) / 8)];
+  std::size_t used_ = 1;
   std::size_t size_ = 0;
 };
 

@@ -166,7 +166,10 @@ class OpBase {
   // A tolerance or default given as a function of the key counts only as "by key" here (see
   // checksum_for). Not in it: isolation (in_process), revalidate, rotation, eviction, the work
   // model. Computing it seals the op: changing any of these afterwards is a UsageError.
-  const Digest& checksum() const;
+  const Digest& checksum() const {
+    if (sealed()) return checksum_;  // the hot path's: no call_once once sealed
+    return seal();
+  }
   // checksum() with the per-key meaning of "correct" folded in: the exact tolerance at `key`
   // and the name of the default for `key`, for ops that declare either as a function of the
   // key (the same digest as checksum() otherwise): what a stored choice for `key` is to match
@@ -220,6 +223,7 @@ class OpBase {
   // The bucket of a bucketed field's value in `key`, clamped to the field's declared range.
   Bucket bucket_in(const Key& key, const std::string& field, const Bucketing& bucketing) const;
   std::string correctness_manifest() const;
+  const Digest& seal() const;  // computes the checksum once, then sealed() is true
   void set_key_names(std::vector<std::string> names);  // empty: no typed key
   [[noreturn]] void wrong_value_count(std::size_t count) const;
 

@@ -117,11 +117,11 @@ std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
       .key_field({"cols", Value::Type::integer, "length of each row and of the weight vector",
                   std::nullopt, 1, kRmsnormMaxDim})
       .key_field({"dtype", Value::Type::string, "element type (f32 only)", Value("f32"), 0, 0})
-      .key([](const RmsnormArgs& a) {
-        return Key{{"rows", static_cast<std::int64_t>(a.rows)},
-                   {"cols", static_cast<std::int64_t>(a.cols)},
-                   {"dtype", "f32"}};
-      })
+      .key({"rows", "cols", "dtype"},
+           [](const RmsnormArgs& a) {
+             return KeyValues{static_cast<std::int64_t>(a.rows), static_cast<std::int64_t>(a.cols),
+                              "f32"};
+           })
       .key_check([](const Key& key) { check_rmsnorm_key(key); })
       .inputs([](const Key& key, int input_set) {
         check_rmsnorm_key(key);

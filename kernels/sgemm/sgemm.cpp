@@ -455,12 +455,11 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
       .key_field(
           {"k", Value::Type::integer, "columns of A, rows of B", std::nullopt, 1, kSgemmMaxDim})
       .key_field({"dtype", Value::Type::string, "element type (f32 only)", Value("f32"), 0, 0})
-      .key([](const SgemmArgs& x) {
-        return Key{{"m", static_cast<std::int64_t>(x.m)},
-                   {"n", static_cast<std::int64_t>(x.n)},
-                   {"k", static_cast<std::int64_t>(x.k)},
-                   {"dtype", "f32"}};
-      })
+      .key({"m", "n", "k", "dtype"},
+           [](const SgemmArgs& x) {
+             return KeyValues{static_cast<std::int64_t>(x.m), static_cast<std::int64_t>(x.n),
+                              static_cast<std::int64_t>(x.k), "f32"};
+           })
       .inputs([](const Key& key, int input_set) {
         require_f32(key, "sgemm");
         return make_sgemm_args(dimension(key, "m"), dimension(key, "n"), dimension(key, "k"),

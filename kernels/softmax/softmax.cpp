@@ -220,11 +220,11 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
       .key_field(
           {"cols", Value::Type::integer, "length of each row", std::nullopt, 1, kSoftmaxMaxDim})
       .key_field({"dtype", Value::Type::string, "element type (f32 only)", Value("f32"), 0, 0})
-      .key([](const SoftmaxArgs& a) {
-        return Key{{"rows", static_cast<std::int64_t>(a.rows)},
-                   {"cols", static_cast<std::int64_t>(a.cols)},
-                   {"dtype", "f32"}};
-      })
+      .key({"rows", "cols", "dtype"},
+           [](const SoftmaxArgs& a) {
+             return KeyValues{static_cast<std::int64_t>(a.rows), static_cast<std::int64_t>(a.cols),
+                              "f32"};
+           })
       .key_check([](const Key& key) { check_softmax_key(key); })
       .inputs([](const Key& key, int input_set) {
         check_softmax_key(key);

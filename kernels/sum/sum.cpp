@@ -125,9 +125,10 @@ std::unique_ptr<Op<SumArgs>> make_sum_op_typed(cpu::ThreadPool& pool) {
         "1..N threads with the partial sums combined in a fixed order")
       .key_field({"n", Value::Type::integer, "number of values", std::nullopt, 1, kSumMaxN})
       .key_field({"dtype", Value::Type::string, "element type (f32 only)", Value("f32"), 0, 0})
-      .key([](const SumArgs& a) {
-        return Key{{"n", static_cast<std::int64_t>(a.n)}, {"dtype", "f32"}};
-      })
+      .key({"n", "dtype"},
+           [](const SumArgs& a) {
+             return KeyValues{static_cast<std::int64_t>(a.n), "f32"};
+           })
       .inputs([](const Key& key, int input_set) {
         require_f32(key, "sum");
         return make_sum_args(key_dimension(key, "n", "sum", kSumMaxN), input_set);

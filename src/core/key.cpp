@@ -1,6 +1,8 @@
 #include "tunekit/key.hpp"
 
-#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t's layout, so the streaming state lives on the stack
+// Inlined (and XXH3_state_t's layout known, so the streaming state lives on the stack): a typed
+// key's digest is most of Tuner::run's cost on a hit.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
@@ -368,26 +370,20 @@ Key Key::parse(std::string_view text) {
 
 namespace tunekit {
 
-KeyValues& KeyValues::push(Value::Type type, std::uint64_t bits) {
-  if (size_ == capacity) {
-    throw UsageError("a typed key holds at most " + std::to_string(capacity) +
-                     " values; declare a key with more fields as a Key (Op::key(fn))");
-  }
-  Entry& e = entries_[size_++];
-  e.type = type;
-  e.bits = bits;
-  return *this;
+void KeyValues::too_many() {
+  throw UsageError("a typed key holds at most " + std::to_string(capacity) +
+                   " values; declare a key with more fields as a Key (Op::key(fn))");
 }
 
-KeyValues& KeyValues::add_text(std::string_view text) {
-  if (text.size() > max_text) {
-    throw UsageError("the typed key value '" + std::string(text) + "' is longer than " +
-                     std::to_string(max_text) +
-                     " characters; declare a key with long strings as a Key (Op::key(fn))");
-  }
-  push(Value::Type::string, text.size());
-  copy_bytes(entries_[size_ - 1].text.data(), text.data(), text.size());
-  return *this;
+void KeyValues::text_too_long(std::string_view text) {
+  throw UsageError("the typed key value '" + std::string(text) + "' is longer than " +
+                   std::to_string(max_text) +
+                   " characters; declare a key with long strings as a Key (Op::key(fn))");
+}
+
+void KeyValues::unsigned_too_large(std::uint64_t v) {
+  throw UsageError("the typed key value " + std::to_string(v) +
+                   " is above INT64_MAX: key integers are signed 64-bit");
 }
 
 KeyValues& KeyValues::add_value(const Value& v) {
@@ -404,47 +400,34 @@ KeyValues& KeyValues::add_value(const Value& v) {
   return *this;
 }
 
-void KeyValues::unsigned_too_large(std::uint64_t v) {
-  throw UsageError("the typed key value " + std::to_string(v) +
-                   " is above INT64_MAX: key integers are signed 64-bit");
-}
-
 Value KeyValues::value(std::size_t i) const {
-  const Entry& e = entries_.at(i);
-  switch (e.type) {
+  if (i >= size_) throw UsageError("typed key value " + std::to_string(i) + " does not exist");
+  std::size_t at = 1;  // walk the tags: a value takes one word, a string its characters' words
+  auto tag_of = [&](std::size_t j) { return (words_[0] >> (8 * j)) & 0xff; };
+  auto words_of = [&](std::uint64_t tag) {
+    const auto type = static_cast<Value::Type>((tag & 7) - 1);
+    return type == Value::Type::string ? ((tag >> 3) + 7) / 8 : 1;
+  };
+  for (std::size_t j = 0; j < i; ++j) at += words_of(tag_of(j));
+  const std::uint64_t tag = tag_of(i);
+  const auto type = static_cast<Value::Type>((tag & 7) - 1);
+  const std::uint64_t bits = words_[at];
+  switch (type) {
     case Value::Type::integer:
-      return Value(static_cast<std::int64_t>(e.bits));
+      return Value(static_cast<std::int64_t>(bits));
     case Value::Type::real:
-      return Value(std::bit_cast<double>(e.bits));
+      return Value(std::bit_cast<double>(bits));
     case Value::Type::boolean:
-      return Value(e.bits != 0);
+      return Value(bits != 0);
     case Value::Type::string:
-      return Value(std::string(e.text.data(), e.bits));
+      return Value(std::string(reinterpret_cast<const char*>(words_ + at), tag >> 3));
   }
   return Value();
 }
 
 Digest KeyValues::digest(const Digest& names) const {
-  // Names' digest, then per value its type tag and 8 bytes of bits, or for a string its
-  // length byte and characters: at most 16 + 8 * 25 bytes, hashed in one shot.
-  char buffer[16 + capacity * (2 + max_text)];
-  std::memcpy(buffer, &names.high, 8);
-  std::memcpy(buffer + 8, &names.low, 8);
-  std::size_t used = 16;
-  for (std::size_t i = 0; i < size_; ++i) {
-    const Entry& e = entries_[i];
-    buffer[used++] = static_cast<char>(e.type);
-    if (e.type == Value::Type::string) {
-      buffer[used++] = static_cast<char>(e.bits);
-      copy_bytes(buffer + used, e.text.data(), e.bits);
-      used += e.bits;
-    } else {
-      std::memcpy(buffer + used, &e.bits, 8);
-      used += 8;
-    }
-  }
-  const XXH128_hash_t h = XXH3_128bits(buffer, used);
-  return Digest{h.high64, h.low64};
+  const XXH128_hash_t h = XXH3_128bits_withSeed(words_, used_ * 8, names.low);
+  return Digest{h.high64 ^ names.high, h.low64};
 }
 
 }  // namespace tunekit

@@ -234,7 +234,7 @@ Key OpBase::parse_shape(std::string_view shape) const {
   return key;
 }
 
-const Digest& OpBase::checksum() const {
+const Digest& OpBase::seal() const {
   std::call_once(seal_once_, [this] {
     std::string manifest =
         std::to_string(name_.size()) + ":" + name_ + "#" + std::to_string(schema_version_) + ";";

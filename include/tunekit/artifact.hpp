@@ -12,10 +12,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tunekit/device.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
+#include "tunekit/report.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/value.hpp"
 
@@ -27,9 +29,11 @@ struct Artifact {
   std::string product;
   std::string architecture;
   int compute_units = 0;
-  std::string candidate;        // the chosen candidate's name
-  Config config;                // its parameters, JSON types preserved
-  std::string evidence = "[]";  // JSON array (as stored)
+  std::string candidate;  // the chosen candidate's name
+  Config config;          // its parameters, JSON types preserved
+  // Every candidate's reading, and how the search ran (the stored choice's, see store.hpp).
+  std::vector<CandidateReport> evidence;
+  std::optional<SearchRecord> search;
 
   // Digest of (name, key, product, architecture, compute units): the file's name.
   Digest identity_digest() const;
@@ -42,11 +46,12 @@ struct Artifact {
 // The artifact describing (op, key) on a device. UsageError when the device identity is
 // unknown (an artifact must say which device it is for).
 Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& device,
-                       std::string_view candidate, std::string evidence = "[]");
+                       std::string_view candidate, std::vector<CandidateReport> evidence = {},
+                       std::optional<SearchRecord> search = {});
 
 // The artifact for a stored choice (the CLI's `cache export`). ParseError when the entry's
-// key text cannot be read; UsageError when its device identity (not a JSON object, no
-// product) or its winner's config text cannot be.
+// key text cannot be read; UsageError when its device identity has no product, or its
+// winner's config text cannot be read.
 Artifact artifact_from_stored(const StoredChoice& choice);
 
 // Writes dir/<file_name()> atomically (a fresh O_EXCL temp file, mode 0600, fsync, rename;

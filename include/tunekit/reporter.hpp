@@ -1,4 +1,5 @@
-// Reporters render a TuneReport to a stream. Found by name ("console", "json").
+// Reporters render a TuneReport, a ModelReport (`tune --model`, `explain`), or stored choices
+// (`tunekit cache ls` and `cache show`), to a stream. Found by name ("console", "json").
 #pragma once
 
 #include <iosfwd>
@@ -7,15 +8,42 @@
 #include <string_view>
 #include <vector>
 
+#include "tunekit/model_report.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/store.hpp"
 #include "tunekit/terminal_text.hpp"  // reporters escape outside strings with it
 
 namespace tunekit {
+
+// The stored choices of a store, one line each (`cache ls`).
+struct StoredChoiceList {
+  std::string store;      // the store's spec, e.g. "sqlite:/home/u/.cache/tunekit/choices.db"
+  std::string op;         // the op they were filtered by (empty: every op)
+  std::string read_only;  // why the store is read-only (empty: it is writable)
+  std::vector<StoredChoice> choices;
+};
+
+// One stored choice in full (`cache show`): the entry and the candidates banned for it.
+struct StoredChoiceDetail {
+  StoredChoice choice;
+  std::vector<BannedCandidate> bans;
+};
+
+// The misses recorded for `tunekit tune --pending` (`cache ls --pending`).
+struct PendingMissList {
+  std::string store;  // the store's spec
+  std::string op;     // the op they were filtered by (empty: every op)
+  std::vector<PendingMiss> misses;
+};
 
 class Reporter {
  public:
   virtual ~Reporter() = default;
   virtual void write(const TuneReport& report, std::ostream& out) = 0;
+  virtual void write(const ModelReport& report, std::ostream& out) = 0;
+  virtual void write(const StoredChoiceList& list, std::ostream& out) = 0;
+  virtual void write(const std::vector<StoredChoiceDetail>& shown, std::ostream& out) = 0;
+  virtual void write(const PendingMissList& list, std::ostream& out) = 0;
 };
 
 // "console" (a table) or "json"; an unknown name is a UsageError listing the known ones.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,23 +16,42 @@
 #include <vector>
 
 #include "tunekit/identity.hpp"
+#include "tunekit/report.hpp"
 
 namespace tunekit {
+
+// How the search behind a stored winner ran (TuneReport's strategy, schedule, seed, stop
+// reason and budget), kept beside the evidence so `cache show` can say what was explored.
+struct SearchRecord {
+  std::string strategy;
+  std::string schedule;
+  std::uint64_t seed = 0;
+  std::size_t space_size = 0;  // candidates the op has
+  std::size_t evaluated = 0;   // candidates the search touched
+  std::string stop_reason;
+  BudgetReport budget;
+};
+
+// The search record of a report.
+SearchRecord search_record(const TuneReport& report);
 
 // One stored decision: the identity in clear and as a digest, the winner, the evidence.
 struct StoredChoice {
   std::string identity_digest;  // hex of Identity::digest()
   std::string op;
-  std::string key;          // text form
-  std::string key_digest;   // hex
-  std::string device;       // JSON object: the device identity fields
-  std::string toolchain;    // JSON object
-  std::string environment;  // JSON object of tags
+  std::string key;         // text form
+  std::string key_digest;  // hex
+  DeviceIdentity device;   // `known` is true when the stored device names a product
+  Toolchain toolchain;
+  EnvironmentTags environment;
   std::string numerics_policy;
   std::string candidates;     // candidate-set checksum, hex
   std::string winner;         // candidate name
   std::string winner_config;  // Config text
-  std::string evidence;       // JSON array: every candidate's reading or classified failure
+  // Every candidate's reading or classified failure, in evaluation order.
+  std::vector<CandidateReport> evidence;
+  // How the search ran; absent for entries stored before it was recorded, and for imports.
+  std::optional<SearchRecord> search;
   bool measured = true;
   bool budget_cut = false;
   // Why the entry no longer serves (its winner failed re-validation, or failed live); kept as
@@ -42,11 +62,12 @@ struct StoredChoice {
 };
 
 // The entry recording `winner` (its Config text `winner_config`) as the measured choice for
-// `identity`: every field filled, the identity columns in clear (device, toolchain and
-// environment as JSON objects, digests as hex), `evidence` (a JSON array) as given,
-// created_at now (unix seconds), tunekit_version from identity.toolchain, measured true.
+// `identity`: every field filled, the identity parts copied (digests as hex), `evidence` and
+// `search` as given, created_at now (unix seconds), tunekit_version from identity.toolchain,
+// measured true.
 StoredChoice make_stored_choice(const Identity& identity, std::string winner,
-                                std::string winner_config, std::string evidence, bool budget_cut);
+                                std::string winner_config, std::vector<CandidateReport> evidence,
+                                bool budget_cut, std::optional<SearchRecord> search = {});
 
 // A candidate that failed live for an identity (DESIGN §7): never chosen again for it.
 struct BannedCandidate {
@@ -75,6 +96,19 @@ struct PendingMiss {
 
 // The record of a miss of `identity`: every field filled, count 1, first/last seen now.
 PendingMiss make_pending_miss(const Identity& identity);
+
+// The fewest hex digits of an identity digest that name an entry (`cache show 3fa2b1`).
+inline constexpr std::size_t kMinDigestPrefix = 6;
+
+// Whether `what` names `identity_digest`: the whole digest, or a prefix of at least
+// kMinDigestPrefix hex digits (either case).
+bool names_identity(std::string_view identity_digest, std::string_view what);
+
+// The entries `what` names by digest: an identity digest (full, or a prefix as
+// names_identity takes it) or a key digest; empty when it is not hex or names none. A prefix
+// that more than one entry's identity digest starts with is a UsageError listing them.
+std::vector<const StoredChoice*> find_by_digest(const std::vector<StoredChoice>& entries,
+                                                std::string_view what);
 
 using WarningSink = std::function<void(std::string_view)>;
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/safe_file.hpp"
+#include "store/evidence_codec.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/terminal_text.hpp"
 #include "tunekit/value_json.hpp"
@@ -73,8 +74,7 @@ std::string Artifact::to_json() const {
   j["candidate"] = candidate;
   j["config"] = Json::object();
   for (const Field& f : config.fields()) j["config"][f.name] = value_json(f.value);
-  j["evidence"] = Json::parse(evidence.empty() ? "[]" : evidence, nullptr, false);
-  if (j["evidence"].is_discarded()) j["evidence"] = Json::array();
+  j["evidence"] = detail::evidence_json(evidence, search);
   return j.dump(2) + "\n";
 }
 
@@ -114,13 +114,16 @@ Artifact Artifact::parse(std::string_view text) {
         e.is_object() && e.contains("candidates") && e["candidates"].is_array();
     if (!e.is_array() && !object_form)
       throw ParseError("artifact.evidence must be an array or {\"candidates\": [...]}", 0);
-    a.evidence = j["evidence"].dump();
+    detail::DecodedEvidence evidence = detail::evidence_from_json(e);
+    a.evidence = std::move(evidence.candidates);
+    a.search = std::move(evidence.search);
   }
   return a;
 }
 
 Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& device,
-                       std::string_view candidate, std::string evidence) {
+                       std::string_view candidate, std::vector<CandidateReport> evidence,
+                       std::optional<SearchRecord> search) {
   if (!device.known) {
     throw UsageError(
         "cannot make an artifact: the device identity is unknown, so no one could tell which "
@@ -140,6 +143,7 @@ Artifact make_artifact(const OpBase& op, const Key& key, const DeviceIdentity& d
   a.candidate = std::string(candidate);
   a.config = op.candidate(*index).config;
   a.evidence = std::move(evidence);
+  a.search = std::move(search);
   return a;
 }
 
@@ -148,12 +152,10 @@ Artifact artifact_from_stored(const StoredChoice& choice) {
   a.name = choice.op;
   check_name(a.name);
   a.key = Key::parse(choice.key);  // ParseError: an unreadable key text
-  Json device = Json::parse(choice.device, nullptr, false);
-  if (device.is_discarded() || !device.is_object())
-    throw UsageError("stored device identity is not a JSON object");
-  a.product = device.value("product", "");
-  a.architecture = device.value("architecture", "");
-  a.compute_units = device.value("compute_units", 0);
+  a.product = choice.device.product;
+  a.architecture = choice.device.architecture;
+  a.compute_units = choice.device.compute_units;
+  // A device column that is not a JSON object decodes to no product.
   if (a.product.empty()) throw UsageError("stored device identity has no product");
   a.candidate = choice.winner;
   try {
@@ -163,6 +165,7 @@ Artifact artifact_from_stored(const StoredChoice& choice) {
                      "' cannot be read: " + e.what());
   }
   a.evidence = choice.evidence;
+  a.search = choice.search;
   return a;
 }
 

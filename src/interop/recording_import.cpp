@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "report/json_reporter.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/stats.hpp"
@@ -69,8 +68,7 @@ ImportedRecording import_recording(const Recording& recording, const Toolchain& 
   }
   const std::string winner = recording.space().config(*best).text();
   out.choice =
-      make_stored_choice(id, winner, winner, detail::report_json(report)["candidates"].dump(),
-                         /*budget_cut=*/false);
+      make_stored_choice(id, winner, winner, std::move(report.candidates), /*budget_cut=*/false);
   return out;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -13,6 +14,9 @@ namespace tunekit::detail {
 // Seconds with an adaptive unit and three significant digits: "812 ns", "4.56 µs", "1.23 ms",
 // "2.50 s". "-" for a negative or non-finite value.
 std::string format_seconds(double seconds);
+
+// "2026-12-01T16:42:00Z" (UTC); the number itself when it is no representable time.
+std::string iso_time(std::int64_t unix_seconds);
 
 // Terminal columns taken by UTF-8 text (one per code point; ASCII and µ/× are all we print).
 std::size_t display_width(std::string_view utf8);
@@ -30,6 +34,11 @@ class ConsoleReporter final : public Reporter {
   static constexpr std::size_t kMessageWidth = 72;
 
   void write(const TuneReport& report, std::ostream& out) override;
+  void write(const ModelReport& report, std::ostream& out) override { write_console(report, out); }
+  // Stored choices: in console_stored_choices.cpp.
+  void write(const StoredChoiceList& list, std::ostream& out) override;
+  void write(const std::vector<StoredChoiceDetail>& shown, std::ostream& out) override;
+  void write(const PendingMissList& list, std::ostream& out) override;
 };
 
 }  // namespace tunekit::detail

@@ -11,18 +11,19 @@
 namespace tunekit::detail {
 
 // Keys keep a reading order: identity, decision, accounting, then candidates.
+// Candidates, timings and the search record are written by store/evidence_codec.hpp (the
+// stored evidence has the same shape).
 nlohmann::ordered_json report_json(const TuneReport& report);
-nlohmann::ordered_json timing_json(const TimingResult& timing);
-// How the search ran: strategy, schedule, seed, stop reason, budget.
-nlohmann::ordered_json search_json(const TuneReport& report);
-// Stored evidence: {"search": {...}, "candidates": [...]} (evidence_reader.hpp reads it back,
-// and the older bare candidates array too).
-std::string evidence_text(const TuneReport& report);
 
 class JsonReporter final : public Reporter {
  public:
   explicit JsonReporter(int indent = 2) : indent_(indent) {}
   void write(const TuneReport& report, std::ostream& out) override;
+  void write(const ModelReport& report, std::ostream& out) override;
+  // Stored choices: in json_stored_choices.cpp.
+  void write(const StoredChoiceList& list, std::ostream& out) override;
+  void write(const std::vector<StoredChoiceDetail>& shown, std::ostream& out) override;
+  void write(const PendingMissList& list, std::ostream& out) override;
 
  private:
   int indent_;

@@ -1,3 +1,7 @@
+#include "report/tune_report.hpp"
+
+#include <utility>
+
 #include "tunekit/report.hpp"
 
 namespace tunekit {
@@ -13,3 +17,19 @@ CandidateReport* TuneReport::find(std::size_t index) {
 }
 
 }  // namespace tunekit
+
+namespace tunekit::detail {
+
+void fill_from_evidence(TuneReport& report, std::vector<CandidateReport> evidence) {
+  report.candidates = std::move(evidence);
+  for (auto& c : report.candidates) {
+    c.winner = c.name == report.winner_name;
+    c.is_default = c.name == report.default_name;
+    if (c.winner && c.outcome.ok()) report.winner_score = c.score;
+    if (c.is_default && c.outcome.ok()) report.default_score = c.score;
+  }
+  if (report.winner_score > 0 && report.default_score > 0)
+    report.speedup = report.default_score / report.winner_score;
+}
+
+}  // namespace tunekit::detail

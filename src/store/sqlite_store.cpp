@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "store/evidence_codec.hpp"
 #include "store/store_path_check.hpp"
 
 namespace tunekit::detail {
@@ -248,14 +249,16 @@ StoredChoice read_row(Statement& s) {
   c.op = s.text(1);
   c.key = s.text(2);
   c.key_digest = s.text(3);
-  c.device = s.text(4);
-  c.toolchain = s.text(5);
-  c.environment = s.text(6);
+  c.device = device_from_text(s.text(4));
+  c.toolchain = toolchain_from_text(s.text(5));
+  c.environment = environment_from_text(s.text(6));
   c.numerics_policy = s.text(7);
   c.candidates = s.text(8);
   c.winner = s.text(9);
   c.winner_config = s.text(10);
-  c.evidence = s.text(11);
+  DecodedEvidence evidence = evidence_from_text(s.text(11));
+  c.evidence = std::move(evidence.candidates);
+  c.search = std::move(evidence.search);
   c.measured = s.integer(12) != 0;
   c.budget_cut = s.integer(13) != 0;
   c.created_at = s.integer(14);
@@ -308,10 +311,18 @@ class SqliteStore final : public Store {
     write(Doing::write, options_.write_wait, [&] {
       Statement s(*c_, std::string("INSERT OR REPLACE INTO choices(") + kColumns +
                            ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      // The identity parts and the evidence are JSON text columns (docs/formats.md).
+      const std::string device = device_json(c.device);
+      const std::string toolchain = toolchain_json(c.toolchain);
+      const std::string environment = environment_json(c.environment);
+      const std::string evidence = evidence_text(c.evidence, c.search);
       int i = 1;
       for (std::string_view t :
-           {c.identity_digest, c.op, c.key, c.key_digest, c.device, c.toolchain, c.environment,
-            c.numerics_policy, c.candidates, c.winner, c.winner_config, c.evidence})
+           {std::string_view(c.identity_digest), std::string_view(c.op), std::string_view(c.key),
+            std::string_view(c.key_digest), std::string_view(device), std::string_view(toolchain),
+            std::string_view(environment), std::string_view(c.numerics_policy),
+            std::string_view(c.candidates), std::string_view(c.winner),
+            std::string_view(c.winner_config), std::string_view(evidence)})
         s.bind(i++, t);
       s.bind(i++, std::int64_t{c.measured});
       s.bind(i++, std::int64_t{c.budget_cut});

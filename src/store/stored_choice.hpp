@@ -1,19 +1,16 @@
 // Building a StoredChoice from a search report (the public make_stored_choice in
-// tunekit/store.hpp builds it from its parts), and the identity columns as the store keeps
-// them (JSON objects; tune_pending compares a pending record's device with this machine's).
+// tunekit/store.hpp builds it from its parts). The identity columns' JSON (tune_pending
+// compares a pending record's device with this machine's) is in evidence_codec.hpp.
 #pragma once
 
 #include <string>
 
+#include "store/evidence_codec.hpp"
 #include "tunekit/identity.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/store.hpp"
 
 namespace tunekit::detail {
-
-std::string device_json(const DeviceIdentity& device);
-std::string toolchain_json(const Toolchain& toolchain);
-std::string environment_json(const EnvironmentTags& tags);
 
 // The entry for a measured search: the report's winner, every candidate's reading as the
 // evidence. `winner_config` is the winner's Config text.

@@ -49,8 +49,8 @@ void ArtifactSource::record(ServeRequest& request, const Served& served) {
   const TuneReport& r = request.report;
   try {
     write_artifact(options_.artifact_dir,
-                   make_artifact(request.op, request.key, device_, r.winner_name,
-                                 make_stored_choice(request.identity, r, "", false).evidence));
+                   make_artifact(request.op, request.key, device_, r.winner_name, r.candidates,
+                                 search_record(r)));
   } catch (const std::exception& e) {
     throw UsageError(std::string(e.what()) + ": nothing was stored or published for " + what);
   }

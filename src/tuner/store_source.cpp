@@ -1,6 +1,6 @@
 #include "tuner/store_source.hpp"
 
-#include "report/evidence_reader.hpp"
+#include "report/tune_report.hpp"
 #include "store/stored_choice.hpp"
 #include "tuner/search.hpp"
 

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "core/classify.hpp"
-#include "report/evidence_reader.hpp"
 #include "tunekit/errors.hpp"
 #include "tuner/artifact_source.hpp"
 #include "tuner/default_source.hpp"
@@ -111,7 +110,7 @@ class Tuner::Impl {
     auto stored = store_->find(identity(op, key).digest().hex());
     if (!stored) return r;
     r.measured_from = store_->describe();
-    for (const CandidateReport& m : detail::candidates_from_json(stored->evidence)) {
+    for (const CandidateReport& m : stored->evidence) {
       for (ModelCandidate& c : r.candidates) {
         if (c.name != m.name) continue;
         c.measured_status = std::string(to_string(m.outcome.status));

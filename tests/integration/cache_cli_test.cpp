@@ -438,11 +438,14 @@ TEST_F(CacheCli, StoredTextReachesTheTerminalEscaped) {
   {
     auto store = tunekit::open_store("sqlite:" + (path("cache") / "choices.db").string(), {});
     ASSERT_NE(store, nullptr);
-    tunekit::StoredChoice c =
-        tunekit::make_stored_choice(tunekit::Identity{}, "win\x1b]0;pwned\x07", "mc=\x1b[2J64",
-                                    R"({"search": {"strategy": "\u001b[31mred", "seed": 7},
-            "candidates": [{"name": "x", "status": "ok", "message": "\u001b[1A up"}]})",
-                                    false);
+    tunekit::CandidateReport x;
+    x.name = "x";
+    x.outcome.message = "\x1b[1A up";
+    tunekit::SearchRecord search;
+    search.strategy = "\x1b[31mred";
+    search.seed = 7;
+    tunekit::StoredChoice c = tunekit::make_stored_choice(
+        tunekit::Identity{}, "win\x1b]0;pwned\x07", "mc=\x1b[2J64", {x}, false, search);
     c.identity_digest = "0123456789abcdef0123456789abcdef";
     c.op = "sum";
     c.key = "n=1\x1b[H";

@@ -128,6 +128,44 @@ TEST_F(Artifacts, RoundTripKeepsJsonTypesAndIsServed) {
   EXPECT_EQ(r.winner_name, "fast");
 }
 
+TEST_F(Artifacts, EvidenceAndSearchRecordRoundTripTyped) {
+  CandidateReport fast;
+  fast.index = 1;
+  fast.name = "fast";
+  fast.score = 1e-3;
+  fast.timing = TimingResult{};
+  fast.timing->samples = {1e-3, 1.1e-3};
+  CandidateReport def;
+  def.name = "def";
+  def.outcome = Outcome{Status::validation_failed, "off by one"};
+  SearchRecord search;
+  search.strategy = "exhaustive";
+  search.seed = 42;
+  const Artifact a =
+      make_artifact(*op_, Key{{"n", 4}}, dev_.identity(), "fast", {def, fast}, search);
+  const Artifact back = Artifact::parse(a.to_json());
+  ASSERT_EQ(back.evidence.size(), 2u);
+  EXPECT_EQ(back.evidence[0].outcome.status, Status::validation_failed);
+  EXPECT_EQ(back.evidence[0].outcome.message, "off by one");
+  EXPECT_EQ(back.evidence[1].index, 1u);
+  ASSERT_TRUE(back.evidence[1].timing.has_value());
+  EXPECT_EQ(back.evidence[1].timing->samples, fast.timing->samples);
+  ASSERT_TRUE(back.search.has_value());
+  EXPECT_EQ(back.search->strategy, "exhaustive");
+  EXPECT_EQ(back.search->seed, 42u);
+  // The file keeps its format: {"search", "candidates"} with a search, else a bare array.
+  const auto j = nlohmann::json::parse(a.to_json());
+  EXPECT_EQ(j.at("evidence").at("candidates").size(), 2u);
+  EXPECT_TRUE(
+      nlohmann::json::parse(fast_artifact(Key{{"n", 4}}).to_json()).at("evidence").is_array());
+  // An older artifact's bare array reads, without a search record.
+  auto old = j;
+  old["evidence"] = j.at("evidence").at("candidates");
+  const Artifact from_old = Artifact::parse(old.dump());
+  EXPECT_EQ(from_old.evidence.size(), 2u);
+  EXPECT_FALSE(from_old.search.has_value());
+}
+
 TEST_F(Artifacts, BadArtifactsAreSkippedWithAWarning) {
   Key key{{"n", 4}};
   plant(key, "{ this is not json");

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -48,14 +49,11 @@ StoredChoice sample(std::string digest, std::string op = "sgemm") {
   c.op = std::move(op);
   c.key = "m=1,n=2";
   c.key_digest = "kd";
-  c.device = R"({"product":"x"})";
-  c.toolchain = "{}";
-  c.environment = "{}";
+  c.device.product = "x";
   c.numerics_policy = "reassociates";
   c.candidates = "cs";
   c.winner = "fast";
   c.winner_config = "mc=64";
-  c.evidence = "[]";
   c.budget_cut = true;
   c.created_at = 1700000000;
   c.tunekit_version = "0.1.0";
@@ -743,7 +741,15 @@ TEST(SqliteStore, AStoreOfSchemaOneIsMigratedInPlaceAndKeepsItsEntries) {
     EXPECT_EQ(sum->winner, "blocked_a4_t1");
     EXPECT_TRUE(sum->budget_cut);
     EXPECT_EQ(sum->stale, "") << "an old entry serves";
-    EXPECT_NE(sum->evidence.find("blocked_a4_t1"), std::string::npos);
+    // The evidence of schema 1 decodes: every candidate, with its timing.
+    ASSERT_FALSE(sum->evidence.empty());
+    EXPECT_TRUE(
+        std::any_of(sum->evidence.begin(), sum->evidence.end(), [](const CandidateReport& e) {
+          return e.name == "blocked_a4_t1" && e.timing.has_value();
+        }));
+    EXPECT_TRUE(sum->search.has_value());
+    EXPECT_EQ(sum->device.backend, "cpu");
+    EXPECT_FALSE(sum->toolchain.tunekit_version.empty());
     store.ban(ban_of(kFixtureSum, "blocked_a4_t1", "threw"));
     store.mark_stale(kFixtureSum, "threw live");
     store.record_miss(miss_of("new", "sum", 10));

@@ -50,7 +50,8 @@ TEST_F(TunerStore, SecondTunerReplaysFromTheStore) {
     ASSERT_EQ(entries.size(), 1u);
     EXPECT_EQ(entries[0].winner, "fast");
     EXPECT_EQ(entries[0].key, "n=4");
-    EXPECT_NE(entries[0].evidence.find("\"def\""), std::string::npos);  // full evidence
+    ASSERT_EQ(entries[0].evidence.size(), 2u);  // full evidence
+    EXPECT_EQ(entries[0].evidence[0].name, "def");
   }
   Tuner second(dev_, options());
   TuneReport r;

@@ -33,6 +33,7 @@
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
+#include "tunekit/reporter.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/terminal_text.hpp"
 
@@ -40,283 +41,13 @@ namespace tunekit::cli {
 namespace cache_cmd {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-constexpr std::size_t kMinPrefix = 6;   // hex digits of a usable identity-digest prefix
-constexpr std::size_t kDigestHex = 32;  // XXH3-128
-
-// ---------------------------------------------------------------------------------------------
-// Rendering stored choices
-
-std::string iso_time(std::int64_t unix_seconds) {
-  const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  if (gmtime_r(&t, &utc) == nullptr) return std::to_string(unix_seconds);
-  char text[32];
-  if (std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) == 0)
-    return std::to_string(unix_seconds);
-  return text;
-}
-
-// A JSON column kept as text in the store, embedded as JSON (kept as a string when it does
-// not parse, so a damaged entry is still shown).
-Json embedded(const std::string& text) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Json(text);
-  return j;
-}
-
-Json choice_json(const StoredChoice& c) {
-  Json j;
-  j["identity_digest"] = c.identity_digest;
-  j["op"] = c.op;
-  j["key"] = c.key;
-  j["key_digest"] = c.key_digest;
-  j["device"] = embedded(c.device);
-  j["toolchain"] = embedded(c.toolchain);
-  j["environment"] = embedded(c.environment);
-  j["numerics_policy"] = c.numerics_policy;
-  j["candidates"] = c.candidates;
-  j["winner"] = c.winner;
-  j["winner_config"] = c.winner_config;
-  j["evidence"] = embedded(c.evidence);
-  j["measured"] = c.measured;
-  j["budget_cut"] = c.budget_cut;
-  j["created_at"] = c.created_at;
-  j["created"] = iso_time(c.created_at);
-  j["tunekit_version"] = c.tunekit_version;
-  j["stale"] = c.stale;  // empty: it serves
-  return j;
-}
-
-Json ban_json(const BannedCandidate& b) {
-  Json j;
-  j["candidate"] = b.candidate;
-  j["reason"] = b.reason;
-  j["banned_at"] = b.banned_at;
-  j["banned"] = iso_time(b.banned_at);
-  return j;
-}
-
-Json pending_json(const PendingMiss& m) {
-  Json j;
-  j["identity_digest"] = m.identity_digest;
-  j["op"] = m.op;
-  j["key"] = m.key;
-  j["candidates"] = m.candidates;
-  j["device"] = embedded(m.device);
-  j["environment"] = embedded(m.environment);
-  j["numerics_policy"] = m.numerics_policy;
-  j["count"] = m.count;
-  j["first_seen_at"] = m.first_seen;
-  j["first_seen"] = iso_time(m.first_seen);
-  j["last_seen_at"] = m.last_seen;
-  j["last_seen"] = iso_time(m.last_seen);
-  return j;
-}
-
-// A plain table: the columns are as wide as their widest cell, two spaces apart. Cells come
-// from the store, which anyone who could write it filled: they are escaped for the terminal.
-void print_table(std::vector<std::vector<std::string>> rows, const std::string& indent) {
-  for (auto& row : rows)
-    for (std::string& cell : row) cell = terminal_safe(cell);
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line = indent;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    std::cout << line << '\n';
-  }
-}
-
-std::string seconds_text(double seconds) {
-  if (!(seconds > 0)) return "-";
-  if (seconds < 1e-6) return fmt::format("{:.1f} ns", seconds * 1e9);
-  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
-  if (seconds < 1) return fmt::format("{:.2f} ms", seconds * 1e3);
-  return fmt::format("{:.3f} s", seconds);
-}
-
-std::string string_field(const Json& j, const char* name) {
-  if (!j.is_object() || !j.contains(name)) return "";
-  const Json& v = j.at(name);
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "";
-  return v.dump();
-}
-
-std::string one_line(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  std::replace(text.begin(), text.end(), '\r', ' ');
-  return text;
-}
-
-// "AMD EPYC 7B13 (cpu, AuthenticAMD, x86_64, 2 compute units, 8 GiB, ...)"
-std::string device_text_of(const Json& d) {
-  if (!d.is_object()) return d.is_string() ? d.get<std::string>() : d.dump();
-  std::vector<std::string> parts;
-  for (const char* name : {"backend", "vendor", "architecture"})
-    if (auto v = string_field(d, name); !v.empty()) parts.push_back(v);
-  if (d.contains("compute_units") && d["compute_units"].is_number_integer())
-    parts.push_back(fmt::format("{} compute units", d["compute_units"].get<std::int64_t>()));
-  auto bytes = [&](const char* name, const char* label) {
-    if (d.contains(name) && d[name].is_number_unsigned() && d[name].get<std::uint64_t>() > 0) {
-      const auto b = d[name].get<std::uint64_t>();
-      parts.push_back(b >= (std::uint64_t{1} << 30)   ? fmt::format("{} {} GiB", label, b >> 30)
-                      : b >= (std::uint64_t{1} << 20) ? fmt::format("{} {} MiB", label, b >> 20)
-                                                      : fmt::format("{} {} KiB", label, b >> 10));
-    }
-  };
-  bytes("memory_bytes", "memory");
-  bytes("l1d_bytes", "L1d");
-  bytes("l2_bytes", "L2");
-  bytes("l3_bytes", "L3");
-  if (auto v = string_field(d, "driver"); !v.empty()) parts.push_back("driver " + v);
-  std::string text = string_field(d, "product");
-  if (text.empty()) text = "(unknown product)";
-  if (!parts.empty()) text += " (" + fmt::format("{}", fmt::join(parts, ", ")) + ")";
-  return text;
-}
-
-std::string toolchain_text_of(const Json& t) {
-  if (!t.is_object()) return t.is_string() ? t.get<std::string>() : t.dump();
-  std::string text = "tunekit " + string_field(t, "tunekit_version");
-  if (auto c = string_field(t, "compiler"); !c.empty()) text += ", " + c;
-  if (t.contains("runtimes") && t["runtimes"].is_array()) {
-    for (const Json& r : t["runtimes"])
-      text += ", " + (r.is_string() ? r.get<std::string>() : r.dump());
-  }
-  return text;
-}
-
-std::string environment_text_of(const Json& e) {
-  if (!e.is_object()) return e.is_string() ? e.get<std::string>() : e.dump();
-  if (e.empty()) return "(no tags)";
-  std::vector<std::string> tags;
-  for (const auto& [name, value] : e.items())
-    tags.push_back(name + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
-  return fmt::format("{}", fmt::join(tags, ", "));
-}
-
-// The median and the minimum of a candidate's timing: the stored statistics when present,
-// else computed from the samples.
-std::pair<double, double> median_and_min(const Json& timing, std::size_t& samples) {
-  samples = 0;
-  if (!timing.is_object()) return {0, 0};
-  std::vector<double> values;
-  if (timing.contains("samples") && timing["samples"].is_array()) {
-    for (const Json& s : timing["samples"])
-      if (s.is_number()) values.push_back(s.get<double>());
-  }
-  samples = values.size();
-  auto number = [&](const char* name) -> std::optional<double> {
-    if (timing.contains(name) && timing[name].is_number()) return timing[name].get<double>();
-    return std::nullopt;
-  };
-  double median = 0;
-  double minimum = 0;
-  if (!values.empty()) {
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    median = values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-    minimum = values.front();
-  }
-  return {number("median").value_or(median), number("min").value_or(minimum)};
-}
-
-void print_evidence(const StoredChoice& c) {
-  Json evidence = embedded(c.evidence);
-  // {"search": {...}, "candidates": [...]}; entries stored before the search record are a bare
-  // array of candidates.
-  if (evidence.is_object() && evidence.contains("candidates")) {
-    const Json search = evidence.value("search", Json::object());
-    if (search.is_object() && search.contains("strategy")) {
-      std::cout << terminal_safe(fmt::format(
-                       "  search       {} / {}, seed {}, {} of {} points, stopped by {}",
-                       string_field(search, "strategy"), string_field(search, "schedule"),
-                       string_field(search, "seed"), string_field(search, "evaluated"),
-                       string_field(search, "space_size"), string_field(search, "stop_reason")))
-                << '\n';
-    }
-    evidence = Json(evidence["candidates"]);
-  }
-  if (!evidence.is_array()) {
-    std::cout << "  evidence     (unreadable: " << terminal_safe(c.evidence) << ")\n";
-    return;
-  }
-  if (evidence.empty()) {
-    std::cout << "  evidence     (none stored)\n";
-    return;
-  }
-  std::cout << "  evidence:\n";
-  std::vector<std::vector<std::string>> rows{
-      {"candidate", "status", "median", "min", "samples", "message"}};
-  for (const Json& e : evidence) {
-    std::string name = string_field(e, "name");
-    if (name == c.winner) name += " *";
-    std::size_t samples = 0;
-    const auto [median, minimum] =
-        median_and_min(e.is_object() && e.contains("timing") ? e["timing"] : Json(), samples);
-    rows.push_back({name, string_field(e, "status"), seconds_text(median), seconds_text(minimum),
-                    samples ? std::to_string(samples) : "-", one_line(string_field(e, "message"))});
-  }
-  print_table(rows, "    ");
-  std::cout << "    (* the winner)\n";
-}
-
-// Why the entry no longer serves, and the candidates that failed live for it.
-void print_stale_and_bans(const StoredChoice& c, const std::vector<BannedCandidate>& bans) {
-  if (!c.stale.empty()) {
-    std::cout << "  stale: " << terminal_safe(one_line(c.stale))
-              << "  (kept as evidence, not served)\n";
-  }
-  for (const BannedCandidate& b : bans) {
-    std::cout << terminal_safe(fmt::format("  banned: {} \u2014 {}  ({})", b.candidate,
-                                           one_line(b.reason), iso_time(b.banned_at)))
-              << '\n';
-  }
-}
-
-void print_choice(const StoredChoice& c, const std::vector<BannedCandidate>& bans) {
-  std::cout << terminal_safe(fmt::format("{}  {}", c.op, c.key)) << '\n';
-  std::vector<std::vector<std::string>> rows{
-      {"identity", c.identity_digest},
-      {"key digest", c.key_digest},
-      {"winner", fmt::format("{}  ({})", c.winner, c.winner_config)},
-      {"created", fmt::format("{}  by tunekit {}", iso_time(c.created_at), c.tunekit_version)},
-      {"budget cut", c.budget_cut ? "yes (a later search without a budget replaces it)" : "no"},
-      {"measured", c.measured ? "yes" : "no"},
-      {"device", device_text_of(embedded(c.device))},
-      {"toolchain", toolchain_text_of(embedded(c.toolchain))},
-      {"environment", environment_text_of(embedded(c.environment))},
-      {"numerics", c.numerics_policy},
-      {"candidates", fmt::format("{} (candidate-set checksum)", c.candidates)},
-  };
-  print_table(rows, "  ");
-  print_stale_and_bans(c, bans);
-  print_evidence(c);
+// Stored choices are rendered by the library's reporters (tunekit/reporter.hpp).
+std::unique_ptr<Reporter> reporter_for(const CacheCommand& command) {
+  return make_reporter(command.json ? "json" : "console");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Finding entries by what the user typed
-
-bool is_hex(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
-    return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
-  });
-}
-
-std::string lower(std::string text) {
-  for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return text;
-}
 
 // Compares a typed key with stored key texts: exactly, or after the entry's built-in op has
 // parsed it (so `n=1000` finds `n=1000,dtype=f32`: defaults filled, fields ordered).
@@ -349,32 +80,14 @@ class KeyMatcher {
 };
 
 // The entries one argument names: an identity digest (full, or a unique prefix of at least
-// kMinPrefix hex digits), a key digest, a key text, or (with `ops`) an op name. An ambiguous
-// prefix is a UsageError listing the entries it could mean.
+// kMinDigestPrefix hex digits), a key digest, a key text, or (with `ops`) an op name. An
+// ambiguous prefix is a UsageError listing the entries it could mean.
 std::vector<const StoredChoice*> resolve(const std::vector<StoredChoice>& entries,
                                          const std::string& what, bool ops, KeyMatcher& keys) {
-  std::vector<const StoredChoice*> found;
-  const bool hex = is_hex(what);
-  const std::string digest = hex ? lower(what) : std::string();
-  if (hex && digest.size() >= kMinPrefix && digest.size() < kDigestHex) {
-    std::vector<const StoredChoice*> prefixed;
-    for (const StoredChoice& e : entries)
-      if (e.identity_digest.rfind(digest, 0) == 0) prefixed.push_back(&e);
-    if (prefixed.size() > 1) {
-      std::string list;
-      for (const StoredChoice* e : prefixed)
-        list += fmt::format("\n  {}  {}  {}", e->identity_digest, e->op, e->key);
-      throw UsageError(fmt::format(
-          "'{}' is ambiguous: {} stored choices have identity digests starting with it; give "
-          "more digits:{}",
-          what, prefixed.size(), list));
-    }
-  }
+  std::vector<const StoredChoice*> found = find_by_digest(entries, what);
   for (const StoredChoice& e : entries) {
-    const bool hit =
-        (hex && digest.size() >= kMinPrefix && e.identity_digest.rfind(digest, 0) == 0) ||
-        (hex && digest == e.key_digest) || (ops && e.op == what) || keys.matches(e, what);
-    if (hit) found.push_back(&e);
+    const bool hit = (ops && e.op == what) || keys.matches(e, what);
+    if (hit && std::find(found.begin(), found.end(), &e) == found.end()) found.push_back(&e);
   }
   return found;
 }
@@ -383,7 +96,7 @@ std::string no_match_help(bool ops) {
   return fmt::format(
       "give an identity digest (or a prefix of at least {} hex digits), a key digest, {}a key "
       "such as n=1000,dtype=f32; 'tunekit cache ls' lists what is stored",
-      kMinPrefix, ops ? "an op name, or " : "or ");
+      kMinDigestPrefix, ops ? "an op name, or " : "or ");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -423,34 +136,6 @@ constexpr LsRefusal kLsRefusals[] = {
   throw CLI::RuntimeError(refusal->status);  // the status alone: the message is out
 }
 
-// ls --pending: the misses recorded for `tunekit tune --pending`.
-void print_pending(const OpenedStore& opened, const std::vector<PendingMiss>& misses,
-                   const CacheCommand& command) {
-  if (command.json) {
-    Json all = Json::array();
-    for (const PendingMiss& m : misses) all.push_back(pending_json(m));
-    std::cout << all.dump(2) << '\n';
-    return;
-  }
-  if (misses.empty()) {
-    std::cout << fmt::format("no pending misses in {}{}\n", opened.spec,
-                             command.op.empty() ? "" : fmt::format(" for op {}", command.op));
-    return;
-  }
-  std::vector<std::vector<std::string>> rows{
-      {"op", "key", "count", "first seen", "last seen", "device", "identity"}};
-  for (const PendingMiss& m : misses) {
-    // tune --pending tunes only this machine's: the device says whose a record is.
-    std::string device = string_field(embedded(m.device), "product");
-    rows.push_back({m.op, m.key, std::to_string(m.count), iso_time(m.first_seen),
-                    iso_time(m.last_seen), device.empty() ? "-" : device,
-                    short_digest(m.identity_digest)});
-  }
-  print_table(rows, "");
-  std::cout << fmt::format("{} pending miss{} in {} ('tunekit tune --pending' tunes them)\n",
-                           misses.size(), misses.size() == 1 ? "" : "es", opened.spec);
-}
-
 void run_ls(const CacheCommand& command) {
   const OpenedStore opened = look_at_store(command);
   if (opened.state == StoreState::missing) {
@@ -466,42 +151,15 @@ void run_ls(const CacheCommand& command) {
   }
   if (!opened.store) refuse_ls(opened);
   if (command.pending) {
-    print_pending(opened, opened.store->pending(command.op), command);
+    reporter_for(command)->write(
+        PendingMissList{opened.spec, command.op, opened.store->pending(command.op)}, std::cout);
     return;
   }
-  const std::vector<StoredChoice> entries = opened.store->list(command.op);
-  if (command.json) {
-    Json all = Json::array();
-    for (const StoredChoice& c : entries) all.push_back(choice_json(c));
-    std::cout << all.dump(2) << '\n';
-    return;
-  }
-  const std::string read_only =
-      opened.state == StoreState::read_only ? fmt::format(" (read-only: {})", opened.why) : "";
-  if (entries.empty()) {
-    std::cout << fmt::format("the store {} is empty{}{}\n", opened.spec,
-                             command.op.empty() ? "" : fmt::format(" for op {}", command.op),
-                             read_only);
-    return;
-  }
-  std::vector<std::vector<std::string>> rows{
-      {"op", "key", "winner", "created", "budget_cut", "identity"}};
-  std::size_t stale = 0;
-  for (const StoredChoice& c : entries) {
-    stale += c.stale.empty() ? 0 : 1;
-    rows.push_back({c.op, c.key, c.stale.empty() ? c.winner : c.winner + " (stale)",
-                    iso_time(c.created_at), c.budget_cut ? "yes" : "no",
-                    short_digest(c.identity_digest)});
-  }
-  print_table(rows, "");
-  std::cout << fmt::format("{} stored choice{} in {}{}\n", entries.size(),
-                           entries.size() == 1 ? "" : "s", opened.spec, read_only);
-  if (stale > 0) {
-    std::cout << fmt::format(
-        "{} stale (kept as evidence, not served: 'tunekit cache show' says why)\n", stale);
-  }
+  StoredChoiceList list{opened.spec, command.op,
+                        opened.state == StoreState::read_only ? opened.why : std::string(),
+                        opened.store->list(command.op)};
+  reporter_for(command)->write(list, std::cout);
 }
-
 // ---------------------------------------------------------------------------------------------
 // show
 
@@ -521,22 +179,9 @@ void run_show(const CacheCommand& command) {
     for (const StoredChoice* c : found)
       if (seen.insert(c->identity_digest).second) shown.push_back(c);
   }
-  if (command.json) {
-    Json all = Json::array();
-    for (const StoredChoice* c : shown) {
-      Json j = choice_json(*c);
-      j["bans"] = Json::array();
-      for (const BannedCandidate& b : store.bans(c->identity_digest))
-        j["bans"].push_back(ban_json(b));
-      all.push_back(std::move(j));
-    }
-    std::cout << all.dump(2) << '\n';
-    return;
-  }
-  for (std::size_t i = 0; i < shown.size(); ++i) {
-    if (i > 0) std::cout << '\n';
-    print_choice(*shown[i], store.bans(shown[i]->identity_digest));
-  }
+  std::vector<StoredChoiceDetail> details;
+  for (const StoredChoice* c : shown) details.push_back({*c, store.bans(c->identity_digest)});
+  reporter_for(command)->write(details, std::cout);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -551,11 +196,9 @@ struct Removal {
 };
 
 // Whether one argument names a pending miss: its op, its key (as `resolve` matches keys), or
-// its identity digest (or a prefix of at least kMinPrefix hex digits).
+// its identity digest (or a prefix of at least kMinDigestPrefix hex digits).
 bool names_pending(const PendingMiss& m, const std::string& what, KeyMatcher& keys) {
-  const std::string digest = is_hex(what) ? lower(what) : std::string();
-  if (m.op == what || (digest.size() >= kMinPrefix && m.identity_digest.rfind(digest, 0) == 0))
-    return true;
+  if (m.op == what || names_identity(m.identity_digest, what)) return true;
   StoredChoice as_entry;  // the matcher reads the op and the key text
   as_entry.op = m.op;
   as_entry.key = m.key;

@@ -181,9 +181,9 @@ void run_import(const CacheCommand& command) {
       continue;
     }
     const Candidate winner = op->candidate(*op->find(artifact.candidate));
-    const StoredChoice c = make_stored_choice(
-        tuner.identity(*op, key), winner.name, winner.config.text(),
-        artifact.evidence.empty() ? "[]" : artifact.evidence, /*budget_cut=*/false);
+    const StoredChoice c = make_stored_choice(tuner.identity(*op, key), winner.name,
+                                              winner.config.text(), std::move(artifact.evidence),
+                                              /*budget_cut=*/false, std::move(artifact.search));
     const bool replaced = store.find(c.identity_digest).has_value();
     store.put(c);
     const auto kept = store.find(c.identity_digest);

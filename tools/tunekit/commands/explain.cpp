@@ -16,6 +16,7 @@
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/model_report.hpp"
+#include "tunekit/reporter.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::cli {
@@ -58,11 +59,7 @@ void run_explain(const ExplainCommand& command) {
   cpu::CpuDevice device;
   Tuner tuner(device, options);
   const ModelReport report = tuner.explain(*op, key);
-  if (command.json) {
-    std::cout << to_json(report) << '\n';
-  } else {
-    write_console(report, std::cout);
-  }
+  make_reporter(command.json ? "json" : "console")->write(report, std::cout);
 }
 
 }  // namespace

@@ -131,38 +131,39 @@ Key parse_shape(const OpBase& op, const CatalogEntry& entry, const std::string& 
   }
 }
 
-// The evidence behind a winner that was measured (now, or when it was stored / made into an
-// artifact): a JSON array of every candidate's reading. nullopt when the winner was not
-// measured (mode off, nothing known in mode cached, a failed search...).
-std::optional<std::string> measured_evidence(const TuneReport& report, Tuner& tuner,
-                                             const OpBase& op, const Key& key,
-                                             const DeviceIdentity& device) {
+// The artifact for a winner that was measured (now, or when it was stored / made into an
+// artifact), with the evidence behind it: every candidate's reading. nullopt when the winner
+// was not measured (mode off, nothing known in mode cached, a failed search...).
+std::optional<Artifact> measured_artifact(const TuneReport& report, Tuner& tuner, const OpBase& op,
+                                          const Key& key, const DeviceIdentity& device) {
   switch (report.source) {
     case Source::searched: {
       const CandidateReport* winner = report.find(report.winner);
       if (!winner || !winner->outcome.ok()) return std::nullopt;
-      const nlohmann::ordered_json j = nlohmann::ordered_json::parse(to_json(report));
-      nlohmann::ordered_json evidence;
-      evidence["search"] = j.at("search");
-      evidence["candidates"] = j.at("candidates");
-      return evidence.dump();
+      return make_artifact(op, key, device, report.winner_name, report.candidates,
+                           search_record(report));
     }
-    case Source::cache_replay:
+    case Source::cache_replay: {
+      Artifact a = make_artifact(op, key, device, report.winner_name);
       if (Store* store = tuner.store()) {
-        if (auto stored = store->find(tuner.identity(op, key).digest().hex()))
-          return stored->evidence;
+        if (auto stored = store->find(tuner.identity(op, key).digest().hex())) {
+          a.evidence = std::move(stored->evidence);
+          a.search = std::move(stored->search);
+        }
       }
-      return std::string("[]");
+      return a;
+    }
     case Source::artifact_replay: {
       // The artifact that answered: keep its evidence.
+      Artifact a = make_artifact(op, key, device, report.winner_name);
       try {
-        const Artifact wanted = make_artifact(op, key, device, report.winner_name);
-        return read_artifact(std::filesystem::path(tuner.options().artifact_dir) /
-                             wanted.file_name())
-            .evidence;
+        Artifact found =
+            read_artifact(std::filesystem::path(tuner.options().artifact_dir) / a.file_name());
+        a.evidence = std::move(found.evidence);
+        a.search = std::move(found.search);
       } catch (const UsageError&) {
-        return std::string("[]");
       }
+      return a;
     }
     default:
       return std::nullopt;
@@ -171,16 +172,15 @@ std::optional<std::string> measured_evidence(const TuneReport& report, Tuner& tu
 
 void save_artifact(const std::string& dir, const TuneReport& report, Tuner& tuner, const OpBase& op,
                    const Key& key, const DeviceIdentity& device) {
-  const std::optional<std::string> evidence = measured_evidence(report, tuner, op, key, device);
-  if (!evidence) {
+  const std::optional<Artifact> artifact = measured_artifact(report, tuner, op, key, device);
+  if (!artifact) {
     std::cerr << fmt::format(
         "tunekit: warning: no artifact written: the winner {} was not measured (source {}{})\n",
         report.winner_name, to_string(report.source),
         report.reason.empty() ? "" : ": " + report.reason);
     return;
   }
-  const std::string path =
-      write_artifact(dir, make_artifact(op, key, device, report.winner_name, *evidence));
+  const std::string path = write_artifact(dir, *artifact);
   std::cerr << fmt::format("tunekit: wrote artifact {}\n", path);
 }
 
@@ -410,11 +410,7 @@ void run_tune(const TuneCommand& command) {
     // Zero measurement: the cost model ranks, nothing runs, nothing is stored.
     ModelReport model;
     tuner.model_default(*op, key, &model);
-    if (command.json || command.reporter == "json") {
-      std::cout << to_json(model) << '\n';
-    } else {
-      write_console(model, std::cout);
-    }
+    reporter->write(model, std::cout);
     return;
   }
   TuneReport report;

@@ -1,0 +1,319 @@
+#include "store/evidence_codec.hpp"
+
+#include <cstdint>
+#include <exception>
+
+#include "tunekit/candidate.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/value.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+using Json = CodecJson;
+
+std::string str(std::string_view text) {
+  return std::string(text);
+}
+
+// A field of an object, or `fallback` when it is missing, null or of another type: entries
+// written before a field existed (or by hand) still read.
+template <class T>
+T get(const Json& j, const char* name, T fallback) {
+  if (!j.is_object() || !j.contains(name)) return fallback;
+  const Json& v = j.at(name);
+  try {
+    return v.is_null() ? fallback : v.get<T>();
+  } catch (const Json::exception&) {
+    return fallback;
+  }
+}
+
+Json parse(std::string_view text) {
+  return Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+// A typed view of a config's text ({"mc": 64, "order": "ikj"}); null when it does not parse.
+// Written for readers of the JSON only: decoding reads the config text.
+Json params_json(const std::string& config_text) {
+  Json params = Json::object();
+  try {
+    const Config config = Config::parse(config_text);
+    for (const Field& f : config.fields()) {
+      switch (f.value.type()) {
+        case Value::Type::integer:
+          params[f.name] = f.value.as_int();
+          break;
+        case Value::Type::real:
+          params[f.name] = f.value.as_real();
+          break;
+        case Value::Type::string:
+          params[f.name] = f.value.as_string();
+          break;
+        case Value::Type::boolean:
+          params[f.name] = f.value.as_bool();
+          break;
+      }
+    }
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  return params;
+}
+
+Json budget_json(const BudgetReport& b) {
+  Json j;
+  j["seconds"] = b.seconds;
+  j["evaluations"] = b.evaluations;
+  j["cut"] = b.cut;
+  j["stopped"] = b.stopped;
+  j["reserve_seconds"] = b.reserve_seconds;
+  j["not_started"] = b.not_started;
+  return j;
+}
+
+BudgetReport budget_from_json(const Json& j) {
+  BudgetReport b;
+  b.seconds = get<double>(j, "seconds", 0);
+  b.evaluations = get<std::size_t>(j, "evaluations", 0);
+  b.cut = get<bool>(j, "cut", false);
+  b.stopped = get<std::string>(j, "stopped", "");
+  b.reserve_seconds = get<double>(j, "reserve_seconds", 0);
+  b.not_started = get<std::size_t>(j, "not_started", 0);
+  return b;
+}
+
+}  // namespace
+
+Json timing_json(const TimingResult& t) {
+  Json j;
+  j["status"] = str(to_string(t.outcome.status));
+  j["message"] = t.outcome.message;
+  j["mode"] = str(to_string(t.mode));
+  j["clock"] = t.clock;
+  j["samples"] = t.samples;
+  j["min"] = t.min;
+  j["median"] = t.median;
+  j["mean"] = t.mean;
+  j["mad"] = t.mad;
+  j["p10"] = t.p10;
+  j["p90"] = t.p90;
+  j["depth"] = t.depth;
+  j["dispatches"] = t.dispatches;
+  j["stalled_fraction"] = t.stalled_fraction;
+  j["contended"] = t.contended;
+  j["wall_seconds"] = t.wall_seconds;
+  return j;
+}
+
+TimingResult timing_from_json(const Json& j) {
+  TimingResult t;
+  t.outcome.status = status_from_string(get<std::string>(j, "status", "ok")).value_or(Status::ok);
+  t.outcome.message = get<std::string>(j, "message", "");
+  t.mode = get<std::string>(j, "mode", "isolated") == "queued" ? TimingMode::queued
+                                                               : TimingMode::isolated;
+  t.clock = get<std::string>(j, "clock", "");
+  t.samples = get<std::vector<double>>(j, "samples", {});
+  t.min = get<double>(j, "min", 0);
+  t.median = get<double>(j, "median", 0);
+  t.mean = get<double>(j, "mean", 0);
+  t.mad = get<double>(j, "mad", 0);
+  t.p10 = get<double>(j, "p10", 0);
+  t.p90 = get<double>(j, "p90", 0);
+  t.depth = get<int>(j, "depth", 1);
+  t.dispatches = get<long long>(j, "dispatches", 0);
+  t.stalled_fraction = get<double>(j, "stalled_fraction", 0);
+  t.contended = get<bool>(j, "contended", false);
+  t.wall_seconds = get<double>(j, "wall_seconds", 0);
+  return t;
+}
+
+Json candidate_json(const CandidateReport& c) {
+  Json j;
+  j["index"] = c.index;
+  j["name"] = c.name;
+  j["status"] = str(to_string(c.outcome.status));
+  j["message"] = c.outcome.message;
+  j["config"] = c.config;
+  j["params"] = params_json(c.config);
+  j["numerics"] = str(to_string(c.numerics));
+  j["group"] = c.group;
+  j["preference"] = c.preference;
+  j["is_default"] = c.is_default;
+  j["winner"] = c.winner;
+  j["score"] = c.score;
+  j["vs_default"] = c.vs_default;
+  j["retries"] = c.retries;
+  j["compile_seconds"] = c.compile_seconds;
+  j["timing"] = c.timing ? timing_json(*c.timing) : Json(nullptr);
+  return j;
+}
+
+CandidateReport candidate_from_json(const Json& c, std::size_t position) {
+  CandidateReport r;
+  r.index = get<std::size_t>(c, "index", position);
+  r.name = get<std::string>(c, "name", "");
+  r.config = get<std::string>(c, "config", "");
+  r.numerics =
+      numerics_from_string(get<std::string>(c, "numerics", "bitwise")).value_or(Numerics::bitwise);
+  r.group = get<int>(c, "group", 0);
+  r.preference = get<int>(c, "preference", 0);
+  r.is_default = get<bool>(c, "is_default", false);
+  r.winner = get<bool>(c, "winner", false);
+  r.outcome.status =
+      status_from_string(get<std::string>(c, "status", "skipped")).value_or(Status::skipped);
+  r.outcome.message = get<std::string>(c, "message", "");
+  r.retries = get<int>(c, "retries", 0);
+  r.score = get<double>(c, "score", 0);
+  r.vs_default = get<double>(c, "vs_default", 0);
+  r.compile_seconds = get<double>(c, "compile_seconds", 0);  // absent before the compile pass
+  if (c.is_object() && c.contains("timing") && c["timing"].is_object())
+    r.timing = timing_from_json(c["timing"]);
+  return r;
+}
+
+Json search_json(const SearchRecord& s) {
+  Json j;
+  j["strategy"] = s.strategy;
+  j["schedule"] = s.schedule;
+  j["seed"] = s.seed;
+  j["space_size"] = s.space_size;
+  j["evaluated"] = s.evaluated;
+  j["stop_reason"] = s.stop_reason;
+  j["budget"] = budget_json(s.budget);
+  return j;
+}
+
+SearchRecord search_from_json(const Json& j) {
+  SearchRecord s;
+  s.strategy = get<std::string>(j, "strategy", "");
+  s.schedule = get<std::string>(j, "schedule", "");
+  s.seed = get<std::uint64_t>(j, "seed", 0);
+  s.space_size = get<std::size_t>(j, "space_size", 0);
+  s.evaluated = get<std::size_t>(j, "evaluated", 0);
+  s.stop_reason = get<std::string>(j, "stop_reason", "");
+  if (j.is_object() && j.contains("budget")) s.budget = budget_from_json(j["budget"]);
+  return s;
+}
+
+Json evidence_json(const std::vector<CandidateReport>& candidates,
+                   const std::optional<SearchRecord>& search) {
+  Json list = Json::array();
+  for (const CandidateReport& c : candidates) list.push_back(candidate_json(c));
+  if (!search) return list;
+  Json j;
+  j["search"] = search_json(*search);
+  j["candidates"] = std::move(list);
+  return j;
+}
+
+std::string evidence_text(const std::vector<CandidateReport>& candidates,
+                          const std::optional<SearchRecord>& search) {
+  // Messages may carry compiler logs in any encoding: invalid UTF-8 becomes U+FFFD.
+  return evidence_json(candidates, search).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+DecodedEvidence evidence_from_json(const Json& j) {
+  DecodedEvidence out;
+  const Json* list = &j;
+  // {"search": ..., "candidates": [...]}, or the bare array older entries hold.
+  if (j.is_object() && j.contains("candidates")) {
+    list = &j["candidates"];
+    if (j.contains("search") && j["search"].is_object()) out.search = search_from_json(j["search"]);
+  }
+  if (!list->is_array()) {
+    out.readable = false;
+    out.search.reset();
+    return out;
+  }
+  for (const Json& c : *list)
+    if (c.is_object()) out.candidates.push_back(candidate_from_json(c, out.candidates.size()));
+  return out;
+}
+
+DecodedEvidence evidence_from_text(std::string_view text) {
+  if (text.empty()) return {};  // no evidence stored
+  const Json j = parse(text);
+  if (j.is_discarded()) return {{}, std::nullopt, false};
+  return evidence_from_json(j);
+}
+
+Json device_object(const DeviceIdentity& d) {
+  Json j;
+  j["backend"] = d.backend;
+  j["vendor"] = d.vendor;
+  j["product"] = d.product;
+  j["architecture"] = d.architecture;
+  j["features"] = d.features;
+  j["compute_units"] = d.compute_units;
+  j["memory_bytes"] = d.memory_bytes;
+  j["l1d_bytes"] = d.l1d_bytes;
+  j["l2_bytes"] = d.l2_bytes;
+  j["l3_bytes"] = d.l3_bytes;
+  j["driver"] = d.driver;
+  return j;
+}
+
+Json toolchain_object(const Toolchain& t) {
+  Json j;
+  j["tunekit_version"] = t.tunekit_version;
+  j["compiler"] = t.compiler;
+  j["runtimes"] = t.runtimes;
+  return j;
+}
+
+Json environment_object(const EnvironmentTags& tags) {
+  Json j = Json::object();
+  for (const auto& [name, value] : tags) j[name] = value;
+  return j;
+}
+
+std::string device_json(const DeviceIdentity& device) {
+  return device_object(device).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string toolchain_json(const Toolchain& toolchain) {
+  return toolchain_object(toolchain).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string environment_json(const EnvironmentTags& tags) {
+  return environment_object(tags).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+DeviceIdentity device_from_text(std::string_view text) {
+  const Json j = parse(text);
+  DeviceIdentity d;
+  d.backend = get<std::string>(j, "backend", "");
+  d.vendor = get<std::string>(j, "vendor", "");
+  d.product = get<std::string>(j, "product", "");
+  d.architecture = get<std::string>(j, "architecture", "");
+  d.features = get<std::vector<std::string>>(j, "features", {});
+  d.compute_units = get<int>(j, "compute_units", 0);
+  d.memory_bytes = get<std::uint64_t>(j, "memory_bytes", 0);
+  d.l1d_bytes = get<std::uint64_t>(j, "l1d_bytes", 0);
+  d.l2_bytes = get<std::uint64_t>(j, "l2_bytes", 0);
+  d.l3_bytes = get<std::uint64_t>(j, "l3_bytes", 0);
+  d.driver = get<std::string>(j, "driver", "");
+  d.known = !d.product.empty();
+  return d;
+}
+
+Toolchain toolchain_from_text(std::string_view text) {
+  const Json j = parse(text);
+  Toolchain t;
+  t.tunekit_version = get<std::string>(j, "tunekit_version", "");
+  t.compiler = get<std::string>(j, "compiler", "");
+  t.runtimes = get<std::vector<std::string>>(j, "runtimes", {});
+  return t;
+}
+
+EnvironmentTags environment_from_text(std::string_view text) {
+  const Json j = parse(text);
+  EnvironmentTags tags;
+  if (!j.is_object()) return tags;
+  for (const auto& [name, value] : j.items())
+    tags[name] = value.is_string() ? value.get<std::string>() : value.dump();
+  return tags;
+}
+
+}  // namespace tunekit::detail

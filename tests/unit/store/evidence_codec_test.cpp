@@ -1,0 +1,216 @@
+// Tests src/store/evidence_codec.cpp: evidence and identity parts to JSON and back.
+#include "store/evidence_codec.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace tunekit::detail {
+namespace {
+
+// Every field set to a value that is not its default, so a field the codec drops shows.
+TimingResult full_timing() {
+  TimingResult t;
+  t.outcome = Outcome{Status::timed_out, "window too long"};
+  t.mode = TimingMode::queued;
+  t.clock = "opencl_events";
+  t.samples = {3e-6, 1e-6, 2e-6};
+  t.min = 1e-6;
+  t.median = 2e-6;
+  t.mean = 2.5e-6;
+  t.mad = 0.5e-6;
+  t.p10 = 1.1e-6;
+  t.p90 = 2.9e-6;
+  t.depth = 8;
+  t.dispatches = 4096;
+  t.stalled_fraction = 0.25;
+  t.contended = true;
+  t.wall_seconds = 0.125;
+  return t;
+}
+
+CandidateReport full_candidate() {
+  CandidateReport c;
+  c.index = 7;
+  c.name = "blocked_4x16";
+  c.config = "mc=64,order=ikj";
+  c.numerics = Numerics::reassociates;
+  c.group = 2;
+  c.preference = -3;
+  c.is_default = true;
+  c.winner = true;
+  c.outcome = Outcome{Status::validation_failed, "element 3 differs"};
+  c.timing = full_timing();
+  c.retries = 2;
+  c.score = 2e-6;
+  c.vs_default = 1.5;
+  c.compile_seconds = 0.75;
+  return c;
+}
+
+SearchRecord full_search() {
+  SearchRecord s;
+  s.strategy = "genetic:pop=20";
+  s.schedule = "racing:round=4";
+  s.seed = 0xfeedfacecafebeefULL;
+  s.space_size = 120;
+  s.evaluated = 17;
+  s.stop_reason = "time budget";
+  s.budget = BudgetReport{90, 40, true, "3 points", 1.5, 5};
+  return s;
+}
+
+void expect_same_timing(const TimingResult& a, const TimingResult& b) {
+  EXPECT_EQ(a.outcome.status, b.outcome.status);
+  EXPECT_EQ(a.outcome.message, b.outcome.message);
+  EXPECT_EQ(a.mode, b.mode);
+  EXPECT_EQ(a.clock, b.clock);
+  EXPECT_EQ(a.samples, b.samples);
+  EXPECT_DOUBLE_EQ(a.min, b.min);
+  EXPECT_DOUBLE_EQ(a.median, b.median);
+  EXPECT_DOUBLE_EQ(a.mean, b.mean);
+  EXPECT_DOUBLE_EQ(a.mad, b.mad);
+  EXPECT_DOUBLE_EQ(a.p10, b.p10);
+  EXPECT_DOUBLE_EQ(a.p90, b.p90);
+  EXPECT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.dispatches, b.dispatches);
+  EXPECT_DOUBLE_EQ(a.stalled_fraction, b.stalled_fraction);
+  EXPECT_EQ(a.contended, b.contended);
+  EXPECT_DOUBLE_EQ(a.wall_seconds, b.wall_seconds);
+}
+
+void expect_same_candidate(const CandidateReport& a, const CandidateReport& b) {
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.config, b.config);
+  EXPECT_EQ(a.numerics, b.numerics);
+  EXPECT_EQ(a.group, b.group);
+  EXPECT_EQ(a.preference, b.preference);
+  EXPECT_EQ(a.is_default, b.is_default);
+  EXPECT_EQ(a.winner, b.winner);
+  EXPECT_EQ(a.outcome.status, b.outcome.status);
+  EXPECT_EQ(a.outcome.message, b.outcome.message);
+  EXPECT_EQ(a.retries, b.retries);
+  EXPECT_DOUBLE_EQ(a.score, b.score);
+  EXPECT_DOUBLE_EQ(a.vs_default, b.vs_default);
+  EXPECT_DOUBLE_EQ(a.compile_seconds, b.compile_seconds);
+  ASSERT_EQ(a.timing.has_value(), b.timing.has_value());
+  if (a.timing) expect_same_timing(*a.timing, *b.timing);
+}
+
+TEST(EvidenceCodec, EveryCandidateFieldRoundTrips) {
+  CandidateReport untimed;
+  untimed.index = 1;
+  untimed.name = "naive";
+  untimed.outcome = Outcome{Status::compile_failed, "no such intrinsic"};
+  const std::vector<CandidateReport> evidence{full_candidate(), untimed};
+  const DecodedEvidence back = evidence_from_text(evidence_text(evidence, std::nullopt));
+  EXPECT_TRUE(back.readable);
+  EXPECT_FALSE(back.search.has_value());
+  ASSERT_EQ(back.candidates.size(), 2u);
+  expect_same_candidate(back.candidates[0], evidence[0]);
+  expect_same_candidate(back.candidates[1], evidence[1]);
+  EXPECT_FALSE(back.candidates[1].timing.has_value());
+}
+
+TEST(EvidenceCodec, TheSearchRecordRoundTrips) {
+  const SearchRecord s = full_search();
+  const DecodedEvidence back = evidence_from_text(evidence_text({full_candidate()}, s));
+  ASSERT_TRUE(back.search.has_value());
+  EXPECT_EQ(back.search->strategy, s.strategy);
+  EXPECT_EQ(back.search->schedule, s.schedule);
+  EXPECT_EQ(back.search->seed, s.seed);
+  EXPECT_EQ(back.search->space_size, s.space_size);
+  EXPECT_EQ(back.search->evaluated, s.evaluated);
+  EXPECT_EQ(back.search->stop_reason, s.stop_reason);
+  EXPECT_DOUBLE_EQ(back.search->budget.seconds, 90);
+  EXPECT_EQ(back.search->budget.evaluations, 40u);
+  EXPECT_TRUE(back.search->budget.cut);
+  EXPECT_EQ(back.search->budget.stopped, "3 points");
+  EXPECT_DOUBLE_EQ(back.search->budget.reserve_seconds, 1.5);
+  EXPECT_EQ(back.search->budget.not_started, 5u);
+  ASSERT_EQ(back.candidates.size(), 1u);
+  expect_same_candidate(back.candidates[0], full_candidate());
+}
+
+TEST(EvidenceCodec, TheStoredShapeIsKept) {
+  // The store's file format: {"search", "candidates"} with a search, else a bare array.
+  const CodecJson with = evidence_json({full_candidate()}, full_search());
+  ASSERT_TRUE(with.is_object());
+  EXPECT_EQ(with.at("search").at("strategy"), "genetic:pop=20");
+  EXPECT_EQ(with.at("candidates").at(0).at("params").at("mc"), 64);
+  EXPECT_TRUE(evidence_json({}, std::nullopt).is_array());
+}
+
+TEST(EvidenceCodec, MissingFieldsTakeTheirDefaults) {
+  // An entry written before most fields existed: a name and a status only.
+  const DecodedEvidence old =
+      evidence_from_text(R"([{"name": "a", "status": "ok", "timing": {"samples": [1e-6]}},
+                             {"name": "b", "score": "not a number"}, 3])");
+  EXPECT_TRUE(old.readable);
+  ASSERT_EQ(old.candidates.size(), 2u) << "what is not an object is skipped";
+  EXPECT_EQ(old.candidates[0].index, 0u) << "the index defaults to the position";
+  EXPECT_EQ(old.candidates[1].index, 1u);
+  EXPECT_EQ(old.candidates[0].outcome.status, Status::ok);
+  EXPECT_EQ(old.candidates[1].outcome.status, Status::skipped);
+  EXPECT_DOUBLE_EQ(old.candidates[1].score, 0) << "a mistyped field keeps its default";
+  EXPECT_DOUBLE_EQ(old.candidates[0].compile_seconds, 0);
+  ASSERT_TRUE(old.candidates[0].timing.has_value());
+  EXPECT_EQ(old.candidates[0].timing->samples.size(), 1u);
+  EXPECT_EQ(old.candidates[0].timing->depth, 1);
+  EXPECT_EQ(old.candidates[0].timing->mode, TimingMode::isolated);
+}
+
+TEST(EvidenceCodec, TextThatIsNoEvidenceDecodesToNothing) {
+  EXPECT_TRUE(evidence_from_text("").readable) << "no evidence stored is not damage";
+  EXPECT_TRUE(evidence_from_text("").candidates.empty());
+  for (const char* damaged : {"{not json", R"({"search": {}})", "42", R"({"candidates": 1})"}) {
+    const DecodedEvidence d = evidence_from_text(damaged);
+    EXPECT_FALSE(d.readable) << damaged;
+    EXPECT_TRUE(d.candidates.empty()) << damaged;
+    EXPECT_FALSE(d.search.has_value()) << damaged;
+  }
+}
+
+TEST(EvidenceCodec, IdentityPartsRoundTrip) {
+  DeviceIdentity d;
+  d.backend = "opencl";
+  d.vendor = "ACME";
+  d.product = "Widget 9";
+  d.architecture = "gfx90a";
+  d.features = {"fp64", "subgroups"};
+  d.compute_units = 104;
+  d.memory_bytes = std::uint64_t{64} << 30;
+  d.l1d_bytes = 16384;
+  d.l2_bytes = 8 << 20;
+  d.l3_bytes = std::uint64_t{256} << 20;
+  d.driver = "rocm 6.1";
+  const DeviceIdentity back = device_from_text(device_json(d));
+  EXPECT_EQ(device_json(back), device_json(d));
+  EXPECT_TRUE(back.known) << "a stored device that names a product is known";
+  EXPECT_EQ(back.features, d.features);
+  EXPECT_EQ(back.memory_bytes, d.memory_bytes);
+
+  const Toolchain t{"0.3.0", "gcc 12.2.0", {"hwloc 2.9.0", "pocl 5.0"}};
+  const Toolchain t_back = toolchain_from_text(toolchain_json(t));
+  EXPECT_EQ(t_back.tunekit_version, t.tunekit_version);
+  EXPECT_EQ(t_back.compiler, t.compiler);
+  EXPECT_EQ(t_back.runtimes, t.runtimes);
+
+  const EnvironmentTags tags{{"load", "idle"}, {"power", "ac"}};
+  EXPECT_EQ(environment_from_text(environment_json(tags)), tags);
+}
+
+TEST(EvidenceCodec, DamagedIdentityPartsDecodeToDefaults) {
+  EXPECT_FALSE(device_from_text("not json").known);
+  EXPECT_EQ(device_from_text(R"({"product": "x"})").product, "x") << "missing fields default";
+  EXPECT_EQ(device_from_text(R"({"product": "x", "compute_units": "many"})").compute_units, 0);
+  EXPECT_TRUE(toolchain_from_text("[1]").runtimes.empty());
+  EXPECT_TRUE(environment_from_text("[1,2]").empty());
+  // A tag that is not a string keeps its JSON text rather than being dropped.
+  EXPECT_EQ(environment_from_text(R"({"cores": 4})").at("cores"), "4");
+}
+
+}  // namespace
+}  // namespace tunekit::detail

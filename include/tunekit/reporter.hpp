@@ -36,6 +36,8 @@ struct PendingMissList {
   std::vector<PendingMiss> misses;
 };
 
+struct PendingOutcome;  // tunekit/pending.hpp
+
 class Reporter {
  public:
   virtual ~Reporter() = default;
@@ -44,6 +46,10 @@ class Reporter {
   virtual void write(const StoredChoiceList& list, std::ostream& out) = 0;
   virtual void write(const std::vector<StoredChoiceDetail>& shown, std::ostream& out) = 0;
   virtual void write(const PendingMissList& list, std::ostream& out) = 0;
+  // `tune --pending`: one record's outcome as it happens (console: a line; json: nothing, the
+  // list holds it), then every outcome (console: a summary line; json: an array).
+  virtual void write(const PendingOutcome& outcome, std::ostream& out) = 0;
+  virtual void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) = 0;
 };
 
 // "console" (a table) or "json"; an unknown name is a UsageError listing the known ones.

@@ -39,6 +39,8 @@ class ConsoleReporter final : public Reporter {
   void write(const StoredChoiceList& list, std::ostream& out) override;
   void write(const std::vector<StoredChoiceDetail>& shown, std::ostream& out) override;
   void write(const PendingMissList& list, std::ostream& out) override;
+  void write(const PendingOutcome& outcome, std::ostream& out) override;
+  void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) override;
 };
 
 }  // namespace tunekit::detail

@@ -1,6 +1,6 @@
 // The console reporter's stored choices: `cache ls` (one line each), `cache show` (an entry
-// in full) and `cache ls --pending`. Every cell comes from the store, which anyone who could write
-// it filled: it is escaped for the terminal.
+// in full), `cache ls --pending` and what `tune --pending` made of each record. Every cell comes
+// from the store, which anyone who could write it filled: it is escaped for the terminal.
 #include <algorithm>
 #include <ctime>
 #include <ostream>
@@ -12,6 +12,7 @@
 
 #include "report/console_reporter.hpp"
 #include "store/evidence_codec.hpp"
+#include "tunekit/pending.hpp"
 #include "tunekit/terminal_text.hpp"
 
 namespace tunekit::detail {
@@ -227,6 +228,36 @@ void ConsoleReporter::write(const PendingMissList& list, std::ostream& out) {
                                    list.misses.size(), list.misses.size() == 1 ? "" : "es",
                                    list.store))
       << '\n';
+}
+
+void ConsoleReporter::write(const PendingOutcome& o, std::ostream& out) {
+  if (o.status == PendingStatus::tuned) {
+    // A cut search is stored budget_cut: an unrestricted search replaces it later.
+    out << terminal_safe(fmt::format("tuned  {}  {}  -> {} ({:.2f}x over the default{})", o.miss.op,
+                                     o.miss.key, o.report.winner_name, o.report.speedup,
+                                     o.report.budget.cut ? "; budget cut" : ""))
+        << '\n';
+  } else {
+    out << terminal_safe(fmt::format("kept   {}  {}  {}: {}", o.miss.op, o.miss.key,
+                                     to_string(o.status), o.why))
+        << '\n';
+  }
+  out.flush();
+}
+
+void ConsoleReporter::write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) {
+  std::size_t tuned = 0, failed = 0;
+  for (const PendingOutcome& o : outcomes) {
+    tuned += o.kept() ? 0 : 1;
+    failed += o.failed() ? 1 : 0;
+  }
+  const std::size_t elsewhere = outcomes.size() - tuned - failed;
+  out << fmt::format("{} of {} pending miss{} tuned{}{}\n", tuned, outcomes.size(),
+                     outcomes.size() == 1 ? "" : "es",
+                     failed ? fmt::format("; {} kept (see above)", failed) : "",
+                     elsewhere ? fmt::format("; {} left for the device{} that recorded them",
+                                             elsewhere, elsewhere == 1 ? "" : "s")
+                               : "");
 }
 
 }  // namespace tunekit::detail

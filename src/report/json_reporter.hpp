@@ -24,6 +24,8 @@ class JsonReporter final : public Reporter {
   void write(const StoredChoiceList& list, std::ostream& out) override;
   void write(const std::vector<StoredChoiceDetail>& shown, std::ostream& out) override;
   void write(const PendingMissList& list, std::ostream& out) override;
+  void write(const PendingOutcome& outcome, std::ostream& out) override;
+  void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) override;
 
  private:
   int indent_;

@@ -1,11 +1,13 @@
 // The JSON reporter's stored choices: `cache ls --json` (an array of entries), `cache show
-// --json` (the same, each with its bans) and `cache ls --pending --json`. The identity parts and
-// the evidence are written by store/evidence_codec.hpp, in the shape the store keeps them.
+// --json` (the same, each with its bans), `cache ls --pending --json` and `tune --pending --json`.
+// The identity parts and the evidence are written by store/evidence_codec.hpp, in the shape the
+// store keeps them.
 #include <ostream>
 
 #include "report/console_reporter.hpp"
 #include "report/json_reporter.hpp"
 #include "store/evidence_codec.hpp"
+#include "tunekit/pending.hpp"
 
 namespace tunekit::detail {
 namespace {
@@ -69,6 +71,19 @@ Json pending_json(const PendingMiss& m) {
   return j;
 }
 
+Json outcome_json(const PendingOutcome& o) {
+  Json j;
+  j["op"] = o.miss.op;
+  j["key"] = o.miss.key;
+  j["identity_digest"] = o.miss.identity_digest;
+  j["count"] = o.miss.count;
+  j["status"] = std::string(to_string(o.status));
+  j["why"] = o.why;
+  if (o.status == PendingStatus::tuned || o.status == PendingStatus::not_stored)
+    j["report"] = report_json(o.report);
+  return j;
+}
+
 void dump(const Json& j, int indent, std::ostream& out) {
   // Messages may carry compiler logs in any encoding: invalid UTF-8 becomes U+FFFD.
   out << j.dump(indent, ' ', false, Json::error_handler_t::replace) << '\n';
@@ -96,6 +111,16 @@ void JsonReporter::write(const std::vector<StoredChoiceDetail>& shown, std::ostr
 void JsonReporter::write(const PendingMissList& list, std::ostream& out) {
   Json all = Json::array();
   for (const PendingMiss& m : list.misses) all.push_back(pending_json(m));
+  dump(all, indent_, out);
+}
+
+void JsonReporter::write(const PendingOutcome&, std::ostream&) {
+  // Nothing as it happens: the list of every outcome is one JSON document.
+}
+
+void JsonReporter::write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) {
+  Json all = Json::array();
+  for (const PendingOutcome& o : outcomes) all.push_back(outcome_json(o));
   dump(all, indent_, out);
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tunekit/pending.hpp"
 #include "tunekit/reporter.hpp"
 
 namespace tunekit {
@@ -200,6 +201,36 @@ TEST(ModelReportReporter, ConsoleAndJsonWriteTheModelReport) {
   make_reporter("json")->write(r, json_out);
   EXPECT_EQ(json_out.str(), to_json(r) + "\n");
   EXPECT_EQ(nlohmann::json::parse(json_out.str()).at("op"), "sum");
+}
+
+// `tune --pending`: a line per record as it is done, then the summary (or one JSON array).
+TEST(StoredChoicesReporter, PendingOutcomesConsoleAndJson) {
+  PendingOutcome tuned;
+  tuned.miss = pending();
+  tuned.report.winner_name = "fast";
+  tuned.report.speedup = 2;
+  tuned.report.budget.cut = true;
+  PendingOutcome kept;
+  kept.miss = pending();
+  kept.status = PendingStatus::bad_key;
+  kept.why = "n is not a number";
+  PendingOutcome elsewhere = kept;
+  elsewhere.status = PendingStatus::other_device;
+  EXPECT_EQ(write_console(tuned),
+            "tuned  sum  n=10  -> fast (2.00x over the default; budget cut)\n");
+  EXPECT_EQ(write_console(kept), "kept   sum  n=10  bad_key: n is not a number\n");
+  EXPECT_EQ(write_console(std::vector<PendingOutcome>{tuned, kept, elsewhere}),
+            "1 of 3 pending misses tuned; 1 kept (see above); 1 left for the device that "
+            "recorded them\n");
+  std::ostringstream nothing;
+  make_reporter("json")->write(tuned, nothing);
+  EXPECT_EQ(nothing.str(), "") << "JSON is one document, written at the end";
+  const json j = write_json(std::vector<PendingOutcome>{tuned, kept});
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j.at(0).at("status"), "tuned");
+  EXPECT_EQ(j.at(0).at("report").at("winner"), "fast");
+  EXPECT_EQ(j.at(1).at("why"), "n is not a number");
+  EXPECT_FALSE(j.at(1).contains("report"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //                   [--model] [--profile F]
 //                   [--backend cpu|opencl] [--device INDEX|NAME] [--wait-for-device 90s]
 // tunekit tune --pending [op] [the search, store and backend flags above]
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -23,7 +24,6 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "commands/backend.hpp"
 #include "commands/bounds.hpp"
@@ -300,35 +300,6 @@ class CatalogOps {
   std::map<std::string, std::unique_ptr<OpBase>, std::less<>> ops_;
 };
 
-void print_pending_outcome(const PendingOutcome& o) {
-  if (o.status == PendingStatus::tuned) {
-    // A cut search is stored budget_cut: an unrestricted search replaces it later.
-    std::cout << terminal_safe(fmt::format("tuned  {}  {}  -> {} ({:.2f}x over the default{})",
-                                           o.miss.op, o.miss.key, o.report.winner_name,
-                                           o.report.speedup,
-                                           o.report.budget.cut ? "; budget cut" : ""))
-              << '\n';
-  } else {
-    std::cout << terminal_safe(fmt::format("kept   {}  {}  {}: {}", o.miss.op, o.miss.key,
-                                           to_string(o.status), o.why))
-              << '\n';
-  }
-  std::cout.flush();
-}
-
-nlohmann::ordered_json pending_outcome_json(const PendingOutcome& o) {
-  nlohmann::ordered_json j;
-  j["op"] = o.miss.op;
-  j["key"] = o.miss.key;
-  j["identity_digest"] = o.miss.identity_digest;
-  j["count"] = o.miss.count;
-  j["status"] = to_string(o.status);
-  j["why"] = o.why;
-  if (o.status == PendingStatus::tuned || o.status == PendingStatus::not_stored)
-    j["report"] = nlohmann::ordered_json::parse(to_json(o.report));
-  return j;
-}
-
 // tune --pending: the store's recorded misses of this device, tuned one after another. Exit
 // status 1 when a record of this device could not be tuned (it is kept, and said why).
 void run_tune_pending(const TuneCommand& command) {
@@ -347,32 +318,17 @@ void run_tune_pending(const TuneCommand& command) {
   }
   PendingTuning tuning;
   tuning.op = command.op;
+  const std::unique_ptr<Reporter> reporter = make_reporter(command.json ? "json" : "console");
   tuning.on_outcome = [&](const PendingOutcome& o) {
     progress.finish();
-    if (!command.json) print_pending_outcome(o);
+    reporter->write(o, std::cout);
   };
   const auto outcomes = tune_pending(
       ops.device(), options, [&](std::string_view name) { return ops.find(name); }, tuning);
-  std::size_t tuned = 0, failed = 0;
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const PendingOutcome& o : outcomes) {
-    tuned += o.kept() ? 0 : 1;
-    failed += o.failed() ? 1 : 0;
-    all.push_back(pending_outcome_json(o));
-  }
-  if (command.json) {
-    std::cout << all.dump(2) << '\n';
-  } else {
-    const std::size_t elsewhere = outcomes.size() - tuned - failed;
-    std::cout << fmt::format("{} of {} pending miss{} tuned{}{}\n", tuned, outcomes.size(),
-                             outcomes.size() == 1 ? "" : "es",
-                             failed ? fmt::format("; {} kept (see above)", failed) : "",
-                             elsewhere ? fmt::format("; {} left for the device{} that recorded "
-                                                     "them",
-                                                     elsewhere, elsewhere == 1 ? "" : "s")
-                                       : "");
-  }
-  if (failed > 0) throw CLI::RuntimeError(1);
+  reporter->write(outcomes, std::cout);
+  const bool failed = std::any_of(outcomes.begin(), outcomes.end(),
+                                  [](const PendingOutcome& o) { return o.failed(); });
+  if (failed) throw CLI::RuntimeError(1);
 }
 
 void run_tune(const TuneCommand& command) {

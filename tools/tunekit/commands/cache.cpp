@@ -9,9 +9,6 @@
 // Every command takes --store SPEC (default: the environment's SQLite file, as `tune` uses).
 // export and import are in cache_transfer.cpp, what they share with these in cache_common.hpp.
 #include <algorithm>
-#include <cctype>
-#include <cstdint>
-#include <ctime>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -24,9 +21,7 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "commands/cache_common.hpp"
 #include "commands/commands.hpp"
@@ -35,7 +30,6 @@
 #include "tunekit/errors.hpp"
 #include "tunekit/reporter.hpp"
 #include "tunekit/store.hpp"
-#include "tunekit/terminal_text.hpp"
 
 namespace tunekit::cli {
 namespace cache_cmd {

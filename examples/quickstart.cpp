@@ -28,10 +28,13 @@ int main() {
   unroll4.numerics = tunekit::Numerics::reassociates;  // four partial sums: another order
 
   tunekit::Op<RowSum> rowsum("rowsum", /*schema=*/1);
-  rowsum.describe("sum of each row of a row-major matrix")
-      .key([](const RowSum& a) {
-        return Key{{"rows", a.rows}, {"cols", a.cols}};
-      })
+  rowsum
+      .describe("sum of each row of a row-major matrix")
+      // The key's names once, its values per call: a hit never builds a Key (~14 ns).
+      .key({"rows", "cols"},
+           [](const RowSum& a) {
+             return tunekit::KeyValues{a.rows, a.cols};
+           })
       .inputs([](const Key& k) { return make_rowsum(k.integer("rows"), k.integer("cols")); })
       .outputs([](RowSum& a) { return std::vector{tunekit::OutputView::of(std::span(a.out))}; })
       .reference([](RowSum& a) {  // defines "correct": summed in double

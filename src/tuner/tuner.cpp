@@ -5,6 +5,7 @@
 #include <ctime>
 #include <exception>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -247,6 +248,9 @@ class Tuner::Impl {
   detail::LiveBans bans_;
   std::mutex pending_mutex_;
   std::set<PendingKey> pending_;
+  // A bucketed op's sizes published from each bucket's choice, so a ban retracts them all.
+  std::mutex bucket_mutex_;
+  std::map<PendingKey, std::vector<Key>> bucket_sizes_;
   bool used_ = false;  // guarded by pending_mutex_
   EnvironmentTags environment_;
   std::unique_ptr<Store> store_;
@@ -367,8 +371,11 @@ void Tuner::Impl::serve_in_bucket(const OpBase& op, const Key& asked, detail::Se
       r.winner_name = op.candidate(fallback).name;
     }
   }
-  if (served.publish || served.source == Source::memory_hit)
+  if (served.publish || served.source == Source::memory_hit) {
     memory_.publish(op, asked, served.index);
+    std::lock_guard lock(bucket_mutex_);
+    bucket_sizes_[PendingKey{op.checksum(), op.bucket_of(asked).digest()}].push_back(asked);
+  }
 }
 
 // A live failure of the chosen candidate (DESIGN §7): the choice is retracted here and in the
@@ -396,7 +403,16 @@ bool Tuner::Impl::live_failure(const OpBase& op, const Key& key, std::size_t ind
   const Key stored = op.buckets() ? op.bucket_of(key) : key;
   bans_.ban(op.checksum(), stored.digest(), index, why);
   memory_.retract(op, key);
-  if (!(stored == key)) memory_.retract(op, stored);
+  if (!(stored == key)) {
+    memory_.retract(op, stored);
+    // Every size the bucket's choice was published for.
+    std::lock_guard lock(bucket_mutex_);
+    auto sizes = bucket_sizes_.find(PendingKey{op.checksum(), stored.digest()});
+    if (sizes != bucket_sizes_.end()) {
+      for (const Key& size : sizes->second) memory_.retract(op, size);
+      bucket_sizes_.erase(sizes);
+    }
+  }
   keep_ban(op, stored, name, why);
   if (cause.status != Status::compile_failed) return false;
   if (options_.on_fallback) options_.on_fallback(name, cause);

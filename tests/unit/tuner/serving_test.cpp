@@ -414,6 +414,39 @@ TEST_F(Serving, ALiveFailureAtARealSizeBansTheCandidateForItsBucket) {
   EXPECT_NE(c.index, *op->find("fast")) << "banned candidate served again: " << to_string(c.source);
 }
 
+TEST_F(Serving, ALiveBanRetractsEverySizeItsBucketsChoiceWasServedTo) {
+  auto op = std::make_unique<Op<fakes::FakeArgs>>("bucketed", 1);
+  op->key([](const fakes::FakeArgs& a) {
+      return Key{{"n", static_cast<long>(a.out.size())}};
+    })
+      .inputs([](const Key& k) {
+        return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
+      })
+      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .reference([](fakes::FakeArgs& a) {
+        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+      })
+      .bucket("n", Bucketing::pow2());
+  std::atomic<bool> throws{false};
+  for (const char* name : {"def", "fast"}) {
+    op->candidate(name, [this, name, &throws](fakes::FakeArgs& a) {
+      dev_.running = name;
+      if (std::string(name) == "fast" && throws) throw std::runtime_error("live boom");
+      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+    });
+  }
+  op->default_candidate("def");
+  dev_.set_candidate_names({"def", "fast"});
+  Tuner tuner(dev_, quiet());
+  for (int n : {100, 120}) ASSERT_EQ(tuner.select(*op, Key{{"n", n}}).index, *op->find("fast"));
+  throws = true;
+  fakes::FakeArgs at100{std::vector<float>(100)};
+  EXPECT_THROW(tuner.run(*op, at100), std::runtime_error);
+  throws = false;
+  EXPECT_FALSE(tuner.settled(*op, Key{{"n", 120}}).has_value());  // the bucket's other size too
+  EXPECT_NE(tuner.select(*op, Key{{"n", 120}}).index, *op->find("fast"));
+}
+
 TEST_F(Serving, ACandidateBannedWhileASearchChoosesItIsNeitherKeptNorServed) {
   auto op = fakes::make_fake_op(dev_, {"def", "fast", "faster"}, "def");
   fakes::FakeArgs args{std::vector<float>(4)};

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -50,6 +51,37 @@ class Serving : public ::testing::Test {
   }
   std::optional<StoredChoice> stored(Tuner& tuner, const OpBase& op, const Key& key) {
     return tuner.store()->find(tuner.identity(op, key).digest().hex());
+  }
+
+  // A pow2-bucketed op over n with candidates "def" (the default) and "fast", both correct;
+  // `spoil(name, args)` runs after each call (it may throw or write a wrong value). `made`
+  // collects the size of every workload made.
+  std::unique_ptr<Op<fakes::FakeArgs>> bucketed_op(
+      std::function<void(const std::string&, fakes::FakeArgs&)> spoil,
+      std::vector<std::int64_t>* made = nullptr) {
+    auto op = std::make_unique<Op<fakes::FakeArgs>>("bucketed", 1);
+    op->key([](const fakes::FakeArgs& a) {
+        return Key{{"n", static_cast<long>(a.out.size())}};
+      })
+        .inputs([made](const Key& k) {
+          if (made) made->push_back(k.integer("n"));
+          return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
+        })
+        .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+        .reference([](fakes::FakeArgs& a) {
+          for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+        })
+        .bucket("n", Bucketing::pow2());
+    for (const std::string name : {"def", "fast"}) {
+      op->candidate(name, [this, name, spoil](fakes::FakeArgs& a) {
+        dev_.running = name;
+        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+        spoil(name, a);
+      });
+    }
+    op->default_candidate("def");
+    dev_.set_candidate_names({"def", "fast"});
+    return op;
   }
 
   fs::path dir_;
@@ -295,29 +327,12 @@ TEST_F(Serving, TuneModeRecordsTheKeysItsSearchLeavesUnstoredWhenAsked) {
 
 TEST_F(Serving, BucketedSizesShareOneEntryMeasuredOnceAtTheRepresentative) {
   std::vector<std::int64_t> made;  // the size of every workload made
-  auto op = std::make_unique<Op<fakes::FakeArgs>>("bucketed", 1);
-  op->key([](const fakes::FakeArgs& a) {
-      return Key{{"n", static_cast<long>(a.out.size())}};
-    })
-      .inputs([&](const Key& k) {
-        made.push_back(k.integer("n"));
-        return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
-      })
-      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
-      .reference([](fakes::FakeArgs& a) {
-        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
-      })
-      .bucket("n", Bucketing::pow2());
-  for (const char* name : {"def", "fast"}) {
-    op->candidate(name, [this, name](fakes::FakeArgs& a) {
-      dev_.running = name;
-      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
-      // Wrong at one size of its bucket only: the bucket's choice must not serve it there.
-      if (std::string(name) == "fast" && a.out.size() == 120) a.out[0] = -1;
-    });
-  }
-  op->default_candidate("def");
-  dev_.set_candidate_names({"def", "fast"});
+  // Wrong at one size of its bucket only: the bucket's choice must not serve it there.
+  auto op = bucketed_op(
+      [](const std::string& name, fakes::FakeArgs& a) {
+        if (name == "fast" && a.out.size() == 120) a.out[0] = -1;
+      },
+      &made);
   Tuner tuner(dev_, options());
   TuneReport r;
   EXPECT_EQ(tuner.select(*op, Key{{"n", 100}}, &r).source, Source::searched);
@@ -382,27 +397,9 @@ TEST_F(Serving, ChangingWhatCorrectMeansIsAStoreMiss) {
 std::atomic<bool> fast_throws{false};
 
 TEST_F(Serving, ALiveFailureAtARealSizeBansTheCandidateForItsBucket) {
-  auto op = std::make_unique<Op<fakes::FakeArgs>>("bucketed", 1);
-  op->key([](const fakes::FakeArgs& a) {
-      return Key{{"n", static_cast<long>(a.out.size())}};
-    })
-      .inputs([](const Key& k) {
-        return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
-      })
-      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
-      .reference([](fakes::FakeArgs& a) {
-        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
-      })
-      .bucket("n", Bucketing::pow2());
-  for (const char* name : {"def", "fast"}) {
-    op->candidate(name, [this, name](fakes::FakeArgs& a) {
-      dev_.running = name;
-      if (std::string(name) == "fast" && fast_throws) throw std::runtime_error("live boom");
-      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
-    });
-  }
-  op->default_candidate("def");
-  dev_.set_candidate_names({"def", "fast"});
+  auto op = bucketed_op([](const std::string& name, fakes::FakeArgs&) {
+    if (name == "fast" && fast_throws) throw std::runtime_error("live boom");
+  });
   Tuner tuner(dev_, quiet());
   ASSERT_EQ(tuner.select(*op, Key{{"n", 100}}).index, *op->find("fast"));
   fakes::FakeArgs args{std::vector<float>(100)};
@@ -415,28 +412,10 @@ TEST_F(Serving, ALiveFailureAtARealSizeBansTheCandidateForItsBucket) {
 }
 
 TEST_F(Serving, ALiveBanRetractsEverySizeItsBucketsChoiceWasServedTo) {
-  auto op = std::make_unique<Op<fakes::FakeArgs>>("bucketed", 1);
-  op->key([](const fakes::FakeArgs& a) {
-      return Key{{"n", static_cast<long>(a.out.size())}};
-    })
-      .inputs([](const Key& k) {
-        return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
-      })
-      .outputs([](fakes::FakeArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
-      .reference([](fakes::FakeArgs& a) {
-        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
-      })
-      .bucket("n", Bucketing::pow2());
   std::atomic<bool> throws{false};
-  for (const char* name : {"def", "fast"}) {
-    op->candidate(name, [this, name, &throws](fakes::FakeArgs& a) {
-      dev_.running = name;
-      if (std::string(name) == "fast" && throws) throw std::runtime_error("live boom");
-      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
-    });
-  }
-  op->default_candidate("def");
-  dev_.set_candidate_names({"def", "fast"});
+  auto op = bucketed_op([&throws](const std::string& name, fakes::FakeArgs&) {
+    if (name == "fast" && throws) throw std::runtime_error("live boom");
+  });
   Tuner tuner(dev_, quiet());
   for (int n : {100, 120}) ASSERT_EQ(tuner.select(*op, Key{{"n", n}}).index, *op->find("fast"));
   throws = true;

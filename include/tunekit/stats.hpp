@@ -3,6 +3,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 namespace tunekit::stats {
 
@@ -24,8 +25,16 @@ struct Interval {
 };
 Interval median_interval(std::span<const double> xs, double z = 1.96);
 
+// The ratios that can be evidence: positive and finite. A zero, negative, infinite or NaN
+// ratio (a zero-length or failed reading on either side) says nothing about speed.
+std::vector<double> positive_finite(std::span<const double> ratios);
+// Median of the positive finite ratios (NaN when there are none).
+double median_of_ratios(std::span<const double> ratios);
+
 // Paired score (DESIGN §5): reference[i] and candidate[i] were measured as a pair, in
 // A B B A order; the score is the median of candidate[i] / reference[i] with its relative MAD.
+// Only positive finite ratios count as pairs; fewer than policy.min_pairs of them, or a
+// relative MAD over policy.max_relative_mad, is no score (keep the reference).
 struct PairedPolicy {
   int min_pairs = 8;
   double max_relative_mad = 0.25;

@@ -69,15 +69,30 @@ Interval median_interval(std::span<const double> xs, double z) {
   return {at(std::floor(n / 2 - half_width)), at(std::ceil(n / 2 + half_width + 1))};
 }
 
+std::vector<double> positive_finite(std::span<const double> ratios) {
+  std::vector<double> kept;
+  kept.reserve(ratios.size());
+  for (double r : ratios)
+    if (std::isfinite(r) && r > 0) kept.push_back(r);
+  return kept;
+}
+
+double median_of_ratios(std::span<const double> ratios) {
+  return median(positive_finite(ratios));
+}
+
 PairedScore paired_score(std::span<const double> reference, std::span<const double> candidate,
                          const PairedPolicy& policy) {
   PairedScore s;
-  std::vector<double> ratios;
+  std::vector<double> all;
   for (std::size_t i = 0; i < std::min(reference.size(), candidate.size()); ++i)
-    if (reference[i] > 0 && candidate[i] > 0) ratios.push_back(candidate[i] / reference[i]);
+    // A negative reading is no reading (and two of them would make a positive ratio); 0/0 is
+    // NaN, x/0 inf and x/inf 0: all dropped by positive_finite.
+    if (reference[i] >= 0 && candidate[i] >= 0) all.push_back(candidate[i] / reference[i]);
+  const std::vector<double> ratios = positive_finite(all);
   s.pairs = static_cast<int>(ratios.size());
   if (s.pairs < policy.min_pairs) {
-    s.why = std::to_string(s.pairs) + " valid pairs, fewer than the " +
+    s.why = std::to_string(s.pairs) + " valid pairs (positive, finite ratios), fewer than the " +
             std::to_string(policy.min_pairs) + " required";
     return s;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace tunekit::stats {
@@ -32,6 +33,63 @@ TEST(Stats, EmptyIsNaN) {
 TEST(Stats, StalledFraction) {
   std::vector<double> xs{1, 1, 1, 2, 2.5, 3};
   EXPECT_DOUBLE_EQ(stalled_fraction(xs, 2.0), 2.0 / 6);  // 2.0 is not over 2x
+}
+
+TEST(Stats, MedianOfRatiosKeepsOnlyPositiveFiniteOnes) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> ratios{0.5, inf, 0.0, -2.0, nan, 0.7, 0.6};
+  EXPECT_EQ(positive_finite(ratios), (std::vector<double>{0.5, 0.7, 0.6}));
+  EXPECT_DOUBLE_EQ(median_of_ratios(ratios), 0.6);
+  std::vector<double> none{inf, 0.0, nan};
+  EXPECT_TRUE(std::isnan(median_of_ratios(none)));
+}
+
+TEST(Stats, PairedScoreScoresCleanPairs) {
+  std::vector<double> ref(10, 2.0);
+  std::vector<double> cand(10, 1.0);
+  PairedScore s = paired_score(ref, cand, {.min_pairs = 8, .max_relative_mad = 0.25});
+  EXPECT_TRUE(s.scored) << s.why;
+  EXPECT_DOUBLE_EQ(s.ratio, 0.5);
+  EXPECT_EQ(s.pairs, 10);
+}
+
+TEST(Stats, PairedScoreIsNoneForTooFewPairs) {
+  std::vector<double> ref(7, 2.0);
+  std::vector<double> cand(7, 1.0);
+  PairedScore s = paired_score(ref, cand, {.min_pairs = 8, .max_relative_mad = 0.25});
+  EXPECT_FALSE(s.scored);
+  EXPECT_EQ(s.pairs, 7);
+  EXPECT_NE(s.why.find("fewer than the 8"), std::string::npos) << s.why;
+}
+
+TEST(Stats, PairedScoreIsNoneForANoisyMad) {
+  std::vector<double> ref(10, 1.0);
+  std::vector<double> cand{0.2, 1.8, 0.2, 1.8, 0.2, 1.8, 0.2, 1.8, 0.2, 1.8};
+  PairedScore s = paired_score(ref, cand, {.min_pairs = 8, .max_relative_mad = 0.25});
+  EXPECT_FALSE(s.scored);
+  EXPECT_NE(s.why.find("too noisy"), std::string::npos) << s.why;
+}
+
+// Before the fix a zero reference made an inf ratio that counted as a pair (and could be the
+// median): zero, inf, NaN and negative readings now never make a pair.
+TEST(Stats, PairedScoreDropsZeroInfNanAndNegativeRatios) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> ref{0.0, 1.0, inf, 1.0, nan, -1.0, 1.0, 1.0, 1.0, 1.0};
+  std::vector<double> cand{1.0, inf, 1.0, nan, 1.0, -0.5, 0.0, 0.5, 0.5, 0.5};
+  PairedScore s = paired_score(ref, cand, {.min_pairs = 4, .max_relative_mad = 0.25});
+  EXPECT_FALSE(s.scored);
+  EXPECT_EQ(s.pairs, 3);  // only the last three pairs are evidence
+  // With enough clean pairs the bad ones do not move the median.
+  PairedScore t = paired_score(ref, cand, {.min_pairs = 3, .max_relative_mad = 0.25});
+  EXPECT_TRUE(t.scored) << t.why;
+  EXPECT_DOUBLE_EQ(t.ratio, 0.5);
+  // All-inf candidate readings (a failed side) are no score, never a claimed slowdown or speedup.
+  std::vector<double> infs(10, inf);
+  std::vector<double> ones(10, 1.0);
+  EXPECT_FALSE(paired_score(ones, infs, {.min_pairs = 8}).scored);
+  EXPECT_FALSE(paired_score(infs, ones, {.min_pairs = 8}).scored);
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+// Problem, CandidateSet and the cache key: one canonical encoding (Key's length-delimited
+// one) and one digest (XXH3-128, Digest::of) for every identity the controller keeps.
+#include <string>
+
+#include "stack/problem_check.hpp"
+#include "tunekit/errors.hpp"
+#include "tunekit/stack.hpp"
+#include "validate/output_elements.hpp"
+
+namespace tunekit::stack {
+namespace {
+
+// A candidate's stable identity as one field value: "name" version n.
+std::string identity_of(const StackCandidate& c) {
+  return Key{{"name", c.name}, {"version", static_cast<std::int64_t>(c.version)}}.encode();
+}
+
+}  // namespace
+
+std::string Problem::encode() const {
+  return Key{
+      {"scope", std::string(to_string(scope))}, {"name", name}, {"signature", signature.encode()}}
+      .encode();
+}
+
+Digest Problem::workload_digest() const {
+  return Digest::of(encode());
+}
+
+Digest CandidateSet::checksum() const {
+  std::vector<Field> fields;
+  fields.reserve(candidates.size() + 2);
+  fields.push_back({"manifest", static_cast<std::int64_t>(candidates.size())});
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    fields.push_back({std::to_string(i), identity_of(candidates[i])});
+  const bool known = reference && *reference < candidates.size();
+  fields.push_back({"reference", known ? identity_of(candidates[*reference]) : std::string()});
+  return Digest::of(Key(std::move(fields)).encode());
+}
+
+Digest cache_key(const Problem& problem, const CandidateSet& set) {
+  const Tolerance& t = problem.tolerance;
+  const Key key{{"format", "tunekit-stack-1"},
+                {"workload", problem.encode()},
+                {"candidates", set.checksum().hex()},
+                {"abs", t.abs},
+                {"rel", t.rel},
+                {"readback", static_cast<std::int64_t>(t.max_readback_elements)}};
+  return Digest::of(key.encode());
+}
+
+std::uint64_t Workspace::output_elements() {
+  std::uint64_t n = 0;
+  for (const OutputView& v : outputs()) n += v.count;
+  return n;
+}
+
+std::vector<double> Workspace::read(std::span<const std::uint64_t> positions) {
+  const std::vector<OutputView> views = outputs();
+  std::vector<double> values;
+  values.reserve(positions.size());
+  std::size_t view = 0;
+  std::uint64_t start = 0;  // first position of views[view]
+  for (std::uint64_t p : positions) {
+    while (view < views.size() && p >= start + views[view].count) start += views[view++].count;
+    if (view == views.size()) throw UsageError("workspace read past its outputs");
+    const OutputView& v = views[view];
+    const auto i = static_cast<std::size_t>(p - start);
+    values.push_back(v.integral() ? static_cast<double>(detail::integer_element(v, i))
+                                  : detail::float_element(v, i));
+  }
+  return values;
+}
+
+}  // namespace tunekit::stack
+
+namespace tunekit::detail {
+
+void check_stack_metadata(const stack::Problem& problem, const stack::CandidateSet& set) {
+  auto fail = [&](const std::string& what) {
+    throw UsageError("stack problem '" + problem.name + "': " + what);
+  };
+  if (problem.name.empty()) fail("the problem has no name; give it one (it names the decision)");
+  if (problem.signature.fields().empty())
+    fail("the signature is empty; list the fields that identify the workload");
+  if (!problem.make_workspace)
+    fail("no make_workspace; trials need a fresh workspace of their own");
+  if (!set.reference) fail("no reference candidate; set CandidateSet::reference");
+  if (*set.reference >= set.candidates.size())
+    fail("the reference index " + std::to_string(*set.reference) + " is out of range (" +
+         std::to_string(set.candidates.size()) + " candidates)");
+  for (std::size_t i = 0; i < set.candidates.size(); ++i) {
+    const stack::StackCandidate& c = set.candidates[i];
+    if (c.name.empty()) fail("candidate " + std::to_string(i) + " has no name");
+    if (!c.run) fail("candidate '" + c.name + "' has no run function");
+    for (std::size_t j = 0; j < i; ++j)
+      if (set.candidates[j].name == c.name) fail("two candidates are named '" + c.name + "'");
+  }
+}
+
+}  // namespace tunekit::detail

@@ -13,6 +13,7 @@ namespace tunekit::kernels {
 
 struct FusedNormScratch {
   attention_detail::Floats wpack;                 // B (d×n) packed in slivers
+  attention_detail::Floats inv;                   // each row's 1/rms
   std::vector<attention_detail::Floats> ablocks;  // one normalised row block per thread
 };
 

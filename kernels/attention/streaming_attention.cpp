@@ -17,6 +17,15 @@ namespace {
 using namespace attention_detail;
 using U16 = std::uint32_t __attribute__((vector_size(64)));
 
+// std::bit_cast of vector types trips GCC 12's -Wstrict-aliasing at -O2; memcpy does not.
+template <class To, class From>
+To bits_as(const From& from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
+}
+
 V16 splat(float v) {
   return V16{} + v;
 }
@@ -38,9 +47,9 @@ void exp_lanes(const V16& in, V16& out) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   // t and the shifter share a binade with a unit ulp: their bit patterns differ by k.
-  const U16 k_bits = std::bit_cast<U16>(t) - std::bit_cast<U16>(shifter);
+  const U16 k_bits = bits_as<U16>(t) - bits_as<U16>(shifter);
   const U16 two_k_bits = (k_bits + 127u) << 23;
-  out = p * std::bit_cast<V16>(two_k_bits);
+  out = p * bits_as<V16>(two_k_bits);
 }
 
 float horizontal_max(const V16& v) {

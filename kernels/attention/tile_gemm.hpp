@@ -44,12 +44,14 @@ inline constexpr int kNr = 32;
 inline constexpr int kLanes = 16;
 using V16 = float __attribute__((vector_size(64)));
 
-// C[0:mr, 0:nr] (=|+=) A[0:kMr, 0:k] · Bsliver[0:k, 0:kNr]. A has kMr readable rows (padded by
-// the caller); a partial tile is written through a temporary so nothing outside C's mr×nr
-// corner is touched.
-inline void micro_tile(std::size_t k, const float* __restrict a, std::size_t lda,
-                       const float* __restrict b, float* c, std::size_t ldc, std::size_t mr,
-                       std::size_t nr, bool accumulate) {
+// C[0:mr, 0:nr] (=|+=) A[0:kMr, 0:k] · Bsliver[0:k, 0:kNr]. A is row-major with leading
+// dimension lda and kMr readable rows (padded by the caller), or, when PackedA, an MR-row
+// sliver packed column by column (element (i, p) at a[p·kMr + i]; lda unused). A partial tile
+// is written through a temporary so nothing outside C's mr×nr corner is touched.
+template <bool PackedA = false>
+void micro_tile(std::size_t k, const float* __restrict a, std::size_t lda,
+                const float* __restrict b, float* c, std::size_t ldc, std::size_t mr,
+                std::size_t nr, bool accumulate) {
   constexpr int nv = kNr / kLanes;
   V16 acc[kMr][nv];
   for (int i = 0; i < kMr; ++i) {
@@ -59,7 +61,7 @@ inline void micro_tile(std::size_t k, const float* __restrict a, std::size_t lda
     V16 bv[nv];
     for (int v = 0; v < nv; ++v) std::memcpy(&bv[v], b + p * kNr + v * kLanes, sizeof(V16));
     for (int i = 0; i < kMr; ++i) {
-      const float av = a[i * lda + p];
+      const float av = PackedA ? a[p * kMr + i] : a[i * lda + p];
       for (int v = 0; v < nv; ++v) acc[i][v] += av * bv[v];
     }
   }

@@ -148,30 +148,6 @@ std::vector<double> time_plans(const std::vector<AttentionPlan>& plans, cpu::Thr
   return survey(runs, rounds);
 }
 
-std::vector<AttentionPlan> plan_survey(int threads) {
-  std::vector<AttentionPlan> plans;
-  plans.push_back(AttentionPlan{});  // (b): every op on its choice, its own threads
-  for (int bits = 0; bits < 8; ++bits) {
-    AttentionPlan p;
-    p.fuse_norm = bits & 1;
-    p.streaming = bits & 2;
-    p.heads_parallel = bits & 4;
-    p.threads = threads;
-    if (!p.streaming) {
-      plans.push_back(p);
-      continue;
-    }
-    for (std::size_t q : {32, 64, 128}) {
-      for (std::size_t k : {128, 256, 512}) {
-        p.q_block = q;
-        p.k_block = k;
-        plans.push_back(p);
-      }
-    }
-  }
-  return plans;
-}
-
 // (c) against (b) in A B B A order, whole block runs each.
 stats::PairedScore paired(const std::function<void()>& b, const std::function<void()>& c,
                           int pairs) {
@@ -211,7 +187,7 @@ void run_shape(const Options& o, std::size_t t, cpu::ThreadPool& pool) {
     std::printf("  (a) defaults   %-44s %9.2f ms\n", to_string(AttentionPlan{}).c_str(), a * 1e3);
   }
   const OpChoices ops = good_choices(pool, t, o.d, o.heads);
-  const std::vector<AttentionPlan> plans = plan_survey(o.threads);
+  const std::vector<AttentionPlan> plans = attention_plans(o.threads);
   const std::vector<double> times = time_plans(plans, pool, args, ref.y, ops, 5);
   for (std::size_t i = 0; i < plans.size(); ++i)
     std::printf("      plan       %-44s %9.2f ms\n", to_string(plans[i]).c_str(), times[i] * 1e3);

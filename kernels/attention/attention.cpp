@@ -191,6 +191,29 @@ std::string to_string(const AttentionPlan& plan) {
   return text;
 }
 
+std::vector<AttentionPlan> attention_plans(int threads) {
+  std::vector<AttentionPlan> plans{AttentionPlan{}};
+  for (int bits = 0; bits < 8; ++bits) {
+    AttentionPlan p;
+    p.fuse_norm = bits & 1;
+    p.streaming = bits & 2;
+    p.heads_parallel = bits & 4;
+    p.threads = threads;
+    if (!p.streaming) {
+      plans.push_back(p);
+      continue;
+    }
+    for (std::size_t q : {32, 64, 128}) {
+      for (std::size_t k : {128, 256, 512}) {
+        p.q_block = q;
+        p.k_block = k;
+        plans.push_back(p);
+      }
+    }
+  }
+  return plans;
+}
+
 AttentionArgs make_attention_args(std::size_t tokens, std::size_t d, std::size_t heads,
                                   int input_set) {
   check_attention_shape(tokens, d, heads);

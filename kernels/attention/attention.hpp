@@ -111,6 +111,11 @@ struct AttentionPlan {
 std::string to_string(const AttentionPlan& plan);
 // UsageError for a zero block, a block over kAttentionMaxTokens or threads < 1.
 void check_attention_plan(const AttentionPlan& plan);
+// The plans a stack controller chooses among on `threads` threads: first the reference, the
+// unfused composition (AttentionPlan{}: every op on its own choice and threads), then every
+// fuse_norm × streaming × heads_parallel combination on `threads`, the streaming ones at
+// q_block {32, 64, 128} × k_block {128, 256, 512}. Names (to_string) are distinct.
+std::vector<AttentionPlan> attention_plans(int threads);
 
 // The intermediates of one shape and plan, allocated on the first run and reused by every
 // later run of the same (or a smaller) shape and plan: a run that fits allocates nothing.
@@ -135,8 +140,7 @@ class AttentionWorkspace {
 // UsageError for bad args or a bad plan; a step's exception propagates.
 void attention_run(const AttentionPlan& plan, cpu::ThreadPool& pool, AttentionWorkspace& ws,
                    AttentionArgs& args, const OpChoices& ops);
-// The unfused composition: attention_run with the plan {} on `threads` = 1 except
-// heads_parallel as given.
+// The unfused composition, every step on its op choice: attention_run with AttentionPlan{}.
 void attention_unfused(cpu::ThreadPool& pool, AttentionWorkspace& ws, AttentionArgs& args,
                        const OpChoices& ops);
 

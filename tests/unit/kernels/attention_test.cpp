@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -318,6 +319,21 @@ TEST(Attention, PlanNamesAreDistinct) {
   plan.fuse_norm = plan.streaming = plan.heads_parallel = true;
   plan.threads = 2;
   EXPECT_EQ(to_string(plan), "fused_norm+streaming/heads_q64_k256_t2");
+}
+
+TEST(Attention, ThePlanListStartsWithTheReferenceAndNamesEachPlanOnce) {
+  const std::vector<AttentionPlan> plans = attention_plans(2);
+  ASSERT_FALSE(plans.empty());
+  EXPECT_EQ(to_string(plans.front()), to_string(AttentionPlan{}));
+  std::set<std::string> names;
+  int streaming = 0;
+  for (const AttentionPlan& plan : plans) {
+    EXPECT_NO_THROW(check_attention_plan(plan));
+    EXPECT_TRUE(names.insert(to_string(plan)).second) << to_string(plan);
+    streaming += plan.streaming;
+  }
+  EXPECT_EQ(plans.size(), 1u + 4u + 4u * 9u);  // reference, 4 materialised, 4 × 9 streaming
+  EXPECT_EQ(streaming, 36);
 }
 
 }  // namespace

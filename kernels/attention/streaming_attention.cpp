@@ -87,7 +87,8 @@ float online_softmax_row(float* s, std::size_t n, float& m, float& l) {
     sum += e;
     std::memcpy(s + j, &e, sizeof e);
   }
-  const float alpha = std::exp(m - m_new);  // 0 on the first block (m = -inf)
+  // 0 on the first block (m = -inf); exactly 1 when the max did not grow (most blocks).
+  const float alpha = m_new == m ? 1.0f : std::exp(m - m_new);
   l = l * alpha + horizontal_sum(sum);
   m = m_new;
   return alpha;
@@ -101,19 +102,25 @@ struct HeadOperands {
   std::size_t kt_block_stride;  // floats between two key blocks' packed K_hᵀ
 };
 
-HeadOperands pack_head(const StreamingShape& sh, const float* qkv, std::size_t head,
-                       StreamSlot& slot) {
+HeadOperands pack_head(const StreamingShape& sh, cpu::ThreadPool& pool, int threads,
+                       const float* qkv, std::size_t head, StreamSlot& slot) {
   const std::size_t hd = sh.d / sh.heads, ld = 3 * sh.d;
   const std::size_t kbp = round_up(sh.k_block, kNr);
-  const std::size_t blocks = ceil_div(sh.tokens, sh.k_block);
+  const std::size_t blocks = ceil_div(sh.tokens, sh.k_block), v_slivers = ceil_div(hd, kNr);
   float* kt = at_least(slot.kt, blocks * kbp * hd);
+  float* v = at_least(slot.v, v_slivers * kNr * sh.tokens);
   const float* k_rows = qkv + sh.d + head * hd;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    const std::size_t k0 = b * sh.k_block, n = std::min(sh.k_block, sh.tokens - k0);
-    pack_b_columns(k_rows + k0 * ld, ld, hd, n, kt + b * kbp * hd);
-  }
-  float* v = at_least(slot.v, round_up(hd, kNr) * sh.tokens);
-  pack_b_rows(qkv + 2 * sh.d + head * hd, ld, sh.tokens, hd, v);
+  const float* v_rows = qkv + 2 * sh.d + head * hd;
+  // One task per key block of K_hᵀ and per sliver of V_h.
+  run_tasks(pool, blocks + v_slivers, threads, [&](std::size_t task) {
+    if (task < blocks) {
+      const std::size_t k0 = task * sh.k_block, n = std::min(sh.k_block, sh.tokens - k0);
+      pack_b_columns(k_rows + k0 * ld, ld, hd, n, kt + task * kbp * hd);
+      return;
+    }
+    const std::size_t s = task - blocks, cols = std::min<std::size_t>(kNr, hd - s * kNr);
+    pack_b_rows(v_rows + s * kNr, ld, sh.tokens, cols, v + s * kNr * sh.tokens);
+  });
   return {kt, v, kbp * hd};
 }
 
@@ -176,7 +183,7 @@ void streaming_attention(const StreamingShape& sh, cpu::ThreadPool& pool, const 
     const std::size_t tasks = std::min(workers, sh.heads);
     run_tasks(pool, tasks, static_cast<int>(tasks), [&](std::size_t t) {
       for (std::size_t h = t; h < sh.heads; h += tasks) {
-        const HeadOperands ops = pack_head(sh, qkv, h, slots[t]);
+        const HeadOperands ops = pack_head(sh, pool, 1, qkv, h, slots[t]);
         for (std::size_t b = 0; b < q_blocks; ++b)
           query_block(sh, qkv, h, ops, b * sh.q_block, slots[t], out);
       }
@@ -185,7 +192,7 @@ void streaming_attention(const StreamingShape& sh, cpu::ThreadPool& pool, const 
   }
   const std::size_t tasks = std::min(workers, q_blocks);
   for (std::size_t h = 0; h < sh.heads; ++h) {
-    const HeadOperands ops = pack_head(sh, qkv, h, slots[0]);
+    const HeadOperands ops = pack_head(sh, pool, sh.threads, qkv, h, slots[0]);
     run_tasks(pool, tasks, static_cast<int>(tasks), [&](std::size_t t) {
       for (std::size_t b = t; b < q_blocks; b += tasks)
         query_block(sh, qkv, h, ops, b * sh.q_block, slots[t], out);

@@ -31,6 +31,10 @@ struct Identity {
   std::string op;
   Digest candidates;  // the op's candidate-set checksum
   Key key;
+  // What is decided: "kernel" for the kernel tuner's choices, a stack decision's scope
+  // ("operator", "graph", "application") otherwise. Encoded only when not "kernel", so the
+  // digests of kernel choices stored before the field existed do not change.
+  std::string scope = "kernel";
 
   // Length-delimited canonical encoding of every field above; digest() names it.
   std::string encode() const;

@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "tunekit/errors.hpp"
+#include "tunekit/identity.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/stack_report.hpp"
+#include "tunekit/store.hpp"
 
 namespace tunekit::stack {
 
@@ -140,7 +142,19 @@ struct StackOptions {
   std::size_t report_entries = 32;      // entries per StackReport
   std::size_t reports = 256;            // workloads whose report is kept (oldest dropped)
   std::shared_ptr<TrialRunner> runner;  // empty: host_trial_runner()
+  // Persistence, optional: a decision measured in explore mode is stored in the same store as
+  // kernel choices, under stack_identity(); a later process validates it once against the
+  // reference and serves it (source `stored`). Bans are stored too. Without a known device in
+  // `identity` decisions stay in this process's memory.
+  std::shared_ptr<Store> store;
+  Identity identity;  // the device, toolchain and environment parts of stored identities
 };
+
+// The stored identity of a decision: `base`'s device, toolchain and environment; op = the
+// problem's name, key = its signature, scope = its scope; `candidates` a digest of the
+// candidate-set checksum, the tolerance and the dependencies (a decision measured under other
+// lower-scope decisions is another entry).
+Identity stack_identity(const Identity& base, const Problem& problem, const CandidateSet& set);
 
 // What select / try_execute returned.
 struct Selection {

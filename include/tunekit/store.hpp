@@ -45,9 +45,10 @@ struct StoredChoice {
   Toolchain toolchain;
   EnvironmentTags environment;
   std::string numerics_policy;
-  std::string candidates;     // candidate-set checksum, hex
-  std::string winner;         // candidate name
-  std::string winner_config;  // Config text
+  std::string candidates;        // candidate-set checksum, hex
+  std::string scope = "kernel";  // Identity::scope: a kernel choice, or a stack decision's scope
+  std::string winner;            // candidate name
+  std::string winner_config;     // Config text
   // Every candidate's reading or classified failure, in evaluation order.
   std::vector<CandidateReport> evidence;
   // How the search ran; absent for entries stored before it was recorded, and for imports.

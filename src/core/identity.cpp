@@ -58,6 +58,10 @@ std::string Identity::encode() const {
   put(out, op);
   put(out, candidates.hex());
   put(out, key.encode());
+  if (scope != "kernel") {
+    put(out, "scope");
+    put(out, scope);
+  }
   return out;
 }
 

@@ -158,6 +158,7 @@ void print_choice(const StoredChoiceDetail& d, std::ostream& out) {
       {"numerics", c.numerics_policy},
       {"candidates", fmt::format("{} (candidate-set checksum)", c.candidates)},
   };
+  if (c.scope != "kernel") rows.insert(rows.begin() + 1, {"scope", c.scope + " (stack decision)"});
   print_table(std::move(rows), "  ", out);
   print_stale_and_bans(d, out);
   print_evidence(c, out);
@@ -184,13 +185,18 @@ void ConsoleReporter::write(const StoredChoiceList& list, std::ostream& out) {
         << '\n';
     return;
   }
+  // The scope column appears once the store holds stack decisions beside kernel choices.
+  const bool scoped = std::any_of(list.choices.begin(), list.choices.end(),
+                                  [](const StoredChoice& c) { return c.scope != "kernel"; });
   Rows rows{{"op", "key", "winner", "created", "budget_cut", "identity"}};
+  if (scoped) rows[0].insert(rows[0].begin() + 1, "scope");
   std::size_t stale = 0;
   for (const StoredChoice& c : list.choices) {
     stale += c.stale.empty() ? 0 : 1;
     rows.push_back({c.op, c.key, c.stale.empty() ? c.winner : c.winner + " (stale)",
                     iso_time(c.created_at), c.budget_cut ? "yes" : "no",
                     c.identity_digest.substr(0, kShortDigest)});
+    if (scoped) rows.back().insert(rows.back().begin() + 1, c.scope);
   }
   print_table(std::move(rows), "", out);
   out << terminal_safe(fmt::format("{} stored choice{} in {}{}", list.choices.size(),

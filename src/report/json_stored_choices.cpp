@@ -18,6 +18,7 @@ Json choice_json(const StoredChoice& c) {
   Json j;
   j["identity_digest"] = c.identity_digest;
   j["op"] = c.op;
+  j["scope"] = c.scope;  // "kernel", or a stack decision's scope
   j["key"] = c.key;
   j["key_digest"] = c.key_digest;
   j["device"] = device_object(c.device);

@@ -1,11 +1,13 @@
 // StackController: select (memory, then a tune on a miss in explore mode), try_execute (the
 // request executed once on the selection), invalidation, bans, counters.
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <vector>
 
 #include "stack/problem_check.hpp"
 #include "stack/stack_decisions.hpp"
+#include "stack/stack_persistence.hpp"
 #include "stack/stack_tuning.hpp"
 #include "stack/trial_scope.hpp"
 #include "tunekit/stack.hpp"
@@ -13,7 +15,8 @@
 namespace tunekit::stack {
 
 struct StackController::Impl {
-  explicit Impl(StackOptions o) : options(std::move(o)), decisions(options.reports) {
+  explicit Impl(StackOptions o)
+      : options(std::move(o)), decisions(options.reports), persist(options) {
     if (!options.runner) options.runner = host_trial_runner();
     if (options.policy.samples < 1)
       throw UsageError("stack policy.samples must be at least 1 (pairs per candidate)");
@@ -26,9 +29,15 @@ struct StackController::Impl {
   }
   Selection select(const Problem& problem, const CandidateSet& set, const Digest& key);
   Selection tune(const Problem& problem, const CandidateSet& set, const Digest& key);
+  std::optional<Selection> from_store(const Problem& problem, const CandidateSet& set,
+                                      const Digest& key);
+  Selection claimed(const Problem& problem, const CandidateSet& set, const Digest& key);
+  void banned_live(const Problem& problem, const CandidateSet& set, const Digest& key,
+                   const std::string& name, const std::string& why);
 
   StackOptions options;
   detail::StackDecisions decisions;
+  detail::StackPersistence persist;
   std::atomic<std::uint64_t> hits{0}, misses{0}, tunes{0}, fallbacks{0}, rejections{0},
       invalidations{0}, bans{0};
 };
@@ -37,8 +46,9 @@ Selection StackController::Impl::select(const Problem& problem, const CandidateS
                                         const Digest& key) {
   if (detail::TrialScope::active()) return reference(set, DecisionSource::nested);
   if (options.mode == Mode::disabled) return reference(set, DecisionSource::disabled);
-  detail::StackDecisions::Lookup found =
-      decisions.find(key, problem.depends_on, options.mode == Mode::explore);
+  // cache_only claims too when a store may answer: one thread reads it, the others contend.
+  const bool claim = options.mode == Mode::explore || persist.enabled();
+  detail::StackDecisions::Lookup found = decisions.find(key, problem.depends_on, claim);
   invalidations += found.invalidated;
   using Found = detail::StackDecisions::Found;
   switch (found.found) {
@@ -56,7 +66,58 @@ Selection StackController::Impl::select(const Problem& problem, const CandidateS
       break;
   }
   ++misses;
-  return tune(problem, set, key);
+  return claimed(problem, set, key);
+}
+
+// The key is claimed: the store first, then a tune (explore) or the reference (cache_only).
+Selection StackController::Impl::claimed(const Problem& problem, const CandidateSet& set,
+                                         const Digest& key) {
+  try {
+    if (std::optional<Selection> s = from_store(problem, set, key)) return *s;
+  } catch (...) {
+    decisions.release(key);
+    throw;
+  }
+  if (options.mode == Mode::explore) return tune(problem, set, key);
+  decisions.release(key);
+  return reference(set, DecisionSource::cache_only_miss);
+}
+
+// A stored decision serves once it validates again in this process; one that does not is
+// marked stale in the store (kept as evidence) and the key is decided as a miss.
+std::optional<Selection> StackController::Impl::from_store(const Problem& problem,
+                                                           const CandidateSet& set,
+                                                           const Digest& key) {
+  if (!persist.enabled()) return std::nullopt;
+  for (const BannedCandidate& b : persist.bans(problem, set))
+    (void)decisions.ban(key, b.candidate, b.reason);
+  const std::optional<std::size_t> index = persist.find(problem, set);
+  if (!index) return std::nullopt;
+  const std::vector<std::string> banned = decisions.bans(key);
+  const std::string& name = set.candidates[*index].name;
+  if (std::find(banned.begin(), banned.end(), name) != banned.end()) return std::nullopt;
+  const std::size_t ref = *set.reference;
+  if (*index != ref) {
+    detail::StackTuning check(problem, set, options, *options.runner, banned);
+    if (std::optional<Failure> bad = check.revalidate(*index)) {
+      persist.mark_stale(problem, set, "failed re-validation: " + bad->text());
+      return std::nullopt;
+    }
+  }
+  StackReport r;
+  r.scope = problem.scope;
+  r.problem = problem.name;
+  r.signature = problem.signature.text();
+  r.workload_digest = problem.workload_digest();
+  r.cache_key = key;
+  r.selected = name;
+  r.source = DecisionSource::stored;
+  r.dependencies = problem.depends_on;
+  r.note = "served from the store, validated against the reference in this process";
+  detail::StackDecision d{problem.scope,     *index, name, set.checksum(), DecisionSource::stored,
+                          problem.depends_on};
+  invalidations += decisions.publish(key, std::move(d), std::move(r));
+  return Selection{*index, name, DecisionSource::stored, *index == ref};
 }
 
 // Runs with the key claimed and no lock held; a tune that throws unclaims it.
@@ -79,6 +140,8 @@ Selection StackController::Impl::tune(const Problem& problem, const CandidateSet
   d.candidates = set.checksum();
   d.source = tuned.source;
   d.dependencies = problem.depends_on;
+  // Persisted only when measured: a kept reference for lack of scores stays in memory.
+  if (tuned.source == DecisionSource::tuned) persist.put(problem, set, tuned.report);
   invalidations += decisions.publish(key, std::move(d), std::move(tuned.report));
   return {tuned.index, set.candidates[tuned.index].name, tuned.source,
           tuned.index == *set.reference};
@@ -104,19 +167,23 @@ Selection StackController::try_execute(const Problem& problem, const CandidateSe
     c.run(request, scratch);
     if (c.sync) c.sync();
   } catch (const std::exception& e) {
-    if (!s.reference) {
-      ++impl_->bans;
-      impl_->invalidations += impl_->decisions.ban(key, c.name, e.what());
-    }
+    if (!s.reference) impl_->banned_live(problem, set, key, c.name, e.what());
     throw;  // unchanged, and never replayed on another candidate
   } catch (...) {
-    if (!s.reference) {
-      ++impl_->bans;
-      impl_->invalidations += impl_->decisions.ban(key, c.name, "threw a non-std::exception");
-    }
+    if (!s.reference) impl_->banned_live(problem, set, key, c.name, "threw a non-std::exception");
     throw;
   }
   return s;
+}
+
+void StackController::Impl::banned_live(const Problem& problem, const CandidateSet& set,
+                                        const Digest& key, const std::string& name,
+                                        const std::string& why) {
+  ++bans;
+  const std::size_t dropped = decisions.ban(key, name, why);
+  invalidations += dropped;
+  persist.ban(problem, set, name, why);
+  if (dropped > 0) persist.mark_stale(problem, set, name + " failed a live execution: " + why);
 }
 
 bool StackController::invalidate(const Problem& problem, const CandidateSet& set) {

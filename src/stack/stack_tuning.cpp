@@ -88,6 +88,18 @@ StackTuned StackTuning::run() {
   return t;
 }
 
+std::optional<stack::Failure> StackTuning::revalidate(std::size_t i) {
+  stack::TrialResult expected = trial(set_.candidates[ref_]);
+  if (!expected.ok()) return Failure{FailureKind::reference_failed, expected.failure->text()};
+  const StackReadback readback(*expected.workspace, problem_.tolerance);
+  expected.workspace.reset();
+  stack::TrialResult checked = trial(set_.candidates[i]);
+  if (!checked.ok()) return checked.failure;
+  if (std::optional<std::string> bad = readback.mismatch(*checked.workspace))
+    return Failure{FailureKind::validation_failed, *bad};
+  return std::nullopt;
+}
+
 bool StackTuning::screened_out(std::size_t i, stack::ReportEntry& e) {
   const stack::StackCandidate& c = set_.candidates[i];
   if (std::find(banned_.begin(), banned_.end(), c.name) != banned_.end()) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ class StackTuning {
               const stack::StackOptions& options, stack::TrialRunner& runner,
               std::vector<std::string> banned);
   StackTuned run();
+  // One validation of candidate i against the reference (a stored decision's first use in
+  // this process): nullopt when it passes.
+  std::optional<stack::Failure> revalidate(std::size_t i);
 
  private:
   stack::TrialResult trial(const stack::StackCandidate& candidate);

@@ -197,20 +197,23 @@ SearchRecord search_from_json(const Json& j) {
 }
 
 Json evidence_json(const std::vector<CandidateReport>& candidates,
-                   const std::optional<SearchRecord>& search) {
+                   const std::optional<SearchRecord>& search, std::string_view scope) {
   Json list = Json::array();
   for (const CandidateReport& c : candidates) list.push_back(candidate_json(c));
-  if (!search) return list;
+  const bool kernel = scope == "kernel";
+  if (!search && kernel) return list;
   Json j;
-  j["search"] = search_json(*search);
+  if (!kernel) j["scope"] = std::string(scope);
+  if (search) j["search"] = search_json(*search);
   j["candidates"] = std::move(list);
   return j;
 }
 
 std::string evidence_text(const std::vector<CandidateReport>& candidates,
-                          const std::optional<SearchRecord>& search) {
+                          const std::optional<SearchRecord>& search, std::string_view scope) {
   // Messages may carry compiler logs in any encoding: invalid UTF-8 becomes U+FFFD.
-  return evidence_json(candidates, search).dump(-1, ' ', false, Json::error_handler_t::replace);
+  return evidence_json(candidates, search, scope)
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 DecodedEvidence evidence_from_json(const Json& j) {
@@ -220,6 +223,8 @@ DecodedEvidence evidence_from_json(const Json& j) {
   if (j.is_object() && j.contains("candidates")) {
     list = &j["candidates"];
     if (j.contains("search") && j["search"].is_object()) out.search = search_from_json(j["search"]);
+    if (j.contains("scope") && j["scope"].is_string() && !j["scope"].get<std::string>().empty())
+      out.scope = j["scope"].get<std::string>();
   }
   if (!list->is_array()) {
     out.readable = false;

@@ -28,16 +28,21 @@ CandidateReport candidate_from_json(const CodecJson& j, std::size_t position);
 SearchRecord search_from_json(const CodecJson& j);
 
 // {"search": {...}, "candidates": [...]} with a search record, else the bare candidates array
-// (the form imports and artifacts without a search have always had).
+// (the form imports and artifacts without a search have always had). A scope other than
+// "kernel" (a stack decision: operator, graph, application) is kept as "scope" in the object
+// form; readers that predate it ignore the field.
 CodecJson evidence_json(const std::vector<CandidateReport>& candidates,
-                        const std::optional<SearchRecord>& search);
+                        const std::optional<SearchRecord>& search,
+                        std::string_view scope = "kernel");
 std::string evidence_text(const std::vector<CandidateReport>& candidates,
-                          const std::optional<SearchRecord>& search);
+                          const std::optional<SearchRecord>& search,
+                          std::string_view scope = "kernel");
 
 struct DecodedEvidence {
   std::vector<CandidateReport> candidates;
   std::optional<SearchRecord> search;
   bool readable = true;  // false: neither {"candidates": [...]} nor an array (nothing decoded)
+  std::string scope = "kernel";  // what the entry decides (no "scope" field: a kernel choice)
 };
 DecodedEvidence evidence_from_json(const CodecJson& j);
 DecodedEvidence evidence_from_text(std::string_view text);

@@ -259,6 +259,7 @@ StoredChoice read_row(Statement& s) {
   DecodedEvidence evidence = evidence_from_text(s.text(11));
   c.evidence = std::move(evidence.candidates);
   c.search = std::move(evidence.search);
+  c.scope = std::move(evidence.scope);
   c.measured = s.integer(12) != 0;
   c.budget_cut = s.integer(13) != 0;
   c.created_at = s.integer(14);
@@ -315,7 +316,8 @@ class SqliteStore final : public Store {
       const std::string device = device_json(c.device);
       const std::string toolchain = toolchain_json(c.toolchain);
       const std::string environment = environment_json(c.environment);
-      const std::string evidence = evidence_text(c.evidence, c.search);
+      // The scope travels in the evidence's object form: no column, no schema change.
+      const std::string evidence = evidence_text(c.evidence, c.search, c.scope);
       int i = 1;
       for (std::string_view t :
            {std::string_view(c.identity_digest), std::string_view(c.op), std::string_view(c.key),

@@ -39,6 +39,7 @@ StoredChoice make_stored_choice(const Identity& identity, std::string winner,
   c.environment = identity.environment;
   c.numerics_policy = std::string(to_string(identity.numerics_policy));
   c.candidates = identity.candidates.hex();
+  c.scope = identity.scope;
   c.winner = std::move(winner);
   c.winner_config = std::move(winner_config);
   c.evidence = std::move(evidence);

@@ -212,5 +212,16 @@ TEST(EvidenceCodec, DamagedIdentityPartsDecodeToDefaults) {
   EXPECT_EQ(environment_from_text(R"({"cores": 4})").at("cores"), "4");
 }
 
+TEST(EvidenceCodec, AStackScopeRoundTripsAndOldEvidenceIsAKernelChoice) {
+  const std::vector<CandidateReport> none;
+  const DecodedEvidence graph = evidence_from_text(evidence_text(none, std::nullopt, "graph"));
+  EXPECT_TRUE(graph.readable);
+  EXPECT_EQ(graph.scope, "graph");
+  // A kernel choice keeps the form it always had (a bare array without a search record).
+  EXPECT_EQ(evidence_text(none, std::nullopt), "[]");
+  EXPECT_EQ(evidence_from_text("[]").scope, "kernel");
+  EXPECT_EQ(evidence_from_text(R"({"candidates": []})").scope, "kernel");
+}
+
 }  // namespace
 }  // namespace tunekit::detail

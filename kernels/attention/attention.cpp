@@ -103,8 +103,14 @@ void unfused_head(const AttentionArgs& args, const OpChoices& ops, const float* 
     const float* row = qkv + i * ld + head * hd;
     for (std::size_t p = 0; p < hd; ++p) {
       q[i * hd + p] = row[p] * scale;
-      kt[p * t + i] = row[d + p];
       v[i * hd + p] = row[2 * d + p];
+    }
+  }
+  // K_hᵀ in 16-token strips, so each write fills a cache line instead of striding by tokens.
+  for (std::size_t i0 = 0; i0 < t; i0 += 16) {
+    const std::size_t end = std::min(t, i0 + 16);
+    for (std::size_t p = 0; p < hd; ++p) {
+      for (std::size_t i = i0; i < end; ++i) kt[p * t + i] = qkv[i * ld + d + head * hd + p];
     }
   }
   require(ops.scores, "scores")(s.scores);

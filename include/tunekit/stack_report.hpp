@@ -52,7 +52,8 @@ enum class DecisionSource {
   nested,           // asked from inside a trial (is_tuning()): the reference, at once
   disabled,         // mode disabled: the reference
   cache_only_miss,  // mode cache_only and no decision known: the reference
-  banned,           // the decision's candidate is banned for this problem: the reference
+  banned,           // cache_only: the decision's candidate failed live and was banned, and
+                    // nothing re-decides in this mode: the reference
 };
 std::string_view to_string(DecisionSource source);
 

@@ -32,6 +32,7 @@ struct StackController::Impl {
   std::optional<Selection> from_store(const Problem& problem, const CandidateSet& set,
                                       const Digest& key);
   Selection claimed(const Problem& problem, const CandidateSet& set, const Digest& key);
+  DecisionSource miss_source(const Digest& key) const;
   void banned_live(const Problem& problem, const CandidateSet& set, const Digest& key,
                    const std::string& name, const std::string& why);
 
@@ -61,7 +62,7 @@ Selection StackController::Impl::select(const Problem& problem, const CandidateS
       return reference(set, DecisionSource::contender);
     case Found::miss:
       ++misses;
-      return reference(set, DecisionSource::cache_only_miss);
+      return reference(set, miss_source(key));
     case Found::claimed:
       break;
   }
@@ -80,7 +81,13 @@ Selection StackController::Impl::claimed(const Problem& problem, const Candidate
   }
   if (options.mode == Mode::explore) return tune(problem, set, key);
   decisions.release(key);
-  return reference(set, DecisionSource::cache_only_miss);
+  return reference(set, miss_source(key));
+}
+
+// cache_only without a decision: `banned` when a live failure dropped it (nothing re-decides
+// in this mode), else a plain miss.
+DecisionSource StackController::Impl::miss_source(const Digest& key) const {
+  return decisions.bans(key).empty() ? DecisionSource::cache_only_miss : DecisionSource::banned;
 }
 
 // A stored decision serves once it validates again in this process; one that does not is

@@ -138,6 +138,27 @@ TEST_F(StackStore, WithoutAKnownDeviceNothingIsStored) {
   EXPECT_TRUE(store->list().empty());
 }
 
+TEST_F(StackStore, CacheOnlyAfterALiveBanServesTheReferenceAndSaysBanned) {
+  ASSERT_TRUE(store);
+  {
+    StackController first(stored_options(make_runner()));
+    ASSERT_EQ(first.select(problem, set).candidate, "fast");
+  }
+  StackCandidate& fast = set.candidates[1];
+  auto run = fast.run;
+  fast.run = [run](Workspace& w, std::span<std::byte> s) {
+    run(w, s);
+    if (!StackController::is_tuning()) throw std::runtime_error("live failure");
+  };
+  StackController cached(stored_options(make_runner(), Mode::cache_only));
+  fakes::FloatWorkspace request(64);
+  EXPECT_THROW(cached.try_execute(problem, set, request), std::runtime_error);
+  Selection s = cached.select(problem, set);
+  EXPECT_TRUE(s.reference);
+  EXPECT_EQ(s.source, DecisionSource::banned);
+  EXPECT_EQ(cached.stats().tunes, 0u);
+}
+
 TEST(StackIdentity, TheScopeIsInTheDigestOnlyWhenNotKernel) {
   Identity kernel;
   kernel.op = "sgemm";

@@ -333,5 +333,29 @@ TEST(StackAutotune, IsOptInInstalledOnceAndCreatesNothingWhenAsked) {
   EXPECT_EQ(stack_autotuner(), nullptr);
 }
 
+TEST(StackController, ATuneThatThrowsFatalUnclaimsTheProblem) {
+  auto runner = make_runner();
+  StackController c(options_with(runner));
+  const Problem p = make_problem();
+  CandidateSet set = make_set({"fast"});
+  bool lost = true;
+  auto run = set.candidates[1].run;
+  set.candidates[1].run = [&lost, run](Workspace& w, std::span<std::byte> s) {
+    if (lost) throw FatalError("device lost");
+    run(w, s);
+  };
+  EXPECT_THROW(c.select(p, set), FatalError);  // fatal: not a candidate failure to contain
+  lost = false;
+  Selection s = c.select(p, set);  // tuned again, not answered as a contender
+  EXPECT_EQ(s.source, DecisionSource::tuned);
+  EXPECT_EQ(s.candidate, "fast");
+}
+
+TEST(StackController, APolicyWithoutPairsIsAUsageError) {
+  StackOptions o;
+  o.policy.samples = 0;
+  EXPECT_THROW(StackController{o}, UsageError);
+}
+
 }  // namespace
 }  // namespace tunekit::stack

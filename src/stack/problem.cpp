@@ -35,7 +35,7 @@ Digest CandidateSet::checksum() const {
     fields.push_back({std::to_string(i), identity_of(candidates[i])});
   const bool known = reference && *reference < candidates.size();
   fields.push_back({"reference", known ? identity_of(candidates[*reference]) : std::string()});
-  return Digest::of(Key(std::move(fields)).encode());
+  return Key(std::move(fields)).digest();  // Key's digest is that of its encoding
 }
 
 Digest cache_key(const Problem& problem, const CandidateSet& set) {
@@ -46,7 +46,7 @@ Digest cache_key(const Problem& problem, const CandidateSet& set) {
                 {"abs", t.abs},
                 {"rel", t.rel},
                 {"readback", static_cast<std::int64_t>(t.max_readback_elements)}};
-  return Digest::of(key.encode());
+  return key.digest();
 }
 
 std::uint64_t Workspace::output_elements() {

@@ -44,6 +44,10 @@ class Workspace {
   virtual std::vector<double> read(std::span<const std::uint64_t> positions);
   // Total elements over outputs().
   virtual std::uint64_t output_elements();
+  // Fills the outputs before a trial runs (outside its timing), so a candidate that skips an
+  // element cannot pass validation. The default poisons outputs() (tunekit::poison: NaN,
+  // or 0xA5 bytes for integers); a device-resident workspace overrides it.
+  virtual void poison();
 };
 
 struct Problem {
@@ -108,9 +112,10 @@ struct TrialResult {
   bool ok() const { return !failure.has_value(); }
 };
 
-// How one trial is run and timed: isolated state (a fresh workspace and scratch per trial),
-// and seconds that cover all of the candidate's work: run() and then sync(). A timestamp
-// taken when work was only submitted is not a measurement.
+// How one trial is run and timed: isolated state (a fresh workspace, poisoned with
+// Workspace::poison outside the timing, and fresh scratch per trial), and seconds that cover
+// all of the candidate's work: run() and then sync(). A timestamp taken when work was only
+// submitted is not a measurement.
 class TrialRunner {
  public:
   virtual ~TrialRunner() = default;
@@ -123,7 +128,8 @@ std::unique_ptr<TrialRunner> host_trial_runner();
 
 enum class Mode {
   explore,     // tune on a miss
-  cache_only,  // serve known decisions, never tune (a miss gets the reference)
+  cache_only,  // serve known decisions (a stored one validated once), never tune; a miss
+               // gets the reference
   disabled,    // always the reference
 };
 

@@ -36,6 +36,7 @@ class HostTrialRunner final : public stack::TrialRunner {
     try {
       result.workspace = problem.make_workspace();
       if (!result.workspace) throw UsageError("make_workspace returned no workspace");
+      result.workspace->poison();  // before the clock: what the candidate skips reads NaN
       std::vector<std::byte> scratch(candidate.scratch_bytes);
       const auto start = std::chrono::steady_clock::now();
       candidate.run(*result.workspace, scratch);

@@ -5,6 +5,7 @@
 #include "stack/problem_check.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/stack.hpp"
+#include "tunekit/validate.hpp"
 #include "validate/output_elements.hpp"
 
 namespace tunekit::stack {
@@ -55,6 +56,10 @@ std::uint64_t Workspace::output_elements() {
   return n;
 }
 
+void Workspace::poison() {
+  tunekit::poison(outputs());
+}
+
 std::vector<double> Workspace::read(std::span<const std::uint64_t> positions) {
   const std::vector<OutputView> views = outputs();
   std::vector<double> values;
@@ -85,6 +90,12 @@ void check_stack_metadata(const stack::Problem& problem, const stack::CandidateS
     fail("the signature is empty; list the fields that identify the workload");
   if (!problem.make_workspace)
     fail("no make_workspace; trials need a fresh workspace of their own");
+  const stack::Tolerance& t = problem.tolerance;
+  if (!(t.abs >= 0) || !(t.rel >= 0)) fail("the tolerance's abs and rel must be numbers >= 0");
+  if (t.max_readback_elements == 0)
+    fail(
+        "tolerance.max_readback_elements is 0: validation would compare nothing; allow at "
+        "least 1");
   if (!set.reference) fail("no reference candidate; set CandidateSet::reference");
   if (*set.reference >= set.candidates.size())
     fail("the reference index " + std::to_string(*set.reference) + " is out of range (" +

@@ -24,6 +24,7 @@ class FloatWorkspace : public stack::Workspace {
   std::vector<float> out;
   std::size_t largest_read = 0;  // most positions one read() asked for
   std::size_t reads = 0;
+  int runs = 0;  // candidates run on it (a fresh workspace has 0)
 
   std::vector<OutputView> outputs() override { return {OutputView::of(std::span<float>(out))}; }
   std::vector<double> read(std::span<const std::uint64_t> positions) override {
@@ -33,13 +34,15 @@ class FloatWorkspace : public stack::Workspace {
   }
 };
 
-// A candidate computing out = in * 2, then `tweak` (to make it wrong on purpose).
+// A candidate computing out = in * 2 (counting its runs), then `tweak` (to make it wrong on
+// purpose).
 inline stack::StackCandidate doubling(std::string name,
                                       std::function<void(FloatWorkspace&)> tweak = {}) {
   stack::StackCandidate c;
   c.name = std::move(name);
   c.run = stack::run_on<FloatWorkspace>([tweak](FloatWorkspace& w, std::span<std::byte>) {
-    for (std::size_t i = 0; i < w.in.size(); ++i) w.out[i] += w.in[i] * 2;  // += : sees stale
+    ++w.runs;
+    for (std::size_t i = 0; i < w.in.size(); ++i) w.out[i] = w.in[i] * 2;
     if (tweak) tweak(w);
   });
   return c;

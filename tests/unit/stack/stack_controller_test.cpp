@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "unit/stack/stack_test_support.hpp"
@@ -130,19 +131,46 @@ TEST(StackController, AWrongCandidateFailsValidationHoweverFast) {
   EXPECT_EQ(runner->trials("fast"), 1);  // validated once, never timed
 }
 
-TEST(StackController, EveryTrialGetsFreshState) {
-  // doubling() adds into its outputs: a reused workspace would read 4, 6 ... and fail.
+TEST(StackController, EveryTrialGetsFreshPoisonedState) {
   auto runner = make_runner();
-  int made = 0;
+  int made = 0, reused = 0, unpoisoned = 0;
   Problem p = make_problem();
   p.make_workspace = [&made] {
     ++made;
     return std::make_unique<fakes::FloatWorkspace>(8);
   };
+  CandidateSet set = make_set({"fast"});
+  for (StackCandidate& cand : set.candidates) {
+    auto run = cand.run;
+    cand.run = [&, run](Workspace& w, std::span<std::byte> s) {
+      auto& f = static_cast<fakes::FloatWorkspace&>(w);
+      reused += f.runs;
+      unpoisoned += std::isnan(f.out[0]) ? 0 : 1;
+      run(w, s);
+    };
+  }
   StackController c(options_with(runner));
-  Selection s = c.select(p, make_set({"fast"}));
+  Selection s = c.select(p, set);
   EXPECT_EQ(s.candidate, "fast");
   EXPECT_EQ(made, runner->total());
+  EXPECT_EQ(reused, 0);
+  EXPECT_EQ(unpoisoned, 0);
+}
+
+TEST(StackController, ACandidateThatSkipsOutputsFailsValidation) {
+  // Inputs of 0: the right outputs are 0, the value a fresh buffer holds. Only the poison
+  // before each trial shows that `lazy` never wrote them.
+  auto runner = make_runner();
+  Problem p = make_problem();
+  p.make_workspace = [] { return std::make_unique<fakes::FloatWorkspace>(8, 0.0f); };
+  CandidateSet set = make_set({});
+  StackCandidate lazy;
+  lazy.name = "fast";
+  lazy.run = [](Workspace&, std::span<std::byte>) {};
+  set.candidates.push_back(lazy);
+  StackController c(options_with(runner));
+  EXPECT_TRUE(c.select(p, set).reference);
+  EXPECT_EQ(c.report(p, set)->entries[1].failure->kind, FailureKind::validation_failed);
 }
 
 TEST(StackController, AnExecutionErrorInvalidatesBansAndIsNotReExecuted) {
@@ -199,7 +227,8 @@ TEST(StackController, TryExecuteRunsTheRequestOnceOnTheSelection) {
   fakes::FloatWorkspace request(64, 3.0f);
   Selection s = c.try_execute(make_problem(), make_set({"fast"}), request);
   EXPECT_EQ(s.candidate, "fast");
-  EXPECT_FLOAT_EQ(request.out[0], 6.0f);  // once: doubling() adds, twice would read 12
+  EXPECT_FLOAT_EQ(request.out[0], 6.0f);
+  EXPECT_EQ(request.runs, 1);  // executed once, on the selection
 }
 
 TEST(StackController, ModesDisabledAndCacheOnlyNeverTune) {
@@ -246,8 +275,14 @@ TEST(StackController, MissingMetadataIsAUsageErrorBeforeAnythingRuns) {
   CandidateSet no_run = make_set();
   no_run.candidates[1].run = nullptr;
   expect_usage(make_problem(), no_run, "no run function");
+  Problem blind = make_problem();
+  blind.tolerance.max_readback_elements = 0;
+  expect_usage(blind, make_set(), "compare nothing");
+  Problem negative = make_problem();
+  negative.tolerance.rel = -1;
+  expect_usage(negative, make_set(), ">= 0");
   EXPECT_EQ(runner->total(), 0);
-  EXPECT_EQ(request.out[0], 0.0f);  // the request never ran
+  EXPECT_EQ(request.runs, 0);  // the request never ran
   Stats st = c.stats();
   EXPECT_EQ(st.misses + st.hits + st.fallbacks, 0u);
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -120,5 +121,12 @@ struct StackReport {
   std::vector<Dependency> dependencies;  // what the decision was measured under
   std::string note;                      // e.g. "invalidated: operator decision ... changed"
 };
+
+// The report as console text: the decision line, one line per entry (status, paired ratio
+// with its relative MAD and pairs, why), how many entries were cut, the dependencies.
+// Names and messages are escaped for the terminal.
+void write_text(const StackReport& report, std::ostream& out);
+// The report as a JSON object (every field; digests as hex).
+std::string report_json(const StackReport& report);
 
 }  // namespace tunekit::stack

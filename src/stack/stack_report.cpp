@@ -2,7 +2,14 @@
 #include "tunekit/stack_report.hpp"
 
 #include <array>
+#include <ostream>
 #include <utility>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tunekit/terminal_text.hpp"
 
 namespace tunekit::stack {
 namespace {
@@ -103,6 +110,66 @@ std::string_view to_string(EntryStatus status) {
       return "banned";
   }
   return "unknown";
+}
+
+void write_text(const StackReport& r, std::ostream& out) {
+  out << terminal_safe(fmt::format("{} {}  {}  -> {} ({})", to_string(r.scope), r.problem,
+                                   r.signature, r.selected, to_string(r.source)))
+      << '\n';
+  for (const ReportEntry& e : r.entries) {
+    const std::string score = e.pairs > 0 ? fmt::format("ratio {:.3f} (MAD {:.1f} %, {} pairs)",
+                                                        e.ratio, 100 * e.relative_mad, e.pairs)
+                                          : std::string("-");
+    out << terminal_safe(fmt::format("  {:<24} v{}  {:<9}  {}  {}", e.candidate, e.version,
+                                     to_string(e.status), score, e.why))
+        << '\n';
+  }
+  if (r.entries_cut > 0) out << fmt::format("  ({} more entries not kept)\n", r.entries_cut);
+  for (const Dependency& d : r.dependencies)
+    out << terminal_safe(fmt::format("  measured under {} {} -> {}", to_string(d.scope),
+                                     d.key.hex().substr(0, 12),
+                                     d.chosen.empty() ? "(undecided)" : d.chosen))
+        << '\n';
+  if (!r.note.empty()) out << "  " << terminal_safe(r.note) << '\n';
+}
+
+std::string report_json(const StackReport& r) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["scope"] = to_string(r.scope);
+  j["problem"] = r.problem;
+  j["signature"] = r.signature;
+  j["workload_digest"] = r.workload_digest.hex();
+  j["cache_key"] = r.cache_key.hex();
+  j["selected"] = r.selected;
+  j["source"] = to_string(r.source);
+  Json entries = Json::array();
+  for (const ReportEntry& e : r.entries) {
+    Json x;
+    x["candidate"] = e.candidate;
+    x["version"] = e.version;
+    x["status"] = to_string(e.status);
+    if (e.failure)
+      x["failure"] = {{"kind", to_string(e.failure->kind)}, {"message", e.failure->message}};
+    x["ratio"] = e.ratio;
+    x["relative_mad"] = e.relative_mad;
+    x["ratio_high"] = e.ratio_high;
+    x["pairs"] = e.pairs;
+    x["why"] = e.why;
+    entries.push_back(std::move(x));
+  }
+  j["entries"] = std::move(entries);
+  j["entries_cut"] = r.entries_cut;
+  Json deps = Json::array();
+  for (const Dependency& d : r.dependencies)
+    deps.push_back({{"scope", to_string(d.scope)},
+                    {"key", d.key.hex()},
+                    {"candidates", d.candidates.hex()},
+                    {"chosen", d.chosen}});
+  j["dependencies"] = std::move(deps);
+  j["note"] = r.note;
+  // Messages may carry any bytes: invalid UTF-8 becomes U+FFFD rather than an exception.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace tunekit::stack

@@ -144,8 +144,8 @@ int main(int argc, char** argv) {
       // The reference, under the same load: an exhaustive search; agreeing = within the tie
       // band of its winner.
       tunekit::TunerOptions reference;
-      reference.strategy = "exhaustive";
-      reference.confirm_pairs = 0;
+      reference.decide.strategy = "exhaustive";
+      reference.decide.confirm_pairs = 0;
       tunekit::Tuner exhaustive(device, reference);
       tunekit::TuneReport ref = exhaustive.tune(*op, key);
       std::map<std::string, bool> agrees;
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
       Tally racing, fixed;
       for (int r = 0; r < reps; ++r) {
         tunekit::TunerOptions o;
-        o.schedule = "racing";
+        o.decide.schedule = "racing";
         tunekit::Tuner tuner(device, o);  // a fresh tuner: nothing in memory
         auto t0 = Clock::now();
         tunekit::TuneReport rep = tuner.tune(*op, key);

@@ -36,7 +36,7 @@ struct Run {
 Run tune_once(const OpBase& op, const Key& key, IsolationOptions::Mode mode) {
   cpu::CpuDevice device;
   TunerOptions options;
-  options.isolation.mode = mode;
+  options.measure.isolation.mode = mode;
   const auto start = std::chrono::steady_clock::now();
   Run run;
   run.report = Tuner(device, options).tune(op, key);

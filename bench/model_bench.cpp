@@ -139,9 +139,9 @@ int main(int argc, char** argv) {
     const auto op = tunekit::find_builtin_op(s.op).make(pool);
     const tunekit::Key key = op->parse_shape(s.key);
     tunekit::TunerOptions options;
-    options.envelope = envelope;
-    options.confirm_pairs = 0;
-    options.timing.hopeless_ratio = 1e12;  // every candidate gets its full window
+    options.model.envelope = envelope;
+    options.decide.confirm_pairs = 0;
+    options.measure.timing.hopeless_ratio = 1e12;  // every candidate gets its full window
     tunekit::Tuner tuner(device, options);
     tunekit::ModelReport model;
     tuner.model_default(*op, key, &model);

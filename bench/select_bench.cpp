@@ -92,7 +92,7 @@ struct HitFixture {
 
   static tunekit::TunerOptions options() {
     tunekit::TunerOptions o;
-    o.mode = tunekit::Mode::tune;  // whatever TUNEKIT_MODE says: fill the table once
+    o.decide.mode = tunekit::Mode::tune;  // whatever TUNEKIT_MODE says: fill the table once
     return o;
   }
 

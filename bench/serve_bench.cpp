@@ -42,8 +42,8 @@ struct Row {
 
 double first_select(cpu::CpuDevice& device, TunerOptions options, const OpBase& op, const Key& key,
                     IsolationOptions::Mode mode) {
-  options.mode = Mode::cached;
-  options.isolation.mode = mode;
+  options.decide.mode = Mode::cached;
+  options.measure.isolation.mode = mode;
   Tuner tuner(device, options);  // opening the store is not the first call's cost
   const auto start = Clock::now();
   const Choice c = tuner.select(op, key);
@@ -59,7 +59,7 @@ Row measure(const CatalogEntry& entry, cpu::ThreadPool& pool, const std::string&
   const Key key = op->parse_shape(entry.example_shape);
   cpu::CpuDevice device;
   TunerOptions options;
-  options.store = "sqlite:" + store;
+  options.persist.store = "sqlite:" + store;
   Row row{entry.name};
   {
     const auto start = Clock::now();

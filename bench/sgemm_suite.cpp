@@ -280,12 +280,12 @@ int main(int argc, char** argv) {
     TuneReport tuner_report;
     if (tuner) {
       TunerOptions options;
-      options.store = "none";
-      if (!strategy.empty()) options.strategy = strategy;
-      options.budget_seconds = budget;
-      options.seed = seed;
-      if (envelope) options.envelope = envelope;
-      options.profile = profile;
+      options.persist.store = "none";
+      if (!strategy.empty()) options.decide.strategy = strategy;
+      options.decide.budget_seconds = budget;
+      options.decide.seed = seed;
+      if (envelope) options.model.envelope = envelope;
+      options.model.profile = profile;
       Tuner t(device, options);
       const auto start = WallClock::now();
       tuner_report = t.tune(op, key);

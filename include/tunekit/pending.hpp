@@ -1,5 +1,5 @@
 // Record now, tune later (DESIGN §7): the misses a store recorded (mode cached, or
-// TunerOptions::record_misses) are tuned offline on this machine with the ops' input
+// TunerOptions::persist.record_misses) are tuned offline on this machine with the ops' input
 // generators; `tunekit tune --pending` is this call.
 #pragma once
 
@@ -50,10 +50,10 @@ struct PendingTuning {
   std::function<void(const PendingOutcome&)> on_outcome;
 };
 
-// Tunes every pending miss of `options.store` that was recorded on `device`: for each record,
-// oldest first, finds its op, parses its key (the op's schema), sets the record's environment
-// tags and numerics policy (one Tuner per distinct pair, built from `options`), checks the
-// candidate-set checksum, searches (Tuner::tune: whatever the mode), and removes the record
+// Tunes every pending miss of `options.persist.store` that was recorded on `device`: for each
+// record, oldest first, finds its op, parses its key (the op's schema), sets the record's
+// environment tags and numerics policy (one Tuner per distinct pair, built from `options`), checks
+// the candidate-set checksum, searches (Tuner::tune: whatever the mode), and removes the record
 // once the store holds the winner. Records this call cannot tune are kept and reported with
 // the reason. A store that is "none" or cannot be opened is a UsageError saying so; fatal
 // errors of a search propagate (records not yet reached stay pending).

@@ -141,7 +141,7 @@ class Store {
   virtual std::size_t remove_pending(std::string_view identity_digest) = 0;
 };
 
-// How a store file is opened (DESIGN §8). TunerOptions::store_options;
+// How a store file is opened (DESIGN §8). TunerOptions::persist.store_options;
 // store_options_from_environment reads TUNEKIT_STORE_WAIT_MS and TUNEKIT_TRUST_STORE.
 struct StoreOptions {
   // How long an operation waits for a store another process has locked. Past it the store is

@@ -40,7 +40,7 @@ class Tuner {
   // candidate is banned for this key, and the exception reaches the caller unchanged; the next
   // call chooses again without it (DESIGN §7). Never re-run on another candidate, with one
   // exception: a chosen candidate whose build fails (TrialError compile_failed, an advisory
-  // build) runs the default instead, and TunerOptions::on_fallback hears why. A failure of
+  // build) runs the default instead, and TunerOptions::hooks.on_fallback hears why. A failure of
   // the default, a FatalError or a UsageError propagates and bans nothing.
   // An op with a typed key (Op::key(names, values)) is served from a hash of the raw values
   // when this tuner already serves its key: no Key is built, no allocation; otherwise the Key
@@ -77,7 +77,7 @@ class Tuner {
   // Every candidate with its model score, its admission under the numerics policy and its
   // stored measurement where the store has one.
   ModelReport explain(const OpBase& op, const Key& key);
-  // The envelope the options name (see TunerOptions::envelope); nullopt when none is found.
+  // The envelope the options name (see TunerOptions::model.envelope); nullopt when none is found.
   // *origin says where it came from.
   std::optional<Envelope> envelope(std::string* origin = nullptr) const;
 

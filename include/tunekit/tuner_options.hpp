@@ -53,26 +53,12 @@ struct IsolationOptions {
 std::string_view to_string(IsolationOptions::Mode mode);
 std::optional<IsolationOptions::Mode> isolation_mode_from_string(std::string_view name);
 
-struct TunerOptions {
+// How a Tuner decides: which mode, which search, how wide a tie, within what budget.
+struct DecideOptions {
   Mode mode = Mode::tune;
   double tie_band = 0.02;  // candidates within 2 % of the best are tied
   Statistic statistic = Statistic::median;
   Numerics numerics_policy = Numerics::reassociates;  // the most permissive class admitted
-  TimingOptions timing;                               // stop/on_call/evictor honoured
-  bool evict = false;  // flush the last-level cache before each sample (or per op: Op::evict)
-  int rotate = 0;      // input copies cycled while timing (0: what the op declares)
-  // Validation that holds (DESIGN §1.3): besides the validation run on every input set the op
-  // declares, each candidate's first timing window is followed by this many checked calls on
-  // the inputs its launches left, so a result that is wrong on some calls only, or a candidate
-  // that clobbers its inputs, fails validation. 0: none (an op that works in place).
-  int check_calls = 5;
-  std::function<void(const ProgressEvent&)> on_progress;
-  // Tuner::run: a chosen candidate failed to build, so the default ran instead (advisory
-  // build, DESIGN §7): the candidate's name and the cause.
-  std::function<void(std::string_view candidate, const Outcome& cause)> on_fallback;
-  // Called with every contended window before it is retried.
-  std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
-
   // The search (DESIGN §6): a strategy proposes points of the op's candidate space, a
   // schedule shares timing windows among them. Strategies (StrategyRegistry::builtin()):
   // auto (the default), exhaustive, random, anneal, genetic, ils, bayes, bandit, model, with
@@ -88,6 +74,25 @@ struct TunerOptions {
   // always measured. A cut search is stored with budget_cut.
   double budget_seconds = 0;
   std::size_t budget_evaluations = 0;  // points measured beyond the default
+  // Short-circuit for racing: stop as soon as the leader's upper bound is at or under this
+  // many seconds per launch (0: off).
+  double limit = 0;
+  // Paired confirmation: a non-default winner must beat the default in `confirm_pairs`
+  // A B B A pairs by more than the tie band, else the default stands. 0 pairs: off.
+  int confirm_pairs = 16;
+  stats::PairedPolicy paired;
+};
+
+// How a Tuner measures: the timing protocol, the cache, the checks, the isolation, the clock.
+struct MeasureOptions {
+  TimingOptions timing;  // stop/on_call/evictor honoured
+  bool evict = false;    // flush the last-level cache before each sample (or per op: Op::evict)
+  int rotate = 0;        // input copies cycled while timing (0: what the op declares)
+  // Validation that holds (DESIGN §1.3): besides the validation run on every input set the op
+  // declares, each candidate's first timing window is followed by this many checked calls on
+  // the inputs its launches left, so a result that is wrong on some calls only, or a candidate
+  // that clobbers its inputs, fails validation. 0: none (an op that works in place).
+  int check_calls = 5;
   // Threads of the compile pass (0: the hardware's).
   int build_threads = 0;
   // Isolated trials (DESIGN §11): a candidate's validation and timing run in a forked worker
@@ -99,14 +104,10 @@ struct TunerOptions {
   // The budget clock in seconds (monotonic). Empty: std::chrono::steady_clock. Tests and the
   // replay device give their own.
   std::function<double()> now;
-  // Short-circuit for racing: stop as soon as the leader's upper bound is at or under this
-  // many seconds per launch (0: off).
-  double limit = 0;
-  // Paired confirmation: a non-default winner must beat the default in `confirm_pairs`
-  // A B B A pairs by more than the tie band, else the default stands. 0 pairs: off.
-  int confirm_pairs = 16;
-  stats::PairedPolicy paired;
+};
 
+// Where a Tuner keeps choices, finds artifacts, records misses and takes device locks.
+struct PersistOptions {
   // Persistent store: "none" keeps choices in memory only (the default of a plain
   // TunerOptions{}); "sqlite:PATH" opens that file. from_environment() picks the SQLite file
   // under $TUNEKIT_CACHE_DIR (else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit).
@@ -124,18 +125,6 @@ struct TunerOptions {
   bool record_misses = false;
   // Application tags that are part of every stored choice's identity.
   EnvironmentTags environment;
-  // Warnings (an unusable store file, a skipped artifact). Empty: dropped.
-  // from_environment() sends them to stderr.
-  WarningSink on_warning;
-
-  // Cost model (DESIGN §9): the envelope model_default, explain and model-guided searches
-  // rank with. Taken from `envelope` when set, else read from the `profile` file (a malformed
-  // or missing file is a UsageError), else from `profile_dir`/<device digest>.json when that
-  // file exists. None: the model declines and the default stands.
-  std::optional<Envelope> envelope;
-  std::string profile;
-  std::string profile_dir;  // from_environment(): "profiles" beside the store file
-
   // One search at a time per device (DESIGN §11). In a process, searches on one Device take
   // turns: a contender is served the default at once. Across processes, a search holds an
   // advisory lock (flock) on <lock_dir>/<device digest>.lock, which the kernel drops when the
@@ -147,13 +136,45 @@ struct TunerOptions {
   // once; > 0 waits up to this many seconds for its lock, then reads the store again, so a
   // key the other process just tuned is served from there instead of searched twice.
   double wait_for_device_seconds = 0;
+};
+
+// The cost model (DESIGN §9): the envelope model_default, explain and model-guided searches
+// rank with. Taken from `envelope` when set, else read from the `profile` file (a malformed
+// or missing file is a UsageError), else from `profile_dir`/<device digest>.json when that
+// file exists. None: the model declines and the default stands.
+struct ModelOptions {
+  std::optional<Envelope> envelope;
+  std::string profile;
+  std::string profile_dir;  // from_environment(): "profiles" beside the store file
+};
+
+// What a Tuner calls back.
+struct TunerHooks {
+  std::function<void(const ProgressEvent&)> on_progress;
+  // Tuner::run: a chosen candidate failed to build, so the default ran instead (advisory
+  // build, DESIGN §7): the candidate's name and the cause.
+  std::function<void(std::string_view candidate, const Outcome& cause)> on_fallback;
+  // Called with every contended window before it is retried.
+  std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
+  // Warnings (an unusable store file, a skipped artifact). Empty: dropped.
+  // from_environment() sends them to stderr.
+  WarningSink on_warning;
+};
+
+// Grouped so that each part can be passed alone to the code that needs only it.
+struct TunerOptions {
+  DecideOptions decide;
+  MeasureOptions measure;
+  PersistOptions persist;
+  ModelOptions model;
+  TunerHooks hooks;
   // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR, TUNEKIT_STORE_WAIT_MS and
   // TUNEKIT_TRUST_STORE once through getenv (a parameter, so tests pass their own).
   static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
   static TunerOptions from_environment();
 };
 
-// The schedules TunerOptions::schedule may name (the strategies: StrategyRegistry::builtin()).
+// The schedules DecideOptions::schedule may name (the strategies: StrategyRegistry::builtin()).
 std::vector<PluginDescription> builtin_schedules();
 
 }  // namespace tunekit

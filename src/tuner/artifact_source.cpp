@@ -7,10 +7,10 @@
 namespace tunekit::detail {
 
 std::optional<Served> ArtifactSource::find(ServeRequest& request) {
-  if (!request.replay || options_.artifact_dir.empty()) return std::nullopt;
+  if (!request.replay || options_.persist.artifact_dir.empty()) return std::nullopt;
   const OpBase& op = request.op;
-  auto index =
-      find_artifact_choice(options_.artifact_dir, op, request.key, device_, options_.on_warning);
+  auto index = find_artifact_choice(options_.persist.artifact_dir, op, request.key, device_,
+                                    options_.hooks.on_warning);
   if (!index || bans_.banned(op.checksum(), request.key.digest(), *index)) return std::nullopt;
   // A candidate an earlier process saw fail live is not served from a deployed file either.
   if (store_ && device_.known &&
@@ -21,34 +21,36 @@ std::optional<Served> ArtifactSource::find(ServeRequest& request) {
                             " failed re-validation: " + std::string(to_string(checked->status)) +
                             ": " + checked->message;
     append_stale(request, why);
-    if (options_.on_warning)
-      options_.on_warning("tunekit: " + op.name() + " " + request.key.text() + ": " + why +
-                          " (in " + options_.artifact_dir + "): not served");
+    if (options_.hooks.on_warning)
+      options_.hooks.on_warning("tunekit: " + op.name() + " " + request.key.text() + ": " + why +
+                                " (in " + options_.persist.artifact_dir + "): not served");
     return std::nullopt;
   }
   request.report = brief_report(op, request.key, device_, options_, *index, Source::artifact_replay,
-                                "from " + options_.artifact_dir);
+                                "from " + options_.persist.artifact_dir);
   return Served{*index, Source::artifact_replay, false, true};
 }
 
 void ArtifactSource::record(ServeRequest& request, const Served& served) {
-  if (options_.mode != Mode::force || options_.artifact_dir.empty()) return;
+  if (options_.decide.mode != Mode::force || options_.persist.artifact_dir.empty()) return;
   if (served.source != Source::searched) return;
   const std::string what = request.op.name() + " " + request.key.text();
   if (!device_.known) {
-    throw UsageError("mode force writes an artifact for " + what + " to " + options_.artifact_dir +
+    throw UsageError("mode force writes an artifact for " + what + " to " +
+                     options_.persist.artifact_dir +
                      ", but this device's identity is unknown (an artifact must name the device "
                      "it was measured on): nothing was stored or published");
   }
   if (!served.measured) {
-    if (options_.on_warning)
-      options_.on_warning("tunekit: no artifact written for " + what + ": the search has no " +
-                          "clean measurement (" + request.report.reason + ")");
+    if (options_.hooks.on_warning)
+      options_.hooks.on_warning("tunekit: no artifact written for " + what +
+                                ": the search has no " + "clean measurement (" +
+                                request.report.reason + ")");
     return;
   }
   const TuneReport& r = request.report;
   try {
-    write_artifact(options_.artifact_dir,
+    write_artifact(options_.persist.artifact_dir,
                    make_artifact(request.op, request.key, device_, r.winner_name, r.candidates,
                                  search_record(r)));
   } catch (const std::exception& e) {

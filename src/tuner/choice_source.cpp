@@ -31,9 +31,9 @@ void fill_identity(TuneReport& r, const OpBase& op, const Key& key, const Device
   r.key = key.text();
   r.key_digest = key.digest().hex();
   r.device = device.product;
-  r.statistic = options.statistic;
-  r.tie_band = options.tie_band;
-  r.numerics_policy = options.numerics_policy;
+  r.statistic = options.decide.statistic;
+  r.tie_band = options.decide.tie_band;
+  r.numerics_policy = options.decide.numerics_policy;
 }
 
 TuneReport brief_report(const OpBase& op, const Key& key, const DeviceIdentity& device,

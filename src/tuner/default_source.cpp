@@ -6,7 +6,7 @@ std::optional<Served> DefaultSource::find(ServeRequest& request) {
   const std::size_t fallback = request.op.default_index(request.key);
   Source source = Source::use_default;
   std::string reason = "no choice is known";
-  if (options_.mode == Mode::cached && !request.search_now) {
+  if (options_.decide.mode == Mode::cached && !request.search_now) {
     source = request.stale.empty() ? Source::search_disabled : Source::stale_replay;
     reason = request.stale.empty() ? "mode is cached and no choice is known"
                                    : "mode is cached and the known choice no longer serves";

@@ -34,7 +34,7 @@ void DeviceTurn::take_lock(const std::string& lock_path, double wait_seconds) {
     // Advisory: an unusable lock file must not stop tuning, only its exclusion of others.
     warning_ = fmt::format(
         "tunekit: warning: device lock not used ({}): searching without excluding other "
-        "processes; fix the directory or set TunerOptions::lock_dir",
+        "processes; fix the directory or set TunerOptions::persist.lock_dir",
         lock_->problem());
   } else if (waited_) {
     refusal_ = fmt::format(
@@ -44,7 +44,7 @@ void DeviceTurn::take_lock(const std::string& lock_path, double wait_seconds) {
   } else {
     refusal_ = fmt::format(
         "another process is searching on this device (lock {}); to wait for it instead, set "
-        "TunerOptions::wait_for_device_seconds (tunekit tune --wait-for-device)",
+        "TunerOptions::persist.wait_for_device_seconds (tunekit tune --wait-for-device)",
         lock_path);
   }
   lock_.reset();

@@ -25,7 +25,8 @@ class FullSchedule final : public Schedule {
       }
       if (context.admit(i)) {
         TimingOptions timing = context.timing_options(i);
-        if (i != def && context.incumbent() > 0 && context.options().statistic == Statistic::median)
+        if (i != def && context.incumbent() > 0 &&
+            context.options().decide.statistic == Statistic::median)
           timing.hopeless_against = context.incumbent();
         TimingResult t = context.measure(i, timing);
         Outcome o = t.outcome;

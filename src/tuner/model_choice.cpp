@@ -70,19 +70,19 @@ std::optional<std::size_t> pick(std::vector<CandidateReport>& scored, const std:
 }  // namespace
 
 EnvelopeSource resolve_envelope(const TunerOptions& options, const DeviceIdentity& device) {
-  if (options.envelope) return {options.envelope, "options"};
-  if (!options.profile.empty())
-    return {read_profile(options.profile).envelope, "profile " + options.profile};
-  if (options.profile_dir.empty() || !device.known) return {};
-  const std::string path = profile_path(options.profile_dir, tunekit::device_digest(device));
+  if (options.model.envelope) return {options.model.envelope, "options"};
+  if (!options.model.profile.empty())
+    return {read_profile(options.model.profile).envelope, "profile " + options.model.profile};
+  if (options.model.profile_dir.empty() || !device.known) return {};
+  const std::string path = profile_path(options.model.profile_dir, tunekit::device_digest(device));
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
   try {
     return {read_profile(path).envelope, "stored profile " + path};
   } catch (const UsageError& e) {
     // A damaged file in the cache is skipped with a warning, never fatal.
-    if (options.on_warning)
-      options.on_warning(std::string("tunekit: warning: ") + e.what() + " (ignored)");
+    if (options.hooks.on_warning)
+      options.hooks.on_warning(std::string("tunekit: warning: ") + e.what() + " (ignored)");
     return {};
   }
 }
@@ -92,8 +92,8 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   ModelReport r;
   r.op = op.name();
   r.key = key.text();
-  r.numerics_policy = options.numerics_policy;
-  r.tie_band = options.tie_band;
+  r.numerics_policy = options.decide.numerics_policy;
+  r.tie_band = options.decide.tie_band;
   r.envelope = source.envelope;
   r.envelope_origin = source.origin;
   r.default_index = op.default_index(key);
@@ -116,7 +116,7 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
     c.config = cand.config.text();
     c.numerics = cand.numerics;
     c.is_default = i == r.default_index;
-    if (auto refused = precheck(cand, key, options.numerics_policy)) c.admission = *refused;
+    if (auto refused = precheck(cand, key, options.decide.numerics_policy)) c.admission = *refused;
     if (!usable) {
       c.unscored_why = "no usable envelope";
     } else if (!op.has_work_model()) {
@@ -125,7 +125,7 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
       try {
         if (auto w = op.work(key, i)) {
           // The tuner times warm calls unless the op or the options evict between samples.
-          w->warm = !(options.evict || op.evicts());
+          w->warm = !(options.measure.evict || op.evicts());
           if (std::string why = invalid_work(*w); !why.empty()) {
             c.unscored_why = std::move(why);
           } else if (const ModelTime t = model_time(*w, *source.envelope);
@@ -170,7 +170,7 @@ ModelReport model_decide(const OpBase& op, const Key& key, const EnvelopeSource&
   }
   std::optional<std::size_t> first;
   for (int rank = 1;; ++rank) {
-    const auto next = pick(scored, in, r.candidates, r.default_index, options.tie_band);
+    const auto next = pick(scored, in, r.candidates, r.default_index, options.decide.tie_band);
     if (!next) break;
     if (!first) first = next;
     r.candidates[*next].rank = rank;

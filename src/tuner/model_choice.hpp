@@ -21,10 +21,10 @@ struct EnvelopeSource {
   std::string origin;  // "options", "profile FILE", "stored profile FILE"; empty: none
 };
 
-// The envelope the options name for `device`: options.envelope, else the options.profile
-// file (UsageError when it is missing or malformed), else the stored profile of the device
-// under options.profile_dir when it exists (a malformed one is reported through `warn` and
-// ignored).
+// The envelope the options name for `device`: options.model.envelope, else the
+// options.model.profile file (UsageError when it is missing or malformed), else the stored profile
+// of the device under options.model.profile_dir when it exists (a malformed one is reported through
+// `warn` and ignored).
 EnvelopeSource resolve_envelope(const TunerOptions& options, const DeviceIdentity& device);
 
 // Scores every candidate and decides. The report's source is `model` when the model decided,

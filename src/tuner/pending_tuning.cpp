@@ -37,15 +37,15 @@ class TunerPerIdentity {
  public:
   TunerPerIdentity(Device& device, const TunerOptions& options)
       : device_(device), options_(options) {
-    options_.record_misses = false;  // tuning a miss must not record it again
+    options_.persist.record_misses = false;  // tuning a miss must not record it again
   }
 
   Tuner& get(const EnvironmentTags& tags, Numerics policy) {
     auto& slot = tuners_[{tags, policy}];
     if (!slot) {
       TunerOptions o = options_;
-      o.environment = tags;
-      o.numerics_policy = policy;
+      o.persist.environment = tags;
+      o.decide.numerics_policy = policy;
       slot = std::make_unique<Tuner>(device_, std::move(o));
     }
     return *slot;
@@ -105,10 +105,12 @@ PendingOutcome tune_one(const PendingMiss& miss, const OpBase& op, TunerPerIdent
 
 // Opens the store the records live in; a UsageError when there is none to read.
 std::unique_ptr<Store> pending_store(const TunerOptions& options) {
-  StoreOpening opened = open_store_checked(options.store, options.store_options, {});
+  StoreOpening opened =
+      open_store_checked(options.persist.store, options.persist.store_options, {});
   if (opened.store) return std::move(opened.store);
   if (opened.state == StoreState::none) {
-    throw UsageError("pending misses are kept in a store, and the store is '" + options.store +
+    throw UsageError("pending misses are kept in a store, and the store is '" +
+                     options.persist.store +
                      "': name one (sqlite:PATH; the CLI's default is the environment's)");
   }
   if (opened.state == StoreState::missing) return nullptr;  // nothing was ever recorded

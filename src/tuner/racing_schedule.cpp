@@ -58,7 +58,7 @@ class RacingSchedule final : public Schedule {
       if (!failed) {
         TimingResult& t = r.all;
         t.outcome = Outcome::success();
-        summarise(t, opt.timing);
+        summarise(t, opt.measure.timing);
         t.contended = false;  // each round's window was judged (and retried) on its own
         context.finish(r.index, Outcome::success(), std::move(t));
       }
@@ -71,13 +71,13 @@ class RacingSchedule final : public Schedule {
   void race(std::vector<Runner>& runners, SearchContext& context,
             const std::function<bool(std::size_t)>& may_start, bool& out_of_time) {
     const TunerOptions& opt = context.options();
-    const double band = 1 + opt.tie_band;
+    const double band = 1 + opt.decide.tie_band;
     bool first_round = true;
     // A survivor stops being measured once it has what a full window would give it: racing
     // never spends more on a point than `full` does, and usually far less on the losers.
     auto satisfied = [&](const Runner& r) {
       const int n = static_cast<int>(r.all.samples.size());
-      return n >= min_samples_ && more_samples_wanted(opt.timing, n, r.accumulated) == 0;
+      return n >= min_samples_ && more_samples_wanted(opt.measure.timing, n, r.accumulated) == 0;
     };
     while (true) {
       bool measured = false;
@@ -130,8 +130,8 @@ class RacingSchedule final : public Schedule {
       std::size_t lead = 0;
       for (std::size_t k = 0; k < alive.size(); ++k) {
         ci[k] = stats::median_interval(alive[k]->all.samples, z_);
-        if (stat(alive[k]->all.samples, opt.statistic) <
-            stat(alive[lead]->all.samples, opt.statistic))
+        if (stat(alive[k]->all.samples, opt.decide.statistic) <
+            stat(alive[lead]->all.samples, opt.decide.statistic))
           lead = k;
       }
       // Drop the clearly slower ones: slower than this batch's leader, or than the best of
@@ -151,7 +151,7 @@ class RacingSchedule final : public Schedule {
         tied &= ci[k].high <= ci[lead].low * band;
       }
       if (survivors <= 1 || tied) return;
-      if (opt.limit > 0 && ci[lead].high <= opt.limit) return;
+      if (opt.decide.limit > 0 && ci[lead].high <= opt.decide.limit) return;
       if (static_cast<int>(alive[lead]->all.samples.size()) >= max_samples_) return;
     }
   }

@@ -14,16 +14,16 @@ ReplayRun replay_search(const Recording& recording, const ReplaySearchOptions& o
   ReplayDevice device(recording, device_options);
   const std::unique_ptr<OpBase> op = make_replay_op(recording);
   TunerOptions t;
-  t.store = "none";
-  t.strategy = options.strategy;
-  t.schedule = options.schedule;
-  t.seed = options.seed;
-  t.budget_evaluations = options.budget_evaluations;
-  t.budget_seconds = options.budget_seconds;
-  t.now = [&device] { return device.simulated_seconds(); };
+  t.persist.store = "none";
+  t.decide.strategy = options.strategy;
+  t.decide.schedule = options.schedule;
+  t.decide.seed = options.seed;
+  t.decide.budget_evaluations = options.budget_evaluations;
+  t.decide.budget_seconds = options.budget_seconds;
+  t.measure.now = [&device] { return device.simulated_seconds(); };
   // A recording has one reading per configuration: confirming a winner in pairs would only
   // spend simulated time re-reading the same numbers.
-  t.confirm_pairs = 0;
+  t.decide.confirm_pairs = 0;
   Tuner tuner(device, t);
   ReplayRun run;
   run.report = tuner.tune(*op, recording_key(recording));

@@ -6,9 +6,9 @@ namespace tunekit::detail {
 
 Revalidator::Revalidator(Device& device, const TunerOptions& options)
     : device_(device), options_(options) {
-  options_.on_progress = nullptr;
-  options_.on_retry = nullptr;
-  options_.rotate = 1;  // no rotation copies: nothing is timed
+  options_.hooks.on_progress = nullptr;
+  options_.hooks.on_retry = nullptr;
+  options_.measure.rotate = 1;  // no rotation copies: nothing is timed
 }
 
 std::optional<Outcome> Revalidator::check(const OpBase& op, const Key& key, std::size_t index) {

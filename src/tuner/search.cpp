@@ -16,7 +16,7 @@ namespace tunekit::detail {
 namespace {
 
 std::function<double()> budget_clock(const TunerOptions& options) {
-  if (options.now) return options.now;
+  if (options.measure.now) return options.measure.now;
   return [] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -25,7 +25,7 @@ std::function<double()> budget_clock(const TunerOptions& options) {
 
 int build_threads(const TunerOptions& options, const Device& device) {
   if (!device.parallel_builds()) return 1;
-  if (options.build_threads > 0) return options.build_threads;
+  if (options.measure.build_threads > 0) return options.measure.build_threads;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
@@ -110,7 +110,7 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
   Searched done{"", first.size()};
   settings.first.clear();
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.strategy);
+    std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.decide.strategy);
     GroupEvaluator group(evaluator, context, groups[g]);
     const SearchResult result =
         search(group_space(op.enumeration(), groups[g]), *strategy, group, settings);
@@ -138,39 +138,40 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
 }  // namespace
 
 void check_search_options(const TunerOptions& options) {
-  StrategyRegistry::builtin().make(options.strategy);  // an unknown name or option throws
-  builtin_schedules().make(options.schedule);
-  if (!(options.budget_seconds >= 0) || !std::isfinite(options.budget_seconds))
+  StrategyRegistry::builtin().make(options.decide.strategy);  // an unknown name or option throws
+  builtin_schedules().make(options.decide.schedule);
+  if (!(options.decide.budget_seconds >= 0) || !std::isfinite(options.decide.budget_seconds))
     throw UsageError(
-        "TunerOptions: budget_seconds must be finite and >= 0 (0: no budget), e.g. 90");
-  if (options.build_threads < 0)
-    throw UsageError("TunerOptions: build_threads must be >= 0 (0: one per hardware thread)");
-  if (!(options.limit >= 0) || !std::isfinite(options.limit))
-    throw UsageError("TunerOptions: limit must be finite and >= 0 seconds (0: off)");
+        "TunerOptions: decide.budget_seconds must be finite and >= 0 (0: no budget), e.g. 90");
+  if (options.measure.build_threads < 0)
+    throw UsageError(
+        "TunerOptions: measure.build_threads must be >= 0 (0: one per hardware thread)");
+  if (!(options.decide.limit >= 0) || !std::isfinite(options.decide.limit))
+    throw UsageError("TunerOptions: decide.limit must be finite and >= 0 seconds (0: off)");
 }
 
 bool search_is_restricted(const TunerOptions& options, const OpBase& op) {
-  return options.budget_seconds > 0 || options.budget_evaluations > 0 ||
-         StrategyRegistry::builtin().make(options.strategy)->prunes(op.enumeration());
+  return options.decide.budget_seconds > 0 || options.decide.budget_evaluations > 0 ||
+         StrategyRegistry::builtin().make(options.decide.strategy)->prunes(op.enumeration());
 }
 
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
                       const SearchPrior& prior, const std::map<std::size_t, std::string>& banned) {
   const std::function<double()> now = budget_clock(options);
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.strategy);
-  std::unique_ptr<Schedule> schedule = builtin_schedules().make(options.schedule);
-  SearchBudget budget(options.budget_seconds, now);
+  std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.decide.strategy);
+  std::unique_ptr<Schedule> schedule = builtin_schedules().make(options.decide.schedule);
+  SearchBudget budget(options.decide.budget_seconds, now);
   SearchContext context(device, op, key, options);
   for (const auto& [index, why] : banned) context.ban(index, why);
   TuneReport& r = context.report();
-  r.strategy = options.strategy;
-  r.schedule = options.schedule;
-  r.seed = options.seed;
-  r.budget.seconds = options.budget_seconds;
-  r.budget.evaluations = options.budget_evaluations;
-  if (options.budget_evaluations > 0)
-    context.set_progress_total(std::min(op.size(), options.budget_evaluations + 1));
+  r.strategy = options.decide.strategy;
+  r.schedule = options.decide.schedule;
+  r.seed = options.decide.seed;
+  r.budget.seconds = options.decide.budget_seconds;
+  r.budget.evaluations = options.decide.budget_evaluations;
+  if (options.decide.budget_evaluations > 0)
+    context.set_progress_total(std::min(op.size(), options.decide.budget_evaluations + 1));
   if (context.prepare_inputs()) {
     if (budget.limited()) {
       context.set_stop([&budget] { return !budget.admits_timing(); });
@@ -178,8 +179,9 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     }
     TuningEvaluator evaluator(context, *schedule, budget, build_threads(options, device), now);
     SearchSettings settings;
-    if (options.budget_evaluations > 0) settings.budget.evaluations = options.budget_evaluations;
-    settings.seed = options.seed;
+    if (options.decide.budget_evaluations > 0)
+      settings.budget.evaluations = options.decide.budget_evaluations;
+    settings.seed = options.decide.seed;
     settings.prior = prior;
     settings.prior.default_index = r.default_index;
     // The floor first, whatever the budget; then the op's anchors (a library solution).

@@ -64,7 +64,7 @@ bool SearchContext::prepare_inputs(int input_sets) {
       more_references_.push_back(
           Reference::capture(*more_sets_.back(), op_.has_reference(), r_.default_index));
     }
-    const int copies = options_.rotate > 0 ? options_.rotate : op_.rotation(key_);
+    const int copies = options_.measure.rotate > 0 ? options_.measure.rotate : op_.rotation(key_);
     for (int c = 1; c < copies; ++c) rotation_.push_back(op_.make_workload(key_));
     inputs_.workload = workload_.get();
     inputs_.reference = &*reference_;
@@ -72,7 +72,7 @@ bool SearchContext::prepare_inputs(int input_sets) {
       inputs_.more_sets.emplace_back(more_sets_[s].get(), &more_references_[s]);
     for (auto& w : rotation_) inputs_.rotation.push_back(w.get());
     inputs_.tolerance = op_.tolerance(key_);
-    inputs_.check_calls = options_.check_calls;
+    inputs_.check_calls = options_.measure.check_calls;
     inputs_.functions = [this](std::size_t index) { return timing_options(index); };
   } catch (const UsageError&) {
     throw;
@@ -88,7 +88,7 @@ bool SearchContext::prepare_inputs(int input_sets) {
 
 void SearchContext::choose_runner() {
   using Mode = IsolationOptions::Mode;
-  const IsolationOptions& iso = options_.isolation;
+  const IsolationOptions& iso = options_.measure.isolation;
   const Device::Workers workers = device_.workers();
   if (iso.mode == Mode::worker && workers == Device::Workers::unsupported) {
     throw UsageError("isolation 'worker' is not available on the " + device_.identity().backend +
@@ -127,7 +127,7 @@ bool SearchContext::admit(std::size_t index) {
     finish(index, {Status::rejected, "banned for this key: " + banned->second}, std::nullopt);
     return false;
   }
-  if (auto refused = precheck(cand, key_, options_.numerics_policy)) {
+  if (auto refused = precheck(cand, key_, options_.decide.numerics_policy)) {
     finish(index, *refused, std::nullopt);
     return false;
   }
@@ -162,7 +162,7 @@ std::size_t SearchContext::live_trials() const {
 
 double SearchContext::validation_limit(std::size_t index) const {
   if (!isolated_) return 0;
-  const IsolationOptions& iso = options_.isolation;
+  const IsolationOptions& iso = options_.measure.isolation;
   double limit = iso.limit_seconds;
   // One call per input set, each far slower than the incumbent: it would lose anyway.
   if (incumbent_ > 0) limit = std::min(limit, 50 * incumbent_ * op_.input_sets());
@@ -172,11 +172,12 @@ double SearchContext::validation_limit(std::size_t index) const {
 
 double SearchContext::window_limit(std::size_t index, const TimingOptions& t) const {
   if (!isolated_) return 0;
-  const IsolationOptions& iso = options_.isolation;
+  const IsolationOptions& iso = options_.measure.isolation;
   // The longest window the timing policy takes for a candidate whose calls take `call`
   // seconds: the warmup, the sample cap, the checked calls and the queued calibration.
   auto window_of = [&](double call) {
-    return (t.warmup + std::max(t.max_runs, t.repeats_floor) + options_.check_calls) * call +
+    return (t.warmup + std::max(t.max_runs, t.repeats_floor) + options_.measure.check_calls) *
+               call +
            20 * t.batch_target + t.sample_budget;
   };
   double limit = iso.limit_seconds;
@@ -195,8 +196,9 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
 }
 
 TimingOptions SearchContext::timing_options(std::size_t index) const {
-  TimingOptions timing = options_.timing;
-  if ((options_.evict || op_.evicts()) && !timing.evictor) timing.evictor = device_.evictor();
+  TimingOptions timing = options_.measure.timing;
+  if ((options_.measure.evict || op_.evicts()) && !timing.evictor)
+    timing.evictor = device_.evictor();
   if (stop_ && index != r_.default_index) {
     // The caller's stop() and the budget's: either ends the window.
     timing.stop = [user = timing.stop, budget = stop_] { return (user && user()) || budget(); };
@@ -221,7 +223,7 @@ TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timi
   TimingResult result = window(index, timing);
   if (result.ok() && result.contended) {
     CandidateReport& c = entry(index);
-    if (options_.on_retry) options_.on_retry(c.name, result);
+    if (options_.hooks.on_retry) options_.hooks.on_retry(c.name, result);
     ++c.retries;
     result = window(index, timing);
     if (result.ok() && result.contended) {
@@ -236,7 +238,7 @@ TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timi
 }
 
 double SearchContext::score(const TimingResult& t) const {
-  return options_.statistic == Statistic::min ? t.min : t.median;
+  return options_.decide.statistic == Statistic::min ? t.min : t.median;
 }
 
 void SearchContext::finish(std::size_t index, Outcome outcome, std::optional<TimingResult> timing) {
@@ -247,8 +249,8 @@ void SearchContext::finish(std::size_t index, Outcome outcome, std::optional<Tim
     c.score = score(*c.timing);
     if (incumbent_ == 0 || c.score < incumbent_) incumbent_ = c.score;
   }
-  if (options_.on_progress)
-    options_.on_progress(
+  if (options_.hooks.on_progress)
+    options_.hooks.on_progress(
         ProgressEvent{op_.name(), finished_, std::max(total_, finished_ + 1), c.name, &c});
   ++finished_;
 }
@@ -257,7 +259,7 @@ void SearchContext::choose() {
   r_.source = Source::searched;
   const CandidateReport& def = entry(r_.default_index);
   r_.default_score = def.outcome.ok() ? def.score : 0;
-  if (auto w = decide(r_.candidates, r_.default_index, options_.tie_band)) {
+  if (auto w = decide(r_.candidates, r_.default_index, options_.decide.tie_band)) {
     r_.winner = *w;
   } else {
     r_.winner = r_.default_index;
@@ -270,7 +272,7 @@ void SearchContext::choose() {
       break;
     }
   }
-  if (r_.winner != r_.default_index && r_.default_score > 0 && options_.confirm_pairs > 0)
+  if (r_.winner != r_.default_index && r_.default_score > 0 && options_.decide.confirm_pairs > 0)
     confirm();
   CandidateReport& win = entry(r_.winner);
   win.winner = true;
@@ -283,17 +285,17 @@ void SearchContext::choose() {
 }
 
 int SearchContext::affordable_pairs() const {
-  if (!time_left_) return options_.confirm_pairs;
+  if (!time_left_) return options_.decide.confirm_pairs;
   // One pair: five launches (batches) of each side at the depth its window used.
   double pair = 0;
   for (std::size_t i : {r_.default_index, r_.winner}) {
     const CandidateReport* c = find(i);
-    if (!c || !c->timing) return options_.confirm_pairs;
+    if (!c || !c->timing) return options_.decide.confirm_pairs;
     pair += 5.0 * c->score * std::max(1, c->timing->depth);
   }
   const double left = std::max(0.0, time_left_());
-  if (pair <= 0) return options_.confirm_pairs;
-  return static_cast<int>(std::min<double>(options_.confirm_pairs, std::floor(left / pair)));
+  if (pair <= 0) return options_.decide.confirm_pairs;
+  return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
 }
 
 void SearchContext::confirm() {
@@ -302,9 +304,9 @@ void SearchContext::confirm() {
   // Under a budget the pairs must fit what is left of it; too few to judge: the measured
   // winner stands, unconfirmed, and the report says so.
   const int pairs = affordable_pairs();
-  if (pairs < options_.confirm_pairs && pairs < options_.paired.min_pairs) {
+  if (pairs < options_.decide.confirm_pairs && pairs < options_.decide.paired.min_pairs) {
     r_.reason = "the budget left no time for the paired confirmation (" + std::to_string(pairs) +
-                " of " + std::to_string(options_.paired.min_pairs) +
+                " of " + std::to_string(options_.decide.paired.min_pairs) +
                 " pairs would fit): the measured winner stands unconfirmed";
     return;
   }
@@ -372,10 +374,10 @@ void SearchContext::confirm() {
     }
     return;
   }
-  stats::PairedScore s = stats::paired_score(ref, cand, options_.paired);
+  stats::PairedScore s = stats::paired_score(ref, cand, options_.decide.paired);
   r_.paired_pairs = s.pairs;
   r_.paired_ratio = s.ratio;
-  const double needed = 1 / (1 + options_.tie_band);
+  const double needed = 1 / (1 + options_.decide.tie_band);
   if (s.scored && s.ratio_high < needed) {
     r_.confirmed = true;
     return;

@@ -12,9 +12,9 @@ std::optional<Served> SearchSource::find(ServeRequest& request) {
   const OpBase& op = request.op;
   const DeviceIdentity& device = device_.identity();
   // One search at a time per device, held until the winner is stored (DESIGN §11).
-  DeviceTurn turn(device_, lock_path(), options_.wait_for_device_seconds);
-  if (!turn.warning().empty() && options_.on_warning && !lock_warned_.exchange(true))
-    options_.on_warning(turn.warning());
+  DeviceTurn turn(device_, lock_path(), options_.persist.wait_for_device_seconds);
+  if (!turn.warning().empty() && options_.hooks.on_warning && !lock_warned_.exchange(true))
+    options_.hooks.on_warning(turn.warning());
   if (!turn.granted()) {
     const std::size_t fallback = op.default_index(request.key);
     request.report = brief_report(op, request.key, device, options_, fallback, Source::use_default,
@@ -48,7 +48,7 @@ Served SearchSource::searched(ServeRequest& request) {
 }
 
 void SearchSource::record_miss(const ServeRequest& request) {
-  if (options_.record_misses && store_ && device_.identity().known)
+  if (options_.persist.record_misses && store_ && device_.identity().known)
     store_->record_miss(make_pending_miss(request.identity));
 }
 
@@ -66,12 +66,13 @@ std::map<std::size_t, std::string> SearchSource::banned(const ServeRequest& requ
 }
 
 std::string SearchSource::lock_path() const {
-  std::string dir = options_.lock_dir;
+  std::string dir = options_.persist.lock_dir;
   if (dir == "none") return "";
   if (dir.empty()) {
     constexpr std::string_view sqlite = "sqlite:";
-    if (options_.store.rfind(sqlite, 0) != 0) return "";
-    dir = (std::filesystem::path(options_.store.substr(sqlite.size())).parent_path() / "locks")
+    if (options_.persist.store.rfind(sqlite, 0) != 0) return "";
+    dir = (std::filesystem::path(options_.persist.store.substr(sqlite.size())).parent_path() /
+           "locks")
               .string();
   }
   return DeviceLock::path_for(dir, device_.identity());

@@ -36,7 +36,7 @@ class SearchSource final : public ChoiceSource {
   // Live bans of this process and bans the store kept from earlier ones.
   std::map<std::size_t, std::string> banned(const ServeRequest& request) const;
   Served searched(ServeRequest& request);
-  // TunerOptions::record_misses: a key this search leaves without a stored choice.
+  // TunerOptions::persist.record_misses: a key this search leaves without a stored choice.
   void record_miss(const ServeRequest& request);
 
   Device& device_;

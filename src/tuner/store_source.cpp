@@ -19,7 +19,8 @@ std::optional<Served> StoreSource::find(ServeRequest& request) {
   // A partial entry (a budget cut, a pruning strategy) serves a search that is restricted
   // too; a search without those limits replaces it (DESIGN §7).
   // Mode cached never searches: a partial entry is better than the default there.
-  if (stored->budget_cut && options_.mode != Mode::cached && !search_is_restricted(options_, op))
+  if (stored->budget_cut && options_.decide.mode != Mode::cached &&
+      !search_is_restricted(options_, op))
     return std::nullopt;
   auto index = op.find(stored->winner);
   if (!index || bans_.banned(op.checksum(), request.key.digest(), *index) ||

@@ -78,14 +78,17 @@ class Tuner::Impl {
         revalidator_(device, options_) {
     detail::check_tuner_options(options_);   // every numeric field: NaN, negative, absurd
     detail::check_search_options(options_);  // an unknown strategy fails here, not mid-call
-    if (!(std::isfinite(options_.wait_for_device_seconds) && options_.wait_for_device_seconds >= 0))
+    if (!(std::isfinite(options_.persist.wait_for_device_seconds) &&
+          options_.persist.wait_for_device_seconds >= 0))
       throw UsageError(
-          "TunerOptions: wait_for_device_seconds must be a finite number of seconds >= 0 (0: "
+          "TunerOptions: persist.wait_for_device_seconds must be a finite number of seconds >= 0 "
+          "(0: "
           "serve the default while another process searches on the device)");
-    store_ = open_store(options_.store, options_.on_warning, options_.store_options);
-    environment_ = options_.environment;
+    store_ = open_store(options_.persist.store, options_.hooks.on_warning,
+                        options_.persist.store_options);
+    environment_ = options_.persist.environment;
     // A profile named explicitly fails here (missing, malformed), not at the first call.
-    if (options_.envelope || !options_.profile.empty()) envelope_source();
+    if (options_.model.envelope || !options_.model.profile.empty()) envelope_source();
     build_chains();
   }
 
@@ -141,7 +144,7 @@ class Tuner::Impl {
     id.toolchain = this_toolchain();
     if (!id.device.driver.empty()) id.toolchain.runtimes.push_back(id.device.driver);
     id.environment = environment_;
-    id.numerics_policy = options_.numerics_policy;
+    id.numerics_policy = options_.decide.numerics_policy;
     id.op = op.name();
     id.candidates = op.checksum_for(key);  // what "correct" means at this key included
     id.key = key;
@@ -151,7 +154,7 @@ class Tuner::Impl {
   Store* store() { return store_.get(); }
 
   Choice select(const OpBase& op, const Key& key, TuneReport* report) {
-    if (options_.mode != Mode::off) {
+    if (options_.decide.mode != Mode::off) {
       if (auto hit = memory_.hit(op.checksum(), key.digest())) {
         if (report) *report = brief(op, key, *hit, Source::memory_hit, {});
         return {*hit, Source::memory_hit};
@@ -162,12 +165,12 @@ class Tuner::Impl {
 
   // Tuner::run's hot probe (a typed key's values); mode off serves the default, as select.
   std::optional<std::size_t> hot_hit(const OpBase& op, const Digest& values) const {
-    if (options_.mode == Mode::off) return std::nullopt;
+    if (options_.decide.mode == Mode::off) return std::nullopt;
     return memory_.hot_hit(op.checksum(), values);
   }
 
   std::optional<Choice> settled(const OpBase& op, const Key& key) const {
-    if (options_.mode == Mode::off) return std::nullopt;
+    if (options_.decide.mode == Mode::off) return std::nullopt;
     auto hit = memory_.hit(op.checksum(), key.digest());
     if (!hit) return std::nullopt;
     return Choice{*hit, Source::memory_hit};
@@ -213,7 +216,7 @@ class Tuner::Impl {
     tune_chain_.push_back(search_source_.get());
     tune_chain_.push_back(default_source_.get());
     select_chain_ = replay;
-    if (options_.mode != Mode::cached) select_chain_.push_back(search_source_.get());
+    if (options_.decide.mode != Mode::cached) select_chain_.push_back(search_source_.get());
     select_chain_.push_back(default_source_.get());
   }
 
@@ -271,7 +274,7 @@ Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, b
     if (report) *report = brief(op, key, fallback, source, std::move(reason));
     return Choice{fallback, source};
   };
-  if (!search_now && options_.mode == Mode::off)
+  if (!search_now && options_.decide.mode == Mode::off)
     return serve_default(Source::use_default, "mode is off");
   if (searches_on_this_thread > 0)
     return serve_default(Source::use_default, "nested request from inside a search");
@@ -316,7 +319,7 @@ Choice Tuner::Impl::answer(const OpBase& op, const Key& stored, const Key& asked
   const Identity id = identity_of(op, stored);
   detail::ServeRequest request{op, stored, id};
   request.search_now = search_now;
-  request.replay = !search_now && options_.mode != Mode::force;
+  request.replay = !search_now && options_.decide.mode != Mode::force;
   const std::vector<detail::ChoiceSource*>& chain = search_now ? tune_chain_ : select_chain_;
   for (std::size_t i = 0; i < chain.size(); ++i) {
     std::optional<detail::Served> served = chain[i]->find(request);
@@ -415,7 +418,7 @@ bool Tuner::Impl::live_failure(const OpBase& op, const Key& key, std::size_t ind
   }
   keep_ban(op, stored, name, why);
   if (cause.status != Status::compile_failed) return false;
-  if (options_.on_fallback) options_.on_fallback(name, cause);
+  if (options_.hooks.on_fallback) options_.hooks.on_fallback(name, cause);
   return true;
 }
 
@@ -432,9 +435,9 @@ void Tuner::Impl::keep_ban(const OpBase& op, const Key& stored, const std::strin
     store_->ban(BannedCandidate{digest, op.name(), stored.text(), name, why,
                                 static_cast<std::int64_t>(std::time(nullptr))});
   } catch (const std::exception& e) {
-    if (options_.on_warning)
-      options_.on_warning(std::string("tunekit: the ban of ") + name +
-                          " could not be stored: " + e.what());
+    if (options_.hooks.on_warning)
+      options_.hooks.on_warning(std::string("tunekit: the ban of ") + name +
+                                " could not be stored: " + e.what());
   }
 }
 

@@ -35,20 +35,21 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
   TunerOptions o;
   if (const char* mode = getenv("TUNEKIT_MODE"); mode && *mode) {
     try {
-      o.mode = mode_from_string(mode);
+      o.decide.mode = mode_from_string(mode);
     } catch (const UsageError& e) {
       throw UsageError(std::string("TUNEKIT_MODE: ") + e.what());
     }
   }
-  o.store = "sqlite:" + default_store_path(getenv);
-  o.store_options = store_options_from_environment(getenv);
+  o.persist.store = "sqlite:" + default_store_path(getenv);
+  o.persist.store_options = store_options_from_environment(getenv);
   // Device profiles (tunekit calibrate) live beside the store file.
-  o.profile_dir =
+  o.model.profile_dir =
       (std::filesystem::path(default_store_path(getenv)).parent_path() / "profiles").string();
   // Device locks live in the cache directory whatever the store: they guard the device.
-  o.lock_dir = (std::filesystem::path(default_store_path(getenv)).parent_path() / "locks").string();
-  if (const char* dir = getenv("TUNEKIT_ARTIFACT_DIR"); dir && *dir) o.artifact_dir = dir;
-  o.on_warning = [](std::string_view message) { std::cerr << message << '\n'; };
+  o.persist.lock_dir =
+      (std::filesystem::path(default_store_path(getenv)).parent_path() / "locks").string();
+  if (const char* dir = getenv("TUNEKIT_ARTIFACT_DIR"); dir && *dir) o.persist.artifact_dir = dir;
+  o.hooks.on_warning = [](std::string_view message) { std::cerr << message << '\n'; };
   return o;
 }
 
@@ -115,21 +116,24 @@ void check_timing_options(const TimingOptions& t, std::string_view where) {
 }
 
 void check_tuner_options(const TunerOptions& o) {
-  constexpr std::string_view where = "TunerOptions: ";
-  if (!(o.tie_band >= 0 && o.tie_band < 1))
+  constexpr std::string_view decide = "TunerOptions: decide.";
+  constexpr std::string_view measure = "TunerOptions: measure.";
+  const DecideOptions& d = o.decide;
+  const MeasureOptions& m = o.measure;
+  if (!(d.tie_band >= 0 && d.tie_band < 1))
     throw UsageError(fmt::format(
-        "TunerOptions: tie_band must be in [0, 1), e.g. 0.02 for 2 %, got {}", o.tie_band));
-  integer_in(where, "rotate", o.rotate, 0, 64, " (0: what the op declares, 1: none)");
-  real_in(where, "budget_seconds", o.budget_seconds, 0, kYear, " (0: no budget)");
-  integer_in(where, "build_threads", o.build_threads, 0, 1024, " (0: one per hardware thread)");
-  real_in(where, "limit", o.limit, 0, kYear, " (seconds per launch; 0: off)");
-  integer_in(where, "confirm_pairs", o.confirm_pairs, 0, 10000, " (0: off)");
-  integer_in(where, "paired.min_pairs", o.paired.min_pairs, 1, 10000);
-  real_in(where, "paired.max_relative_mad", o.paired.max_relative_mad, 0, 100);
-  integer_in(where, "check_calls", o.check_calls, 0, 1000, " (0: none)");
-  real_in(where, "isolation.limit_seconds", o.isolation.limit_seconds, 0.001, kYear);
-  real_in(where, "isolation.floor_seconds", o.isolation.floor_seconds, 0.001, kYear);
-  check_timing_options(o.timing, "TunerOptions: timing.");
+        "TunerOptions: decide.tie_band must be in [0, 1), e.g. 0.02 for 2 %, got {}", d.tie_band));
+  integer_in(measure, "rotate", m.rotate, 0, 64, " (0: what the op declares, 1: none)");
+  real_in(decide, "budget_seconds", d.budget_seconds, 0, kYear, " (0: no budget)");
+  integer_in(measure, "build_threads", m.build_threads, 0, 1024, " (0: one per hardware thread)");
+  real_in(decide, "limit", d.limit, 0, kYear, " (seconds per launch; 0: off)");
+  integer_in(decide, "confirm_pairs", d.confirm_pairs, 0, 10000, " (0: off)");
+  integer_in(decide, "paired.min_pairs", d.paired.min_pairs, 1, 10000);
+  real_in(decide, "paired.max_relative_mad", d.paired.max_relative_mad, 0, 100);
+  integer_in(measure, "check_calls", m.check_calls, 0, 1000, " (0: none)");
+  real_in(measure, "isolation.limit_seconds", m.isolation.limit_seconds, 0.001, kYear);
+  real_in(measure, "isolation.floor_seconds", m.isolation.floor_seconds, 0.001, kYear);
+  check_timing_options(m.timing, "TunerOptions: measure.timing.");
 }
 
 }  // namespace tunekit::detail

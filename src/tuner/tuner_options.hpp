@@ -10,7 +10,7 @@
 
 namespace tunekit::detail {
 
-// `where` prefixes each field in messages ("TunerOptions: timing.").
+// `where` prefixes each field in messages ("TunerOptions: measure.timing.").
 void check_timing_options(const TimingOptions& options, std::string_view where);
 // Every numeric field of the options (the timing ones included); the strategy and schedule
 // strings are checked by check_search_options.

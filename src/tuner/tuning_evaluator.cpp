@@ -36,8 +36,8 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
       if (i != def && !budget_.admits_build()) break;
       ++k;
       // Nothing is built for a candidate the numerics policy or the key turns away.
-      if (auto refused =
-              precheck(op.candidate(i), context_.key(), context_.options().numerics_policy)) {
+      if (auto refused = precheck(op.candidate(i), context_.key(),
+                                  context_.options().decide.numerics_policy)) {
         context_.finish(i, *refused, std::nullopt);
         out.push_back(point_result(context_, i));
         continue;

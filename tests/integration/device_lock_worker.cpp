@@ -47,9 +47,9 @@ int main(int argc, char** argv) {
   std::atomic<int> searches{0};
   auto op = tunekit::fakes::make_fake_op(device, {"def", "fast"}, "def", &searches);
   tunekit::TunerOptions options;
-  options.store = std::string("sqlite:") + argv[1];
-  options.wait_for_device_seconds = std::atof(argv[3]);
-  options.on_warning = [](std::string_view m) { std::cerr << m << '\n'; };
+  options.persist.store = std::string("sqlite:") + argv[1];
+  options.persist.wait_for_device_seconds = std::atof(argv[3]);
+  options.hooks.on_warning = [](std::string_view m) { std::cerr << m << '\n'; };
   tunekit::Tuner tuner(device, options);
   tunekit::TuneReport report;
   tuner.select(*op, tunekit::Key{{"n", std::atoi(argv[2])}}, &report);

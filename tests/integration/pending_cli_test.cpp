@@ -44,7 +44,7 @@ class PendingCli : public ::testing::Test {
     tunekit::cpu::ThreadPool pool(0);
     auto op = tunekit::find_builtin_op("sum").make(pool);
     tunekit::TunerOptions options;
-    options.store = "sqlite:" + store_file().string();
+    options.persist.store = "sqlite:" + store_file().string();
     tunekit::Tuner tuner(device, options);
     tunekit::PendingMiss miss =
         tunekit::make_pending_miss(tuner.identity(*op, op->parse_shape(shape)));

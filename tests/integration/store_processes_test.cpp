@@ -186,9 +186,9 @@ CachedRead cached_read(const std::string& store) {
   auto op = tunekit::fakes::make_fake_op(device, {"def", "fast"}, "def");
   CachedRead r{};
   tunekit::TunerOptions options;
-  options.store = "sqlite:" + store;
-  options.mode = tunekit::Mode::cached;
-  options.on_warning = [&](std::string_view m) { r.warnings.emplace_back(m); };
+  options.persist.store = "sqlite:" + store;
+  options.decide.mode = tunekit::Mode::cached;
+  options.hooks.on_warning = [&](std::string_view m) { r.warnings.emplace_back(m); };
   const auto start = std::chrono::steady_clock::now();
   tunekit::Tuner tuner(device, options);
   r.source = tuner.select(*op, tunekit::Key{{"n", 1}}).source;

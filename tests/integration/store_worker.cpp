@@ -25,11 +25,11 @@ int main(int argc, char** argv) {
   int warnings = 0;
   for (int loop = 0; loop < loops; ++loop) {
     tunekit::TunerOptions options;
-    options.store = "sqlite:" + path;
-    options.mode = loop % 2 ? tunekit::Mode::force : tunekit::Mode::tune;
+    options.persist.store = "sqlite:" + path;
+    options.decide.mode = loop % 2 ? tunekit::Mode::force : tunekit::Mode::tune;
     // The store is under test: processes search (and write) at once, unlocked by the device.
-    options.lock_dir = "none";
-    options.on_warning = [&](std::string_view m) {
+    options.persist.lock_dir = "none";
+    options.hooks.on_warning = [&](std::string_view m) {
       ++warnings;
       std::cerr << m << '\n';
     };
@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   }
   // Everything this worker wrote must be readable by a fresh tuner in cached mode.
   tunekit::TunerOptions cached;
-  cached.store = "sqlite:" + path;
-  cached.mode = tunekit::Mode::cached;
+  cached.persist.store = "sqlite:" + path;
+  cached.decide.mode = tunekit::Mode::cached;
   tunekit::Tuner reader(device, cached);
   for (int n = first; n < first + count; ++n) {
     if (reader.select(*op, tunekit::Key{{"n", n}}).source != tunekit::Source::cache_replay) {

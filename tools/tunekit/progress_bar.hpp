@@ -19,7 +19,7 @@ class ProgressBar {
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
 
-  // Suitable as TunerOptions::on_progress (called once when a candidate starts, once with
+  // Suitable as TunerOptions::hooks.on_progress (called once when a candidate starts, once with
   // its result when it is finished).
   void update(const ProgressEvent& event);
   // Erases the bar (interactive only); called by the destructor too.

@@ -57,8 +57,8 @@ class Artifacts : public ::testing::Test {
 
   TunerOptions options(std::vector<std::string>* warnings = nullptr) {
     TunerOptions o;
-    o.artifact_dir = dir_.string();
-    o.on_warning = [warnings](std::string_view m) {
+    o.persist.artifact_dir = dir_.string();
+    o.hooks.on_warning = [warnings](std::string_view m) {
       if (warnings) {
         warnings->emplace_back(m);
       } else {
@@ -223,7 +223,7 @@ TEST_F(Artifacts, NoDeviceIdentityNoArtifact) {
   const_cast<DeviceIdentity&>(dev_.identity()).known = false;
   EXPECT_THROW(make_artifact(*op_, Key{{"n", 1}}, dev_.identity(), "fast"), UsageError);
   TunerOptions o = options();
-  o.mode = Mode::force;
+  o.decide.mode = Mode::force;
   Tuner t(dev_, o);
   // Fails clearly (seed 002), caching nothing: no file, nothing published.
   EXPECT_THROW(t.select(*op_, Key{{"n", 1}}), UsageError);
@@ -233,7 +233,7 @@ TEST_F(Artifacts, NoDeviceIdentityNoArtifact) {
 
 TEST_F(Artifacts, ForceModeSearchesAndWritesAnArtifact) {
   TunerOptions o = options();
-  o.mode = Mode::force;
+  o.decide.mode = Mode::force;
   Key key{{"n", 6}};
   {
     Tuner t(dev_, o);

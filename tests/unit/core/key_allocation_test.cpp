@@ -111,7 +111,7 @@ void fill(Gemm& g) {
 TEST(KeyAllocation, ATypedRunHitDoesNotAllocate) {
   cpu::CpuDevice device;
   TunerOptions options;
-  options.mode = Mode::tune;
+  options.decide.mode = Mode::tune;
   Tuner tuner(device, options);
   Op<Gemm> op("alloc_gemm", 1);
   op.key({"m", "n", "k", "dtype"},

@@ -164,7 +164,7 @@ TEST(RecordingExport, ATunerReportRoundTrips) {
   ReplayDevice device(r);
   const auto op = make_replay_op(r);
   TunerOptions options;
-  options.confirm_pairs = 0;
+  options.decide.confirm_pairs = 0;
   Tuner tuner(device, options);
   const TuneReport report = tuner.tune(*op, recording_key(r));
   const Recording exported = recording_from_report(report, recording_key(r));
@@ -355,11 +355,11 @@ TEST(RecordingExport, ATuneIsWrittenInTheReportsOrderWithItsCompileTimes) {
   ReplayDevice device(r, device_options);
   const auto op = make_replay_op(r);
   TunerOptions options;
-  options.confirm_pairs = 0;
-  options.strategy = "random";
-  options.seed = 3;
-  options.budget_evaluations = 12;
-  options.now = [&device] { return device.simulated_seconds(); };
+  options.decide.confirm_pairs = 0;
+  options.decide.strategy = "random";
+  options.decide.seed = 3;
+  options.decide.budget_evaluations = 12;
+  options.measure.now = [&device] { return device.simulated_seconds(); };
   Tuner tuner(device, options);
   const TuneReport report = tuner.tune(*op, recording_key(r));
   std::vector<std::string> evaluated;

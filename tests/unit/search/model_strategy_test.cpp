@@ -46,8 +46,8 @@ class ModelStrategy : public ::testing::Test {
   }
   TunerOptions options() const {
     TunerOptions o;
-    o.envelope = envelope();
-    o.confirm_pairs = 0;
+    o.model.envelope = envelope();
+    o.decide.confirm_pairs = 0;
     return o;
   }
   // Measured: ok, or cut as hopeless against a faster one (not skipped).
@@ -74,7 +74,7 @@ class ModelStrategy : public ::testing::Test {
 
 TEST_F(ModelStrategy, TopKMeasuresOnlyTheBestTheDefaultAndTheUnscored) {
   TunerOptions o = options();
-  o.strategy = "model:top=2";
+  o.decide.strategy = "model:top=2";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_EQ(r.winner_name, "c1");
@@ -93,7 +93,7 @@ TEST_F(ModelStrategy, TopKMeasuresOnlyTheBestTheDefaultAndTheUnscored) {
 
 TEST_F(ModelStrategy, FractionKeepsTheRoundedUpShare) {
   TunerOptions o = options();
-  o.strategy = "model:fraction=0.5";  // ceil(0.5 x 5) = 3: c1, c2, c3 (and the default)
+  o.decide.strategy = "model:fraction=0.5";  // ceil(0.5 x 5) = 3: c1, c2, c3 (and the default)
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_TRUE(measured(candidate(r, "c3")));
@@ -102,8 +102,8 @@ TEST_F(ModelStrategy, FractionKeepsTheRoundedUpShare) {
 
 TEST_F(ModelStrategy, WithoutAnEnvelopeEveryCandidateIsMeasured) {
   TunerOptions o = options();
-  o.envelope.reset();
-  o.strategy = "model:top=1";
+  o.model.envelope.reset();
+  o.decide.strategy = "model:top=1";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_EQ(r.candidates.size(), op_->size());  // nothing is scored: nothing is pruned
@@ -115,7 +115,7 @@ TEST_F(ModelStrategy, MalformedPruneSpecsAreUsageErrors) {
        {"model:top", "model:top=0", "model:top=1.5", "model:fraction=0", "model:fraction=2",
         "model:best=3", "model:top=x", "model:floor=-1", "model:floor=nan", "model:fraction=inf"}) {
     TunerOptions o = options();
-    o.strategy = bad;
+    o.decide.strategy = bad;
     EXPECT_THROW(Tuner(dev_, o), UsageError) << bad;
   }
 }
@@ -124,7 +124,7 @@ TEST_F(ModelStrategy, ExhaustiveStopsNearTheRooflineFloor) {
   // c1's floor is 1 ms and it measures 1 ms: within 1.5x, so after the default and c1 the
   // search stops (model order: def, c1, c2, ...).
   TunerOptions o = options();
-  o.strategy = "model:floor=1.5";
+  o.decide.strategy = "model:floor=1.5";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   EXPECT_EQ(r.winner_name, "c1");
@@ -132,7 +132,7 @@ TEST_F(ModelStrategy, ExhaustiveStopsNearTheRooflineFloor) {
   EXPECT_TRUE(r.budget.cut);
   // Off: everything is measured.
   TunerOptions all_options = options();
-  all_options.strategy = "model";
+  all_options.decide.strategy = "model";
   Tuner full(dev_, all_options);
   const TuneReport all = full.tune(*op_, key_);
   EXPECT_TRUE(measured(candidate(all, "c4")));
@@ -142,7 +142,7 @@ TEST_F(ModelStrategy, ExhaustiveKeepsGoingWhileFarFromTheFloor) {
   // The floor is c1's 1 ms; the device is 3x slower than the model everywhere.
   for (auto& [name, b] : dev_.behaviour) b.seconds *= 3;
   TunerOptions o = options();
-  o.strategy = "model:floor=1.5";
+  o.decide.strategy = "model:floor=1.5";
   Tuner tuner(dev_, o);
   const TuneReport r = tuner.tune(*op_, key_);
   for (const auto& c : r.candidates) EXPECT_TRUE(measured(c)) << c.name;
@@ -155,7 +155,7 @@ TEST_F(ModelStrategy, TheModelsPickSurvivesTopOne) {
   works_["c2"].reread_bytes = 20e6;
   works_["c1"].reread_bytes = 5e6;
   TunerOptions o = options();
-  o.strategy = "model:top=1";
+  o.decide.strategy = "model:top=1";
   Tuner tuner(dev_, o);
   ModelReport m;
   tuner.model_default(*op_, key_, &m);
@@ -173,8 +173,8 @@ TEST_F(ModelStrategy, APartialSearchIsReplacedByAFullOne) {
   // The model is wrong about c4: it ranks last among the c's but is the fastest on the device.
   dev_.behaviour["c4"].seconds = 0.5e-3;
   TunerOptions o = options();
-  o.store = "sqlite:" + (dir / "choices.db").string();
-  o.strategy = "model:top=1";
+  o.persist.store = "sqlite:" + (dir / "choices.db").string();
+  o.decide.strategy = "model:top=1";
   {
     Tuner pruned(dev_, o);
     EXPECT_EQ(pruned.select(*op_, key_).source, Source::searched);
@@ -188,7 +188,7 @@ TEST_F(ModelStrategy, APartialSearchIsReplacedByAFullOne) {
     EXPECT_EQ(again.select(*op_, key_).source, Source::cache_replay);
   }
   TunerOptions full = o;
-  full.strategy = "exhaustive";
+  full.decide.strategy = "exhaustive";
   {
     Tuner unrestricted(dev_, full);
     TuneReport r;
@@ -204,7 +204,7 @@ TEST_F(ModelStrategy, APartialSearchIsReplacedByAFullOne) {
   // A floor stop is partial too.
   fs::remove_all(dir);
   TunerOptions floor = full;
-  floor.strategy = "model:floor=1.5";
+  floor.decide.strategy = "model:floor=1.5";
   {
     Tuner stopped(dev_, floor);
     stopped.select(*op_, key_);

@@ -241,7 +241,7 @@ TEST(DeviceSearchTurns, AnotherProcesssLockServesTheDefaultAndKeepsNothing) {
   make_two_candidates(dev);
   auto op = make_fake_op(dev, {"def", "fast"}, "def");
   TunerOptions options;
-  options.store = "sqlite:" + (dir / "choices.db").string();
+  options.persist.store = "sqlite:" + (dir / "choices.db").string();
   auto other = std::make_unique<DeviceLock>(
       DeviceLock::path_for((dir / "locks").string(), dev.identity()));  // beside the store
   ASSERT_EQ(other->try_lock(), State::held);
@@ -262,14 +262,15 @@ TEST(DeviceSearchTurns, AWaiterReadsTheStoreAgainInsteadOfSearchingTwice) {
   std::atomic<int> inputs{0};
   auto op = make_fake_op(dev, {"def", "fast"}, "def", &inputs);
   TunerOptions options;
-  options.store = "sqlite:" + (dir / "choices.db").string();
-  options.lock_dir = (dir / "device-locks").string();
-  options.wait_for_device_seconds = 30;
-  auto other = std::make_unique<DeviceLock>(DeviceLock::path_for(options.lock_dir, dev.identity()));
+  options.persist.store = "sqlite:" + (dir / "choices.db").string();
+  options.persist.lock_dir = (dir / "device-locks").string();
+  options.persist.wait_for_device_seconds = 30;
+  auto other =
+      std::make_unique<DeviceLock>(DeviceLock::path_for(options.persist.lock_dir, dev.identity()));
   ASSERT_EQ(other->try_lock(), State::held);
   // "The other process": tunes the key into the same store while holding the lock.
   TunerOptions writer_options = options;
-  writer_options.lock_dir = "none";
+  writer_options.persist.lock_dir = "none";
   Tuner writer(dev, writer_options);
   ASSERT_EQ(writer.select(*op, Key{{"n", 1}}).source, Source::searched);
   ASSERT_EQ(inputs.load(), 1);
@@ -291,9 +292,9 @@ TEST(DeviceSearchTurns, AWaitPastItsLimitServesTheDefault) {
   make_two_candidates(dev);
   auto op = make_fake_op(dev, {"def", "fast"}, "def");
   TunerOptions options;
-  options.lock_dir = (dir / "locks").string();
-  options.wait_for_device_seconds = 0.05;
-  DeviceLock other(DeviceLock::path_for(options.lock_dir, dev.identity()));
+  options.persist.lock_dir = (dir / "locks").string();
+  options.persist.wait_for_device_seconds = 0.05;
+  DeviceLock other(DeviceLock::path_for(options.persist.lock_dir, dev.identity()));
   ASSERT_EQ(other.try_lock(), State::held);
   Tuner tuner(dev, options);
   TuneReport r;
@@ -308,9 +309,9 @@ TEST(DeviceSearchTurns, AnUnusableLockDirectoryWarnsOnceAndStillSearches) {
   make_two_candidates(dev);
   auto op = make_fake_op(dev, {"def", "fast"}, "def");
   TunerOptions options;
-  options.lock_dir = (file / "locks").string();
+  options.persist.lock_dir = (file / "locks").string();
   std::vector<std::string> warnings;
-  options.on_warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  options.hooks.on_warning = [&](std::string_view m) { warnings.emplace_back(m); };
   Tuner tuner(dev, options);
   EXPECT_EQ(tuner.select(*op, Key{{"n", 1}}).source, Source::searched);
   EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::searched);
@@ -334,8 +335,8 @@ TEST(DeviceSearchTurns, FromEnvironmentLocksInTheCacheDirectory) {
   const TunerOptions o = TunerOptions::from_environment([](const char* name) -> const char* {
     return std::string_view(name) == "TUNEKIT_CACHE_DIR" ? "/somewhere/cache" : nullptr;
   });
-  EXPECT_EQ(o.lock_dir, "/somewhere/cache/locks");
-  EXPECT_EQ(o.wait_for_device_seconds, 0);
+  EXPECT_EQ(o.persist.lock_dir, "/somewhere/cache/locks");
+  EXPECT_EQ(o.persist.wait_for_device_seconds, 0);
 }
 
 TEST(DeviceSearchTurns, ABadWaitIsAUsageError) {
@@ -343,7 +344,7 @@ TEST(DeviceSearchTurns, ABadWaitIsAUsageError) {
   for (double wait :
        {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     TunerOptions options;
-    options.wait_for_device_seconds = wait;
+    options.persist.wait_for_device_seconds = wait;
     EXPECT_THROW(Tuner(dev, options), UsageError) << wait;
   }
 }

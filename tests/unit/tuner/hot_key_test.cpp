@@ -39,7 +39,7 @@ class HotKey : public ::testing::Test {
   }
   static TunerOptions options(Mode mode = Mode::tune) {
     TunerOptions o;
-    o.mode = mode;
+    o.decide.mode = mode;
     return o;
   }
   fakes::FakeDevice dev_;

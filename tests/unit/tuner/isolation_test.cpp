@@ -109,15 +109,15 @@ std::unique_ptr<Op<Args>> hostile_op(const std::vector<std::string>& hostile) {
 
 TunerOptions quick(IsolationOptions::Mode mode) {
   TunerOptions o;
-  o.isolation.mode = mode;
-  o.isolation.limit_seconds = 5;
-  o.isolation.floor_seconds = 1;
-  o.isolation.memory_bytes = std::uint64_t{1} << 30;
-  o.confirm_pairs = 0;
+  o.measure.isolation.mode = mode;
+  o.measure.isolation.limit_seconds = 5;
+  o.measure.isolation.floor_seconds = 1;
+  o.measure.isolation.memory_bytes = std::uint64_t{1} << 30;
+  o.decide.confirm_pairs = 0;
   // These tests are about classification, on a real clock that a loaded CI machine makes
   // noisy: neither contention nor a slow window may turn a validated candidate away.
-  o.timing.contended_fraction = 1.0;
-  o.timing.hopeless_ratio = 1e6;
+  o.measure.timing.contended_fraction = 1.0;
+  o.measure.timing.hopeless_ratio = 1e6;
   return o;
 }
 
@@ -212,8 +212,8 @@ TEST(Isolation, TheHostsBuildIsInheritedNotRepeatedInsideTheTimeLimit) {
     return Outcome::success();
   });
   TunerOptions o = quick(IsolationOptions::Mode::worker);
-  o.isolation.limit_seconds = 0.5;
-  o.isolation.floor_seconds = 0.5;
+  o.measure.isolation.limit_seconds = 0.5;
+  o.measure.isolation.floor_seconds = 0.5;
   Tuner tuner(device, o);
   TuneReport r;
   tuner.select(*op, Key{{"n", 64}}, &r);

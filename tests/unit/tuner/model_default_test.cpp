@@ -48,7 +48,7 @@ class ModelDefault : public ::testing::Test {
   }
   TunerOptions options() const {
     TunerOptions o;
-    o.envelope = envelope();
+    o.model.envelope = envelope();
     return o;
   }
 
@@ -76,7 +76,7 @@ TEST_F(ModelDefault, PicksTheArgminWithZeroMeasurement) {
   EXPECT_EQ(inputs_made_.load(), 0);
   EXPECT_EQ(dev_.running, "");
   TunerOptions off = options();
-  off.mode = Mode::cached;
+  off.decide.mode = Mode::cached;
   Tuner cached(dev_, off);
   cached.model_default(*op, key_);
   EXPECT_EQ(cached.select(*op, key_).source, Source::search_disabled);
@@ -161,8 +161,8 @@ TEST_F(ModelDefault, ADegenerateEnvelopeKeepsTheDefault) {
   works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   TunerOptions o = options();
-  o.envelope->peak_flops_1.value = 1e-300;
-  o.envelope->peak_flops_all.value = 1e-300;
+  o.model.envelope->peak_flops_1.value = 1e-300;
+  o.model.envelope->peak_flops_all.value = 1e-300;
   Tuner tuner(dev_, o);
   ModelReport r;
   const Choice c = tuner.model_default(*op, key_, &r);
@@ -193,14 +193,14 @@ TEST_F(ModelDefault, MalformedModelStrategyOptionsAreUsageErrors) {
   TunerOptions o = options();
   for (const char* spec : {"model:top=inf", "model:top=nan", "model:fraction=inf", "model:top=0",
                            "model:top=1.5", "model:top=1e300", "model:floor=inf"}) {
-    o.strategy = spec;
+    o.decide.strategy = spec;
     EXPECT_THROW(Tuner(dev_, o), UsageError) << spec;
   }
   // The largest accepted count keeps every scored candidate.
   works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
-  o.strategy = "model:top=1099511627776";
-  o.confirm_pairs = 0;
+  o.decide.strategy = "model:top=1099511627776";
+  o.decide.confirm_pairs = 0;
   dev_.behaviour["def"].seconds = 2e-3;
   dev_.behaviour["fast"].seconds = 1e-3;
   Tuner tuner(dev_, o);
@@ -304,8 +304,8 @@ TEST_F(ModelDefault, ExplainShowsStoredMeasurements) {
   works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   TunerOptions o = options();
-  o.store = "sqlite:" + (dir / "choices.db").string();
-  o.confirm_pairs = 0;
+  o.persist.store = "sqlite:" + (dir / "choices.db").string();
+  o.decide.confirm_pairs = 0;
   Tuner tuner(dev_, o);
   ModelReport before = tuner.explain(*op, key_);
   EXPECT_TRUE(before.measured_from.empty());
@@ -334,7 +334,7 @@ TEST_F(ModelDefault, TheStoredProfileOfTheDeviceIsFound) {
   works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   TunerOptions o;
-  o.profile_dir = dir.string();
+  o.model.profile_dir = dir.string();
   Tuner tuner(dev_, o);
   ModelReport r;
   EXPECT_EQ(tuner.model_default(*op, key_, &r).index, 1u);
@@ -342,13 +342,13 @@ TEST_F(ModelDefault, TheStoredProfileOfTheDeviceIsFound) {
   // A damaged stored profile is a warning, and the default stands.
   std::ofstream(profile_path(dir.string(), p.device_digest)) << "{oops";
   std::string warned;
-  o.on_warning = [&](std::string_view m) { warned = m; };
+  o.hooks.on_warning = [&](std::string_view m) { warned = m; };
   Tuner again(dev_, o);
   EXPECT_EQ(again.model_default(*op, key_).source, Source::use_default);
   EXPECT_NE(warned.find(".json"), std::string::npos) << warned;
   // A profile named explicitly that is broken is misuse: an error at construction.
   TunerOptions named;
-  named.profile = profile_path(dir.string(), p.device_digest);
+  named.model.profile = profile_path(dir.string(), p.device_digest);
   EXPECT_THROW(Tuner(dev_, named), UsageError);
   fs::remove_all(dir);
 }

@@ -26,8 +26,8 @@ class PendingTuningTest : public ::testing::Test {
 
   TunerOptions options() const {
     TunerOptions o;
-    o.store = "sqlite:" + (dir_ / "choices.db").string();
-    o.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    o.persist.store = "sqlite:" + (dir_ / "choices.db").string();
+    o.hooks.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
     return o;
   }
 
@@ -41,7 +41,7 @@ class PendingTuningTest : public ::testing::Test {
     return miss;
   }
 
-  std::unique_ptr<Store> store() const { return open_store(options().store, {}); }
+  std::unique_ptr<Store> store() const { return open_store(options().persist.store, {}); }
 
   // The catalog of this test: the fake op alone.
   PendingOpFinder finder() const {
@@ -77,8 +77,8 @@ TEST_F(PendingTuningTest, RecordedMissesAreTunedStoredAndNoLongerPending) {
 
   // A later run in mode cached under the recorded tags serves them from the store.
   TunerOptions cached = options();
-  cached.mode = Mode::cached;
-  cached.environment = {{"power", "ac"}};
+  cached.decide.mode = Mode::cached;
+  cached.persist.environment = {{"power", "ac"}};
   Tuner later(dev_, cached);
   for (const Key& k : keys) {
     TuneReport r;
@@ -168,7 +168,7 @@ TEST_F(PendingTuningTest, OnlyTheNamedOpsRecordsAreTuned) {
 
 TEST_F(PendingTuningTest, WithoutAStoreThereIsNothingToReadAndItSaysSo) {
   TunerOptions none = options();
-  none.store = "none";
+  none.persist.store = "none";
   try {
     tune_pending(dev_, none, finder());
     ADD_FAILURE() << "no UsageError";

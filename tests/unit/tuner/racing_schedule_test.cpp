@@ -27,7 +27,7 @@ TEST(Racing, DropsClearlySlowerCandidatesEarly) {
   set_up(dev, 0.05);
   auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
   TunerOptions o;
-  o.schedule = "racing";
+  o.decide.schedule = "racing";
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "best");
@@ -49,7 +49,7 @@ TEST(Racing, PicksTheTrueBestIn99PercentOf1000SeededRuns) {
     set_up(dev, 0.15);  // +-15 % uniform noise on every reading
     auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
     TunerOptions o;
-    o.schedule = "racing";
+    o.decide.schedule = "racing";
     TuneReport r;
     Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
     right += r.winner_name == "best";
@@ -70,19 +70,19 @@ TEST(Racing, ShortCircuitLimitAndBadOptions) {
   set_up(dev, 0.0);
   auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
   TunerOptions o;
-  o.schedule = "racing:min_samples=4,round=4";
-  o.limit = 0.9e-3;  // "best" is already good enough at the first check
+  o.decide.schedule = "racing:min_samples=4,round=4";
+  o.decide.limit = 0.9e-3;  // "best" is already good enough at the first check
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "best");
   EXPECT_EQ(find(r, "best").timing->samples.size(), 4u);
 
   TunerOptions bad;
-  bad.schedule = "racing:rounds=4";
+  bad.decide.schedule = "racing:rounds=4";
   EXPECT_THROW(Tuner(dev, bad), UsageError);
-  bad.schedule = "bogus";
+  bad.decide.schedule = "bogus";
   EXPECT_THROW(Tuner(dev, bad), UsageError);
-  bad.schedule = "racing:z=abc";
+  bad.decide.schedule = "racing:z=abc";
   EXPECT_THROW(Tuner(dev, bad), UsageError);
 }
 
@@ -94,7 +94,7 @@ TEST(Racing, FailuresAndTiesBehaveAsInExhaustive) {
   dev.behaviour["throws"] = {.seconds = 1e-5, .throw_at_launch = true};
   auto op = fakes::make_fake_op(dev, {"def", "tie", "wrong", "throws"}, "def");
   TunerOptions o;
-  o.schedule = "racing";
+  o.decide.schedule = "racing";
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "def");

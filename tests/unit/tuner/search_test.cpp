@@ -24,8 +24,8 @@ const Key kKey{{"n", 1}};
 
 TunerOptions simulated(SimulatedDevice& dev) {
   TunerOptions o;
-  o.now = dev.clock_fn();
-  o.confirm_pairs = 0;
+  o.measure.now = dev.clock_fn();
+  o.decide.confirm_pairs = 0;
   return o;
 }
 
@@ -49,9 +49,9 @@ TEST(Search, RandomUnderAnEvaluationBudgetBuildsAndMeasuresAtMostBudgetPlusTheDe
   auto op = make_space_op(dev, grid_space(100), Config{{"x", 50}, {"y", 50}});
   ASSERT_EQ(op->size(), 10000u);
   TunerOptions o = simulated(dev);
-  o.strategy = "random";
-  o.budget_evaluations = 50;
-  o.seed = 11;
+  o.decide.strategy = "random";
+  o.decide.budget_evaluations = 50;
+  o.decide.seed = 11;
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   EXPECT_LE(dev.builds.size(), 51u);
   for (const auto& [config, count] : dev.builds) EXPECT_EQ(count, 1) << config << " built twice";
@@ -72,8 +72,8 @@ TEST(Search, AnchorsAreMeasuredRightAfterTheDefaultWhateverTheStrategy) {
   auto op = make_space_op(dev, grid_space(100), Config{{"x", 0}, {"y", 0}});
   op->anchors({Config{{"x", 99}, {"y", 5}}, Config{{"x", 7}, {"y", 7}}});
   TunerOptions o = simulated(dev);
-  o.strategy = "random";
-  o.budget_evaluations = 2;  // the anchors do not count, like the default
+  o.decide.strategy = "random";
+  o.decide.budget_evaluations = 2;  // the anchors do not count, like the default
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   ASSERT_EQ(r.candidates.size(), 5u);
   EXPECT_EQ(r.candidates[0].name, "x=0,y=0");
@@ -91,13 +91,13 @@ TEST(Search, AnAttemptThatWouldOverrunTheBudgetIsNotStarted) {
   dev.build_seconds = 1.0;  // each build: 1 s of the budget clock; launches 1 ms
   auto op = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
-  o.budget_seconds = 5;
-  o.build_threads = 1;
+  o.decide.budget_seconds = 5;
+  o.measure.build_threads = 1;
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   // The default builds at 0 and is timed (~26 ms); the next batch is built before it is timed:
   // at 1.03 and 2.03 s; a third would leave no reserve for the winner's rebuild (3.03 + 2 > 5).
   EXPECT_EQ(dev.builds.size(), 3u);
-  EXPECT_LE(dev.now(), o.budget_seconds);
+  EXPECT_LE(dev.now(), o.decide.budget_seconds);
   EXPECT_TRUE(r.budget.cut);
   EXPECT_EQ(r.stop_reason, "time budget");
   EXPECT_GE(r.budget.not_started, 1u);
@@ -114,9 +114,9 @@ TEST(Search, ALargeBatchIsBuiltAndTimedInRoundsSoTheBudgetIsNotSpentOnBuildsAlon
   dev.build_seconds = 0.5;
   auto op = make_space_op(dev, grid_space(100), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
-  o.strategy = "random";  // proposes 256 points at once
-  o.budget_seconds = 10;
-  o.build_threads = 1;
+  o.decide.strategy = "random";  // proposes 256 points at once
+  o.decide.budget_seconds = 10;
+  o.measure.build_threads = 1;
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   // Building all 256 first would spend the budget and time nothing but the default.
   EXPECT_GE(timed_count(r), 8u);
@@ -139,9 +139,9 @@ TEST(Search, ABudgetStopsARunningWindowWithinOneBatch) {
   };
   auto op = make_space_op(dev, grid_space(2), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
-  o.timing.repeats_floor = 1000;  // long windows: ~1 s for the default
-  o.timing.max_runs = 1000;
-  o.budget_seconds = 1.5;
+  o.measure.timing.repeats_floor = 1000;  // long windows: ~1 s for the default
+  o.measure.timing.max_runs = 1000;
+  o.decide.budget_seconds = 1.5;
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   const CandidateReport* def = named(r, "x=0,y=0");
   ASSERT_NE(def, nullptr);
@@ -157,8 +157,8 @@ TEST(Search, ABudgetStopsARunningWindowWithinOneBatch) {
   EXPECT_EQ(later->outcome.status, Status::stopped);  // not started
   EXPECT_FALSE(later->timing.has_value());
   // Stopped before its next batch once the budget was spent: at most one launch past it.
-  EXPECT_LE(dev.now(), o.budget_seconds + 0.9e-3 + 1e-12);
-  EXPECT_GT(dev.now(), o.budget_seconds - 0.9e-3);
+  EXPECT_LE(dev.now(), o.decide.budget_seconds + 0.9e-3 + 1e-12);
+  EXPECT_GT(dev.now(), o.decide.budget_seconds - 0.9e-3);
   EXPECT_EQ(r.winner_name, "x=0,y=0");  // a stopped window is never ranked
 }
 
@@ -169,21 +169,21 @@ TEST(Search, ThePairedConfirmationFitsInTheBudgetOrStepsAside) {
   two.param("x", {0, 1});
   auto pair = make_space_op(dev, two, Config{{"x", 0}});
   TunerOptions o = simulated(dev);
-  o.confirm_pairs = 16;
-  o.budget_seconds = 0.06;  // the default (~27 ms) and x=1 (~14 ms) leave room for 2 pairs
+  o.decide.confirm_pairs = 16;
+  o.decide.budget_seconds = 0.06;  // the default (~27 ms) and x=1 (~14 ms) leave room for 2 pairs
   const TuneReport r = Tuner(dev, o).tune(*pair, kKey);
   EXPECT_EQ(r.winner_name, "x=1");  // measured, unconfirmed
   EXPECT_FALSE(r.confirmed);
   EXPECT_NE(r.reason.find("no time for the paired confirmation"), std::string::npos) << r.reason;
   // Past the budget by at most the last window's checked calls (5 launches of x=1).
-  EXPECT_LE(dev.now(), o.budget_seconds + o.check_calls * 0.5e-3 + 1e-12);
+  EXPECT_LE(dev.now(), o.decide.budget_seconds + o.measure.check_calls * 0.5e-3 + 1e-12);
   // With time enough the confirmation runs (and keeps the 2x faster winner).
   SimulatedDevice roomy;
   roomy.seconds = dev.seconds;
   auto again = make_space_op(roomy, two, Config{{"x", 0}});
   TunerOptions wide = simulated(roomy);
-  wide.confirm_pairs = 16;
-  wide.budget_seconds = 10;
+  wide.decide.confirm_pairs = 16;
+  wide.decide.budget_seconds = 10;
   const TuneReport c = Tuner(roomy, wide).tune(*again, kKey);
   EXPECT_TRUE(c.confirmed) << c.reason;
   EXPECT_EQ(c.paired_pairs, 16);
@@ -195,8 +195,8 @@ TEST(Search, TheDefaultIsMeasuredWhateverTheBudgetAndACutSearchIsStoredAsSuch) {
   dev.seconds = [](const Config& c) { return c["y"].as_int() == 1 ? 0.5e-3 : 1e-3; };
   auto op = make_space_op(dev, grid_space(3), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
-  o.store = "sqlite:" + (dir.path() / "choices.db").string();
-  o.budget_seconds = 0.01;  // less than the default's own window (~26 ms)
+  o.persist.store = "sqlite:" + (dir.path() / "choices.db").string();
+  o.decide.budget_seconds = 0.01;  // less than the default's own window (~26 ms)
   {
     Tuner tuner(dev, o);
     TuneReport r;
@@ -213,7 +213,7 @@ TEST(Search, TheDefaultIsMeasuredWhateverTheBudgetAndACutSearchIsStoredAsSuch) {
     EXPECT_EQ(budgeted.select(*op, kKey).source, Source::cache_replay);
   }
   TunerOptions full = o;
-  full.budget_seconds = 0;
+  full.decide.budget_seconds = 0;
   {
     Tuner unbudgeted(dev, full);  // and is replaced by a search without a budget
     TuneReport r;
@@ -234,8 +234,8 @@ TEST(Search, ABudgetSpentBeforeTheDefaultIsMeasuredShipsTheDefaultAndStoresNothi
   dev.build_seconds = 2.0;  // the default's own build overruns the whole budget
   auto op = make_space_op(dev, grid_space(3), Config{{"x", 1}, {"y", 1}});
   TunerOptions o = simulated(dev);
-  o.store = "sqlite:" + (dir.path() / "choices.db").string();
-  o.budget_seconds = 1.0;
+  o.persist.store = "sqlite:" + (dir.path() / "choices.db").string();
+  o.decide.budget_seconds = 1.0;
   Tuner tuner(dev, o);
   TuneReport r;
   const Choice c = tuner.select(*op, kKey, &r);
@@ -251,8 +251,9 @@ TEST(Search, TheCompilePassBuildsBeforeAnyWindowAndNeverTwice) {
   dev.build_seconds = 0.1;  // 100 ms per build on the clock the windows read
   auto op = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
-  o.build_threads = 1;   // one simulated timeline: overlapping builds would read each other's time
-  o.confirm_pairs = 16;  // the winner and the default are prepared again: no rebuild
+  o.measure.build_threads =
+      1;  // one simulated timeline: overlapping builds would read each other's time
+  o.decide.confirm_pairs = 16;  // the winner and the default are prepared again: no rebuild
   dev.seconds = [](const Config& c) { return c["x"].as_int() == 3 ? 0.5e-3 : 1e-3; };
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   EXPECT_EQ(dev.builds_in_window, 0);
@@ -273,8 +274,8 @@ TEST(Search, BuildsOfABatchOverlapOnTwoThreads) {
   dev.sleep_builds = true;  // real time: four builds on two threads
   auto op = make_space_op(dev, grid_space(2), Config{{"x", 0}, {"y", 0}});
   TunerOptions o = simulated(dev);
-  o.now = nullptr;  // real time: builds are measured (and projected) as they really take
-  o.build_threads = 2;
+  o.measure.now = nullptr;  // real time: builds are measured (and projected) as they really take
+  o.measure.build_threads = 2;
   Tuner(dev, o).tune(*op, kKey);
   EXPECT_EQ(dev.builds.size(), 4u);
   EXPECT_GE(dev.max_building.load(), 2);
@@ -307,8 +308,8 @@ TEST(Search, AtMostOneCandidatesBuffersAreAliveWhileTiming) {
     };
     auto op = make_space_op(dev, grid_space(3), Config{{"x", 0}, {"y", 0}});
     TunerOptions o = simulated(dev);
-    o.schedule = schedule;
-    o.confirm_pairs = 8;
+    o.decide.schedule = schedule;
+    o.decide.confirm_pairs = 8;
     const TuneReport r = Tuner(dev, o).tune(*op, kKey);
     EXPECT_EQ(dev.max_live, 1) << schedule;
     EXPECT_EQ(dev.live, 0) << schedule;
@@ -340,9 +341,9 @@ TEST(Search, EveryStrategyFindsTheOptimumThroughTheLiveTunerWithinItsPromisedBud
     dev.seconds = bowl;
     auto op = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
     TunerOptions o = simulated(dev);
-    o.strategy = name;
-    o.budget_evaluations = 300;
-    o.seed = 2;
+    o.decide.strategy = name;
+    o.decide.budget_evaluations = 300;
+    o.decide.seed = 2;
     const TuneReport r = Tuner(dev, o).tune(*op, kKey);
     const double best = r.winner_score;
     const double limit = std::string(name) == "random" ? 6e-4 : 3e-4;
@@ -354,7 +355,7 @@ TEST(Search, EveryStrategyFindsTheOptimumThroughTheLiveTunerWithinItsPromisedBud
   dev.seconds = bowl;
   auto op = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
   TunerOptions o = simulated(dev);
-  o.strategy = "exhaustive";
+  o.decide.strategy = "exhaustive";
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   EXPECT_EQ(r.winner_name, "a=13,b=7,c=3");
   EXPECT_EQ(r.candidates.size(), op->size());
@@ -367,12 +368,12 @@ TEST(Search, AutoMeasuresASmallSpaceInFullAndCapsALargeOne) {
   auto big = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
   ASSERT_GT(big->size(), 256u);
   TunerOptions o = simulated(dev);
-  ASSERT_EQ(o.strategy, "auto");  // the default
+  ASSERT_EQ(o.decide.strategy, "auto");  // the default
   const TuneReport r = Tuner(dev, o).tune(*big, kKey);
   EXPECT_EQ(r.candidates.size(), 200u);  // the cap, the default included
   EXPECT_TRUE(r.budget.cut);             // partial: replaced by an unrestricted search
   EXPECT_LE(r.winner_score, 3e-4 * 1.001) << r.winner_name;
-  o.budget_evaluations = 50;  // an explicit budget replaces the cap
+  o.decide.budget_evaluations = 50;  // an explicit budget replaces the cap
   const TuneReport budgeted = Tuner(dev, o).tune(*big, kKey);
   EXPECT_EQ(budgeted.candidates.size(), 51u);
   auto small = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
@@ -381,7 +382,7 @@ TEST(Search, AutoMeasuresASmallSpaceInFullAndCapsALargeOne) {
   EXPECT_FALSE(all.budget.cut);
   TunerOptions bad = simulated(dev);
   for (const char* spec : {"auto:inner=auto", "auto:inner=nope", "auto:cap=0", "auto:small=-1"}) {
-    bad.strategy = spec;
+    bad.decide.strategy = spec;
     EXPECT_THROW(Tuner(dev, bad), UsageError) << spec;
   }
 }
@@ -389,9 +390,9 @@ TEST(Search, AutoMeasuresASmallSpaceInFullAndCapsALargeOne) {
 TEST(Search, BadSearchOptionsAreUsageErrorsThatSayWhatToWrite) {
   SimulatedDevice dev;
   TunerOptions o;
-  o.strategy = "genetic:pop=abc";
+  o.decide.strategy = "genetic:pop=abc";
   EXPECT_THROW(Tuner(dev, o), UsageError);
-  o.strategy = "racing";
+  o.decide.strategy = "racing";
   try {
     Tuner t(dev, o);
     ADD_FAILURE() << "racing is a schedule";
@@ -400,17 +401,17 @@ TEST(Search, BadSearchOptionsAreUsageErrorsThatSayWhatToWrite) {
         << e.what();
   }
   o = TunerOptions{};
-  o.schedule = "racing:z=abc";
+  o.decide.schedule = "racing:z=abc";
   EXPECT_THROW(Tuner(dev, o), UsageError);
-  o.schedule = "full:x=1";
+  o.decide.schedule = "full:x=1";
   EXPECT_THROW(Tuner(dev, o), UsageError);
   for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     o = TunerOptions{};
-    o.budget_seconds = bad;
+    o.decide.budget_seconds = bad;
     EXPECT_THROW(Tuner(dev, o), UsageError) << bad;
   }
   o = TunerOptions{};
-  o.build_threads = -2;
+  o.measure.build_threads = -2;
   EXPECT_THROW(Tuner(dev, o), UsageError);
 }
 

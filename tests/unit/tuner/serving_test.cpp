@@ -39,14 +39,14 @@ class Serving : public ::testing::Test {
 
   TunerOptions options(Mode mode = Mode::tune) const {
     TunerOptions o = quiet(mode);
-    o.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    o.hooks.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
     return o;
   }
   // Warnings expected (a skipped artifact): not checked.
   TunerOptions quiet(Mode mode = Mode::tune) const {
     TunerOptions o;
-    o.mode = mode;
-    o.store = "sqlite:" + (dir_ / "choices.db").string();
+    o.decide.mode = mode;
+    o.persist.store = "sqlite:" + (dir_ / "choices.db").string();
     return o;
   }
   std::optional<StoredChoice> stored(Tuner& tuner, const OpBase& op, const Key& key) {
@@ -199,7 +199,7 @@ TEST_F(Serving, AChosenCandidateWhoseBuildFailsRunsTheDefaultAndSaysWhy) {
   const Key key = op->key_of(args);
   std::vector<std::string> heard;
   TunerOptions o = options();
-  o.on_fallback = [&](std::string_view name, const Outcome& cause) {
+  o.hooks.on_fallback = [&](std::string_view name, const Outcome& cause) {
     heard.push_back(std::string(name) + ": " + cause.message);
   };
   Tuner tuner(dev_, o);
@@ -223,7 +223,7 @@ TEST_F(Serving, ForceModeWithAnArtifactDirectoryThatCannotBeWrittenStoresAndPubl
   const fs::path not_a_directory = dir_ / "artifacts";
   { std::ofstream(not_a_directory) << "a file where the directory should be"; }
   TunerOptions o = options(Mode::force);
-  o.artifact_dir = not_a_directory.string();
+  o.persist.artifact_dir = not_a_directory.string();
   Tuner tuner(dev_, o);
   try {
     tuner.select(*op, key);
@@ -242,7 +242,7 @@ TEST_F(Serving, ForceModeForAnUnknownDeviceFailsClearly) {
   auto op2 = fakes::make_fake_op(unknown, {"def", "fast"}, "def");
   const_cast<DeviceIdentity&>(unknown.identity()).known = false;
   TunerOptions o = options(Mode::force);
-  o.artifact_dir = (dir_ / "artifacts").string();
+  o.persist.artifact_dir = (dir_ / "artifacts").string();
   Tuner tuner(unknown, o);
   EXPECT_THROW(tuner.select(*op2, Key{{"n", 4}}), UsageError);
   EXPECT_FALSE(tuner.settled(*op2, Key{{"n", 4}}).has_value());
@@ -310,7 +310,7 @@ TEST_F(Serving, CachedModeRecordsEachMissOnceForLaterTuning) {
 TEST_F(Serving, TuneModeRecordsTheKeysItsSearchLeavesUnstoredWhenAsked) {
   auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
   TunerOptions o = options();
-  o.record_misses = true;
+  o.persist.record_misses = true;
   Tuner tuner(dev_, o);
   tuner.select(*op, Key{{"n", 4}});  // measured and stored: nothing pending
   dev_.behaviour["def"].wrong = true;
@@ -364,7 +364,7 @@ TEST_F(Serving, ModeCachedServesABudgetCutEntryThatAnUnrestrictedSearchWouldRepl
   auto op = fakes::make_fake_op(dev_, {"def", "fast", "faster"}, "def");
   const Key key{{"n", 4}};
   TunerOptions cut = options();
-  cut.budget_evaluations = 1;  // the default and one more point: a partial search
+  cut.decide.budget_evaluations = 1;  // the default and one more point: a partial search
   {
     Tuner tuner(dev_, cut);
     tuner.select(*op, key);
@@ -514,14 +514,14 @@ TEST_F(Serving, AnArtifactOfACandidateTheStoreBansIsNotServed) {
   fakes::FakeArgs args{std::vector<float>(4)};
   const Key key = op->key_of(args);
   TunerOptions f = quiet(Mode::force);
-  f.artifact_dir = (dir_ / "art").string();
+  f.persist.artifact_dir = (dir_ / "art").string();
   fs::create_directories(dir_ / "art");
   {
     Tuner t(dev_, f);
     ASSERT_EQ(t.select(*op, key).index, *op->find("faster"));
   }
   TunerOptions o = quiet();
-  o.artifact_dir = f.artifact_dir;
+  o.persist.artifact_dir = f.persist.artifact_dir;
   {
     Tuner t(dev_, o);
     t.select(*op, key);

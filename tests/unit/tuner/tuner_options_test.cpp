@@ -28,40 +28,49 @@ struct Bad {
 // One bad value of every numeric field; each must be refused naming the field.
 std::vector<Bad> bad_values() {
   return {
-      {"tie_band", [](TunerOptions& o) { o.tie_band = kNan; }},
-      {"tie_band", [](TunerOptions& o) { o.tie_band = 1; }},
-      {"rotate", [](TunerOptions& o) { o.rotate = -1; }},
-      {"rotate", [](TunerOptions& o) { o.rotate = 100000; }},
-      {"budget_seconds", [](TunerOptions& o) { o.budget_seconds = -1; }},
-      {"budget_seconds", [](TunerOptions& o) { o.budget_seconds = kNan; }},
-      {"budget_seconds", [](TunerOptions& o) { o.budget_seconds = 1e300; }},
-      {"build_threads", [](TunerOptions& o) { o.build_threads = -2; }},
-      {"build_threads", [](TunerOptions& o) { o.build_threads = 1 << 20; }},
-      {"limit", [](TunerOptions& o) { o.limit = kNan; }},
-      {"limit", [](TunerOptions& o) { o.limit = -0.5; }},
-      {"limit", [](TunerOptions& o) { o.limit = kInf; }},
-      {"confirm_pairs", [](TunerOptions& o) { o.confirm_pairs = -1; }},
-      {"confirm_pairs", [](TunerOptions& o) { o.confirm_pairs = INT_MAX; }},
-      {"paired.min_pairs", [](TunerOptions& o) { o.paired.min_pairs = 0; }},
-      {"paired.max_relative_mad", [](TunerOptions& o) { o.paired.max_relative_mad = kNan; }},
-      {"timing.warmup", [](TunerOptions& o) { o.timing.warmup = -1; }},
-      {"timing.repeats_floor", [](TunerOptions& o) { o.timing.repeats_floor = 0; }},
+      {"decide.tie_band", [](TunerOptions& o) { o.decide.tie_band = kNan; }},
+      {"decide.tie_band", [](TunerOptions& o) { o.decide.tie_band = 1; }},
+      {"measure.rotate", [](TunerOptions& o) { o.measure.rotate = -1; }},
+      {"measure.rotate", [](TunerOptions& o) { o.measure.rotate = 100000; }},
+      {"decide.budget_seconds", [](TunerOptions& o) { o.decide.budget_seconds = -1; }},
+      {"decide.budget_seconds", [](TunerOptions& o) { o.decide.budget_seconds = kNan; }},
+      {"decide.budget_seconds", [](TunerOptions& o) { o.decide.budget_seconds = 1e300; }},
+      {"measure.build_threads", [](TunerOptions& o) { o.measure.build_threads = -2; }},
+      {"measure.build_threads", [](TunerOptions& o) { o.measure.build_threads = 1 << 20; }},
+      {"decide.limit", [](TunerOptions& o) { o.decide.limit = kNan; }},
+      {"decide.limit", [](TunerOptions& o) { o.decide.limit = -0.5; }},
+      {"decide.limit", [](TunerOptions& o) { o.decide.limit = kInf; }},
+      {"decide.confirm_pairs", [](TunerOptions& o) { o.decide.confirm_pairs = -1; }},
+      {"decide.confirm_pairs", [](TunerOptions& o) { o.decide.confirm_pairs = INT_MAX; }},
+      {"decide.paired.min_pairs", [](TunerOptions& o) { o.decide.paired.min_pairs = 0; }},
+      {"decide.paired.max_relative_mad",
+       [](TunerOptions& o) { o.decide.paired.max_relative_mad = kNan; }},
+      {"measure.timing.warmup", [](TunerOptions& o) { o.measure.timing.warmup = -1; }},
+      {"measure.timing.repeats_floor", [](TunerOptions& o) { o.measure.timing.repeats_floor = 0; }},
       // Would take forever: refused before the first window.
-      {"timing.repeats_floor", [](TunerOptions& o) { o.timing.repeats_floor = INT_MAX; }},
-      {"timing.max_runs", [](TunerOptions& o) { o.timing.max_runs = 0; }},
-      {"timing.max_runs", [](TunerOptions& o) { o.timing.max_runs = 100001; }},
-      {"timing.sample_budget", [](TunerOptions& o) { o.timing.sample_budget = kNan; }},
-      {"timing.sample_budget", [](TunerOptions& o) { o.timing.sample_budget = -1; }},
-      {"timing.stall_ratio", [](TunerOptions& o) { o.timing.stall_ratio = 0.5; }},
-      {"timing.stall_ratio", [](TunerOptions& o) { o.timing.stall_ratio = kNan; }},
-      {"timing.contended_fraction", [](TunerOptions& o) { o.timing.contended_fraction = 2; }},
-      {"timing.batch_target", [](TunerOptions& o) { o.timing.batch_target = 0; }},
-      {"timing.batch_target", [](TunerOptions& o) { o.timing.batch_target = kInf; }},
-      {"timing.depth_cap", [](TunerOptions& o) { o.timing.depth_cap = 0; }},
-      {"timing.fixed_depth", [](TunerOptions& o) { o.timing.fixed_depth = -1; }},
-      {"timing.hopeless_against", [](TunerOptions& o) { o.timing.hopeless_against = -1; }},
-      {"timing.hopeless_ratio", [](TunerOptions& o) { o.timing.hopeless_ratio = 0.9; }},
-      {"timing.hopeless_ratio", [](TunerOptions& o) { o.timing.hopeless_ratio = kNan; }},
+      {"measure.timing.repeats_floor",
+       [](TunerOptions& o) { o.measure.timing.repeats_floor = INT_MAX; }},
+      {"measure.timing.max_runs", [](TunerOptions& o) { o.measure.timing.max_runs = 0; }},
+      {"measure.timing.max_runs", [](TunerOptions& o) { o.measure.timing.max_runs = 100001; }},
+      {"measure.timing.sample_budget",
+       [](TunerOptions& o) { o.measure.timing.sample_budget = kNan; }},
+      {"measure.timing.sample_budget",
+       [](TunerOptions& o) { o.measure.timing.sample_budget = -1; }},
+      {"measure.timing.stall_ratio", [](TunerOptions& o) { o.measure.timing.stall_ratio = 0.5; }},
+      {"measure.timing.stall_ratio", [](TunerOptions& o) { o.measure.timing.stall_ratio = kNan; }},
+      {"measure.timing.contended_fraction",
+       [](TunerOptions& o) { o.measure.timing.contended_fraction = 2; }},
+      {"measure.timing.batch_target", [](TunerOptions& o) { o.measure.timing.batch_target = 0; }},
+      {"measure.timing.batch_target",
+       [](TunerOptions& o) { o.measure.timing.batch_target = kInf; }},
+      {"measure.timing.depth_cap", [](TunerOptions& o) { o.measure.timing.depth_cap = 0; }},
+      {"measure.timing.fixed_depth", [](TunerOptions& o) { o.measure.timing.fixed_depth = -1; }},
+      {"measure.timing.hopeless_against",
+       [](TunerOptions& o) { o.measure.timing.hopeless_against = -1; }},
+      {"measure.timing.hopeless_ratio",
+       [](TunerOptions& o) { o.measure.timing.hopeless_ratio = 0.9; }},
+      {"measure.timing.hopeless_ratio",
+       [](TunerOptions& o) { o.measure.timing.hopeless_ratio = kNan; }},
   };
 }
 
@@ -89,14 +98,15 @@ TEST(TunerOptionsCheck, EveryBadValueIsRefusedByTheTunerNamingTheFieldAndTheRang
 
 TEST(TunerOptionsCheck, TheMessageSaysWhatIsAllowedAndWhatWasGiven) {
   TunerOptions o;
-  o.timing.repeats_floor = 4194304;
+  o.measure.timing.repeats_floor = 4194304;
   try {
     detail::check_tuner_options(o);
     FAIL() << "accepted";
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(),
-                 "TunerOptions: timing.repeats_floor must be an integer in [1, 100000] (samples "
-                 "per window), got 4194304");
+    EXPECT_STREQ(
+        e.what(),
+        "TunerOptions: measure.timing.repeats_floor must be an integer in [1, 100000] (samples "
+        "per window), got 4194304");
   }
 }
 
@@ -105,7 +115,7 @@ TEST(TunerOptionsCheck, ScheduleOptionsOutOfRangeAreRefusedByTheTuner) {
   for (const char* spec : {"racing:round=0", "racing:round=1025", "racing:z=nan", "racing:z=inf",
                            "racing:min_samples=1", "racing:max_samples=-4"}) {
     TunerOptions o;
-    o.schedule = spec;
+    o.decide.schedule = spec;
     try {
       Tuner tuner(dev, o);
       ADD_FAILURE() << spec << ": accepted";
@@ -119,18 +129,18 @@ TEST(TunerOptionsCheck, ScheduleOptionsOutOfRangeAreRefusedByTheTuner) {
 
 TEST(TunerOptionsCheck, BoundaryValuesAreAccepted) {
   TunerOptions o;
-  o.tie_band = 0;
-  o.rotate = 64;
-  o.budget_seconds = 0;
-  o.limit = 0;
-  o.confirm_pairs = 0;
-  o.timing.warmup = 0;
-  o.timing.repeats_floor = 100000;
-  o.timing.max_runs = 1;
-  o.timing.sample_budget = 0;
-  o.timing.stall_ratio = 1;
-  o.timing.contended_fraction = 1;
-  o.timing.hopeless_ratio = kInf;  // never cut
+  o.decide.tie_band = 0;
+  o.measure.rotate = 64;
+  o.decide.budget_seconds = 0;
+  o.decide.limit = 0;
+  o.decide.confirm_pairs = 0;
+  o.measure.timing.warmup = 0;
+  o.measure.timing.repeats_floor = 100000;
+  o.measure.timing.max_runs = 1;
+  o.measure.timing.sample_budget = 0;
+  o.measure.timing.stall_ratio = 1;
+  o.measure.timing.contended_fraction = 1;
+  o.measure.timing.hopeless_ratio = kInf;  // never cut
   EXPECT_NO_THROW(detail::check_tuner_options(o));
 }
 

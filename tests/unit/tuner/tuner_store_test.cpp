@@ -29,8 +29,8 @@ class TunerStore : public ::testing::Test {
 
   TunerOptions options() const {
     TunerOptions o;
-    o.store = "sqlite:" + (dir_ / "choices.db").string();
-    o.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    o.persist.store = "sqlite:" + (dir_ / "choices.db").string();
+    o.hooks.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
     return o;
   }
 
@@ -69,10 +69,10 @@ TEST_F(TunerStore, SecondTunerReplaysFromTheStore) {
 
   // cached mode serves the store; force searches again.
   TunerOptions cached = options();
-  cached.mode = Mode::cached;
+  cached.decide.mode = Mode::cached;
   EXPECT_EQ(Tuner(dev_, cached).select(*op, key).source, Source::cache_replay);
   TunerOptions force = options();
-  force.mode = Mode::force;
+  force.decide.mode = Mode::force;
   EXPECT_EQ(Tuner(dev_, force).select(*op, key).source, Source::searched);
   EXPECT_EQ(searches.load(), 4);  // a validation run for the cached tuner, a search for force
 }
@@ -99,7 +99,7 @@ TEST_F(TunerStore, EveryIdentityFieldMismatchIsAMiss) {
   }
   {  // numerics policy
     TunerOptions o = options();
-    o.numerics_policy = Numerics::bitwise;
+    o.decide.numerics_policy = Numerics::bitwise;
     Tuner t(dev_, o);
     expect_search(t, *op, key, "numerics policy");
   }
@@ -179,7 +179,7 @@ TEST_F(TunerStore, UnusableStoreFileMeansMemoryOnlyWithAWarning) {
   std::ofstream(dir_ / "choices.db") << "not a database";
   std::vector<std::string> warnings;
   TunerOptions o = options();
-  o.on_warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  o.hooks.on_warning = [&](std::string_view m) { warnings.emplace_back(m); };
   auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
   Tuner t(dev_, o);
   EXPECT_EQ(t.store(), nullptr);

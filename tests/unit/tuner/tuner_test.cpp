@@ -128,7 +128,7 @@ TEST(Tuner, PairedConfirmation) {
   auto op2 = make_fake_op(noisy, {"def", "fast"}, "def");
   TuneReport n;
   TunerOptions o;
-  o.timing.contended_fraction = 1.0;  // let the noisy windows through to the decision
+  o.measure.timing.contended_fraction = 1.0;  // let the noisy windows through to the decision
   Tuner(noisy, o).select(*op2, Key{{"n", 2}}, &n);
   EXPECT_FALSE(n.confirmed);
   EXPECT_EQ(n.winner_name, "def");
@@ -136,7 +136,7 @@ TEST(Tuner, PairedConfirmation) {
 
   // Confirmation off: the measured winner is taken as it is.
   TunerOptions off = o;
-  off.confirm_pairs = 0;
+  off.decide.confirm_pairs = 0;
   TuneReport f;
   Tuner(noisy, off).select(*op2, Key{{"n", 2}}, &f);
   EXPECT_EQ(f.winner_name, "fast");
@@ -152,7 +152,7 @@ TEST(Tuner, ContendedTwiceIsRefusedAndNeverRanked) {
   auto op = make_fake_op(dev, {"def", "noisy"}, "def");
   TunerOptions o;
   std::vector<std::string> retried;
-  o.on_retry = [&](std::string_view name, const TimingResult& contended) {
+  o.hooks.on_retry = [&](std::string_view name, const TimingResult& contended) {
     EXPECT_TRUE(contended.contended);
     retried.emplace_back(name);
   };
@@ -233,7 +233,7 @@ TEST(Tuner, ModesOffAndCachedNeverMeasure) {
   std::atomic<int> inputs{0};
   auto op = make_fake_op(dev, {"def", "fast"}, "def", &inputs);
   TunerOptions off;
-  off.mode = Mode::off;
+  off.decide.mode = Mode::off;
   Tuner t_off(dev, off);
   TuneReport r;
   Choice c = t_off.select(*op, Key{{"n", 2}}, &r);
@@ -242,7 +242,7 @@ TEST(Tuner, ModesOffAndCachedNeverMeasure) {
   EXPECT_TRUE(r.candidates.empty());
 
   TunerOptions cached;
-  cached.mode = Mode::cached;
+  cached.decide.mode = Mode::cached;
   Tuner t_cached(dev, cached);
   EXPECT_EQ(t_cached.select(*op, Key{{"n", 2}}).source, Source::search_disabled);
   EXPECT_EQ(inputs.load(), 0);
@@ -260,7 +260,7 @@ TEST(Tuner, ForceModeSearchesOnceThenServes) {
   std::atomic<int> inputs{0};
   auto op = make_fake_op(dev, {"def", "fast"}, "def", &inputs);
   TunerOptions force;
-  force.mode = Mode::force;
+  force.decide.mode = Mode::force;
   Tuner tuner(dev, force);
   EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::searched);
   EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::memory_hit);
@@ -320,12 +320,12 @@ TEST(TunerOptions, EnvironmentIsReadOnceThroughAParameter) {
       return std::string(name) == "TUNEKIT_MODE" ? value : nullptr;
     };
   };
-  EXPECT_EQ(TunerOptions::from_environment(env("cached")).mode, Mode::cached);
-  EXPECT_EQ(TunerOptions::from_environment(env(nullptr)).mode, Mode::tune);
+  EXPECT_EQ(TunerOptions::from_environment(env("cached")).decide.mode, Mode::cached);
+  EXPECT_EQ(TunerOptions::from_environment(env(nullptr)).decide.mode, Mode::tune);
   EXPECT_THROW(TunerOptions::from_environment(env("fast")), UsageError);
   FakeDevice dev;
   TunerOptions bad;
-  bad.tie_band = -1;
+  bad.decide.tie_band = -1;
   EXPECT_THROW(Tuner(dev, bad), UsageError);
 }
 
@@ -355,14 +355,14 @@ TEST(Tuner, RotatingInputsCycleThroughCopies) {
                  })
       .rotate(3);
   TunerOptions o;
-  o.confirm_pairs = 0;
+  o.decide.confirm_pairs = 0;
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 8}}, &r);
   EXPECT_TRUE(r.candidates[0].outcome.ok()) << r.candidates[0].outcome.message;
   EXPECT_EQ(seen.size(), 3u);  // three input copies were used
   seen.clear();
   TunerOptions once = o;
-  once.rotate = 1;  // the tuner's option overrides the op's
+  once.measure.rotate = 1;  // the tuner's option overrides the op's
   Tuner(dev, once).select(*op, Key{{"n", 8}});
   EXPECT_EQ(seen.size(), 1u);
   EXPECT_THROW(op->rotate(0), UsageError);

@@ -84,8 +84,9 @@ void run_calibrate(const CalibrateCommand& command) {
   const Calibration c = calibrate(*probe, options);
   progress.finish();
   const DeviceProfile profile = make_profile(device.identity(), c, command.quick);
-  const std::string path =
-      command.out.empty() ? profile_path(env.profile_dir, profile.device_digest) : command.out;
+  const std::string path = command.out.empty()
+                               ? profile_path(env.model.profile_dir, profile.device_digest)
+                               : command.out;
   write_profile(path, profile);
   if (command.json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(profile.to_json());

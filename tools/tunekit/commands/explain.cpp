@@ -35,15 +35,15 @@ struct ExplainCommand {
 void run_explain(const ExplainCommand& command) {
   const CatalogEntry& entry = find_builtin_op(command.op);
   TunerOptions options = options_ignoring_mode();
-  if (!command.profile.empty()) options.profile = command.profile;
+  if (!command.profile.empty()) options.model.profile = command.profile;
   if (!command.numerics.empty()) {
     auto policy = numerics_from_string(command.numerics);
     if (!policy)
       throw UsageError(fmt::format(
           "unknown --numerics '{}': use bitwise, reassociates or approximate", command.numerics));
-    options.numerics_policy = *policy;
+    options.decide.numerics_policy = *policy;
   }
-  if (!command.store.empty()) options.store = resolve_store_spec(command.store);
+  if (!command.store.empty()) options.persist.store = resolve_store_spec(command.store);
   cpu::ThreadPool pool(command.threads);
   const std::unique_ptr<OpBase> op = entry.make(pool);
   const std::string shape = command.shape.empty() ? entry.example_shape : command.shape;

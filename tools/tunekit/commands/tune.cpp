@@ -157,8 +157,8 @@ std::optional<Artifact> measured_artifact(const TuneReport& report, Tuner& tuner
       // The artifact that answered: keep its evidence.
       Artifact a = make_artifact(op, key, device, report.winner_name);
       try {
-        Artifact found =
-            read_artifact(std::filesystem::path(tuner.options().artifact_dir) / a.file_name());
+        Artifact found = read_artifact(std::filesystem::path(tuner.options().persist.artifact_dir) /
+                                       a.file_name());
         a.evidence = std::move(found.evidence);
         a.search = std::move(found.search);
       } catch (const UsageError&) {
@@ -186,44 +186,47 @@ void save_artifact(const std::string& dir, const TuneReport& report, Tuner& tune
 
 // The search flags (what is measured, how, for how long) onto `options`.
 void apply_search_flags(const TuneCommand& command, TunerOptions& options) {
-  if (!command.statistic.empty()) options.statistic = statistic_from_string(command.statistic);
-  if (command.tie_band_option->count() > 0) options.tie_band = command.tie_band;
-  if (command.evict) options.evict = true;
+  if (!command.statistic.empty())
+    options.decide.statistic = statistic_from_string(command.statistic);
+  if (command.tie_band_option->count() > 0) options.decide.tie_band = command.tie_band;
+  if (command.evict) options.measure.evict = true;
   if (command.strategy == "racing" || command.strategy.rfind("racing:", 0) == 0) {
     throw UsageError(fmt::format(
         "--strategy {}: racing is a schedule (how windows are shared), not a strategy (which "
         "points are measured): write --schedule {}",
         command.strategy, command.strategy));
   }
-  if (!command.strategy.empty()) options.strategy = command.strategy;
-  if (!command.schedule.empty()) options.schedule = command.schedule;
-  options.seed = command.seed;
-  if (!command.budget.empty()) options.budget_seconds = parse_duration(command.budget, "--budget");
-  options.budget_evaluations = static_cast<std::size_t>(command.budget_evals);
-  options.build_threads = command.build_threads;
+  if (!command.strategy.empty()) options.decide.strategy = command.strategy;
+  if (!command.schedule.empty()) options.decide.schedule = command.schedule;
+  options.decide.seed = command.seed;
+  if (!command.budget.empty())
+    options.decide.budget_seconds = parse_duration(command.budget, "--budget");
+  options.decide.budget_evaluations = static_cast<std::size_t>(command.budget_evals);
+  options.measure.build_threads = command.build_threads;
   if (!command.timing.empty()) {
     if (command.timing != "isolated" && command.timing != "queued")
       throw UsageError(
           fmt::format("unknown --timing '{}': use isolated or queued", command.timing));
-    options.timing.mode = command.timing == "queued" ? TimingMode::queued : TimingMode::isolated;
+    options.measure.timing.mode =
+        command.timing == "queued" ? TimingMode::queued : TimingMode::isolated;
   }
-  options.limit = command.limit;
+  options.decide.limit = command.limit;
   if (!command.numerics.empty()) {
     auto policy = numerics_from_string(command.numerics);
     if (!policy)
       throw UsageError(fmt::format(
           "unknown --numerics '{}': use bitwise, reassociates or approximate", command.numerics));
-    options.numerics_policy = *policy;
+    options.decide.numerics_policy = *policy;
   }
-  if (command.confirm_pairs >= 0) options.confirm_pairs = command.confirm_pairs;
+  if (command.confirm_pairs >= 0) options.decide.confirm_pairs = command.confirm_pairs;
   if (!command.isolation.empty()) {
     auto mode = isolation_mode_from_string(command.isolation);
     if (!mode)
       throw UsageError(fmt::format("unknown --isolation '{}': use automatic, worker or in_process",
                                    command.isolation));
-    options.isolation.mode = *mode;
+    options.measure.isolation.mode = *mode;
   }
-  options.rotate = command.rotate;
+  options.measure.rotate = command.rotate;
 }
 
 // The tuner's options: the environment's (TUNEKIT_MODE unless --mode), then the flags.
@@ -235,15 +238,15 @@ TunerOptions tuner_options(const TuneCommand& command) {
     // --mode wins: TUNEKIT_MODE is not even read (a bad value there must not stop us).
     options = options_ignoring_mode();
     try {
-      options.mode = mode_from_string(command.mode);
+      options.decide.mode = mode_from_string(command.mode);
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("--mode: {}", e.what()));
     }
   }
   apply_search_flags(command, options);
-  if (!command.store.empty()) options.store = resolve_store_spec(command.store);
-  if (!command.artifact_dir.empty()) options.artifact_dir = command.artifact_dir;
-  if (command.save_artifact && options.artifact_dir.empty()) {
+  if (!command.store.empty()) options.persist.store = resolve_store_spec(command.store);
+  if (!command.artifact_dir.empty()) options.persist.artifact_dir = command.artifact_dir;
+  if (command.save_artifact && options.persist.artifact_dir.empty()) {
     throw UsageError(
         "--save-artifact needs a directory: pass --artifact-dir D or set TUNEKIT_ARTIFACT_DIR");
   }
@@ -253,9 +256,10 @@ TunerOptions tuner_options(const TuneCommand& command) {
         "--model picks without measuring, so --save-artifact, --export-kt and --export-t4 "
         "have nothing to write: drop them, or drop --model to search");
   }
-  if (!command.profile.empty()) options.profile = command.profile;
+  if (!command.profile.empty()) options.model.profile = command.profile;
   if (!command.wait_for_device.empty())
-    options.wait_for_device_seconds = parse_duration(command.wait_for_device, "--wait-for-device");
+    options.persist.wait_for_device_seconds =
+        parse_duration(command.wait_for_device, "--wait-for-device");
   return options;
 }
 
@@ -314,7 +318,7 @@ void run_tune_pending(const TuneCommand& command) {
   CatalogOps ops(command, pool);
   ProgressBar progress(std::cerr, ProgressBar::stderr_is_terminal(), ProgressBar::stderr_columns());
   if (!command.quiet) {
-    options.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
+    options.hooks.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
   }
   PendingTuning tuning;
   tuning.op = command.op;
@@ -358,7 +362,7 @@ void run_tune(const TuneCommand& command) {
 
   ProgressBar progress(std::cerr, ProgressBar::stderr_is_terminal(), ProgressBar::stderr_columns());
   if (!command.quiet) {
-    options.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
+    options.hooks.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
   }
   Device& device = *backend.device;
   Tuner tuner(device, options);
@@ -378,7 +382,7 @@ void run_tune(const TuneCommand& command) {
   }
   std::cout.flush();
   if (command.save_artifact)
-    save_artifact(options.artifact_dir, report, tuner, *op, key, device.identity());
+    save_artifact(options.persist.artifact_dir, report, tuner, *op, key, device.identity());
   if (command.exports.any()) command.exports.write(recording_from_report(report, key));
 }
 

@@ -106,11 +106,11 @@ TEST(OpenclDevice, FailuresAreClassifiedAndTheTuneContinues) {
   auto op = scale_op(context);
   OpenclDevice device(context);
   TunerOptions options;
-  options.confirm_pairs = 0;
-  options.timing.repeats_floor = 4;
-  options.timing.max_runs = 8;
+  options.decide.confirm_pairs = 0;
+  options.measure.timing.repeats_floor = 4;
+  options.measure.timing.max_runs = 8;
   // A real clock on a loaded CI machine: the contention refusal is tested with scripted clocks.
-  options.timing.contended_fraction = 1.0;
+  options.measure.timing.contended_fraction = 1.0;
   Tuner tuner(device, options);
   TuneReport report;
   tuner.select(*op, Key{{"n", static_cast<std::int64_t>(kN)}}, &report);
@@ -216,9 +216,9 @@ TEST(OpenclDevice, TheBuildStepRunsBeforeAnyLaunchSoNoLaunchCompiles) {
     EXPECT_EQ(probe->build_steps, before + 2);
   }
   TunerOptions options;
-  options.confirm_pairs = 0;
-  options.timing.repeats_floor = 4;
-  options.timing.max_runs = 8;
+  options.decide.confirm_pairs = 0;
+  options.measure.timing.repeats_floor = 4;
+  options.measure.timing.max_runs = 8;
   Tuner tuner(device, options);
   TuneReport report;
   tuner.select(*op, Key{{"n", static_cast<std::int64_t>(kN)}}, &report);
@@ -239,13 +239,13 @@ TEST(OpenclDevice, QueuedTimingUsesTheEventClockAroundBatches) {
   auto op = scale_op(context);
   OpenclDevice device(context);
   TunerOptions options;
-  options.confirm_pairs = 0;
-  options.timing.mode = TimingMode::queued;
+  options.decide.confirm_pairs = 0;
+  options.measure.timing.mode = TimingMode::queued;
   // Long enough that a launch slowed by a loaded machine or a sanitizer is still batched.
-  options.timing.batch_target = 0.05;
-  options.timing.repeats_floor = 4;
-  options.timing.max_runs = 6;
-  options.timing.contended_fraction = 1.0;  // a real clock on a loaded CI machine
+  options.measure.timing.batch_target = 0.05;
+  options.measure.timing.repeats_floor = 4;
+  options.measure.timing.max_runs = 6;
+  options.measure.timing.contended_fraction = 1.0;  // a real clock on a loaded CI machine
   Tuner tuner(device, options);
   TuneReport report;
   tuner.select(*op, Key{{"n", static_cast<std::int64_t>(kN)}}, &report);

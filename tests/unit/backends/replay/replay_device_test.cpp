@@ -39,9 +39,9 @@ Recording small() {
 
 TunerOptions exact_options() {
   TunerOptions o;
-  o.tie_band = 0;       // rank by the readings alone
-  o.confirm_pairs = 0;  // the readings are the recording: nothing to confirm against noise
-  o.strategy = "exhaustive";
+  o.decide.tie_band = 0;       // rank by the readings alone
+  o.decide.confirm_pairs = 0;  // the readings are the recording: nothing to confirm against noise
+  o.decide.strategy = "exhaustive";
   return o;
 }
 
@@ -118,7 +118,7 @@ TEST(ReplayDevice, SampledReadingsAreSeededAndLandNearTheBest) {
     ReplayDevice device(r, {ReplayDeviceOptions::Reading::sample, seed});
     const auto op = make_replay_op(r);
     TunerOptions o;
-    o.strategy = "exhaustive";  // every configuration: the pick is near the file's best
+    o.decide.strategy = "exhaustive";  // every configuration: the pick is near the file's best
     Tuner tuner(device, o);
     const TuneReport report = tuner.tune(*op, recording_key(r));
     return std::make_pair(report.winner_name, device.simulated_seconds());

@@ -203,6 +203,11 @@ class OpBase {
   std::unique_ptr<Workload> make_workload(const Key& key) const { return make_workload(key, 0); }
   // Input set `input_set` (0 <= input_set < input_sets(), else UsageError).
   virtual std::unique_ptr<Workload> make_workload(const Key& key, int input_set) const = 0;
+  // Builds what candidate `index` ships for `key`, without inputs or a device trial: the op's
+  // build step (Op::build, a runtime compilation) and, for a space op, its function (so the
+  // first call builds nothing). A failure is an outcome (compile_failed with the log) or
+  // throws, as the build step does. Deferred::build calls it.
+  virtual Outcome build_for(const Key& key, std::size_t index) const = 0;
 
   // Set when this op's candidates must run on the caller's threads and in the caller's
   // process (e.g. they use a thread pool or device context the caller owns, or state a
@@ -538,6 +543,11 @@ class Op final : public OpBase {
                        "; pass a generator of (key, input_set) to .inputs for two)");
     }
     return std::make_unique<Bound>(*this, key, inputs_fn_(key, input_set));
+  }
+  Outcome build_for(const Key& key, std::size_t index) const override {
+    Outcome built = build_point(key, index);
+    if (built.ok()) function(index);
+    return built;
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "tunekit/deferred.hpp"
 #include "tunekit/device.hpp"
 #include "tunekit/identity.hpp"
 #include "tunekit/key.hpp"
@@ -64,6 +65,12 @@ class Tuner {
 
   // Searches now, whatever the mode and the table say, and publishes the winner.
   TuneReport tune(const OpBase& op, const Key& key);
+  // tune(), with the winner's build deferred (DESIGN §7): the report comes first, and the
+  // search's trials, inputs and device buffers are released before it returns (a Deferred
+  // dropped unbuilt costs nothing on the device). Deferred::build() builds what it ships at
+  // most once, falling back to the default as options().hooks say (on_fallback, fallback_if,
+  // on_unrecovered). The op must outlive the Deferred.
+  Deferred tune_deferred(const OpBase& op, const Key& key);
 
   // Cost model, zero measurement (DESIGN §7). The model's pick for (op, key) under the
   // options' envelope: the argmin of ranking_seconds among admitted, scored candidates. An

@@ -151,9 +151,14 @@ struct ModelOptions {
 // What a Tuner calls back.
 struct TunerHooks {
   std::function<void(const ProgressEvent&)> on_progress;
-  // Tuner::run: a chosen candidate failed to build, so the default ran instead (advisory
-  // build, DESIGN §7): the candidate's name and the cause.
+  // Advisory build (DESIGN §7), in Tuner::run and Deferred::build: a chosen candidate failed
+  // to build, so the default is built and run instead: the candidate's name and the cause.
   std::function<void(std::string_view candidate, const Outcome& cause)> on_fallback;
+  // Which classified build failures fall back to the default (empty: every one).
+  std::function<bool(const Outcome& cause)> fallback_if;
+  // A build failure that is not recovered (fallback_if said no, or the default failed too),
+  // just before it propagates.
+  std::function<void(std::string_view candidate, const Outcome& cause)> on_unrecovered;
   // Called with every contended window before it is retried.
   std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
   // Warnings (an unusable store file, a skipped artifact). Empty: dropped.

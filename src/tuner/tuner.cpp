@@ -67,6 +67,11 @@ struct PendingKey {
            std::tie(b.op.high, b.op.low, b.key.high, b.key.low);
   }
 };
+
+// The advisory build of Tuner::run and Deferred::build, from the options' hooks.
+AdvisoryBuild advisory_build(const TunerHooks& hooks) {
+  return AdvisoryBuild{hooks.on_fallback, hooks.fallback_if, hooks.on_unrecovered};
+}
 }  // namespace
 
 class Tuner::Impl {
@@ -418,8 +423,7 @@ bool Tuner::Impl::live_failure(const OpBase& op, const Key& key, std::size_t ind
   }
   keep_ban(op, stored, name, why);
   if (cause.status != Status::compile_failed) return false;
-  if (options_.hooks.on_fallback) options_.hooks.on_fallback(name, cause);
-  return true;
+  return advisory_build(options_.hooks).recover(name, cause);
 }
 
 // The store's part of a live failure: the entry goes stale only if it still names the
@@ -450,6 +454,12 @@ Choice Tuner::select(const OpBase& op, const Key& key, TuneReport* report) {
 }
 TuneReport Tuner::tune(const OpBase& op, const Key& key) {
   return impl_->tune(op, key);
+}
+Deferred Tuner::tune_deferred(const OpBase& op, const Key& key) {
+  // tune() returns once the search's trials, inputs and buffers are released: what is left
+  // is the report and what the build needs.
+  TuneReport report = impl_->tune(op, key);
+  return Deferred(op, key, std::move(report), advisory_build(options().hooks));
 }
 const TunerOptions& Tuner::options() const {
   return impl_->options();

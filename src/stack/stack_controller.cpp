@@ -55,8 +55,8 @@ Selection StackController::Impl::select(const Problem& problem, const CandidateS
   switch (found.found) {
     case Found::hit: {
       ++hits;
-      const detail::StackDecision& d = *found.decision;
-      return {d.index, d.chosen, DecisionSource::hit, d.index == *set.reference};
+      return {found.index, std::move(found.chosen), DecisionSource::hit,
+              found.index == *set.reference};
     }
     case Found::pending:
       return reference(set, DecisionSource::contender);

@@ -17,20 +17,33 @@ std::vector<stack::Dependency> sorted_dependencies(std::vector<stack::Dependency
   return deps;
 }
 
+namespace {
+
+// Whether `current` (in any order) is the sorted `recorded`; no copy for zero or one entries.
+bool same_dependencies(const std::vector<stack::Dependency>& recorded,
+                       const std::vector<stack::Dependency>& current) {
+  if (recorded.size() != current.size()) return false;
+  if (current.size() <= 1) return recorded == current;
+  return recorded == sorted_dependencies(current);
+}
+
+}  // namespace
+
 StackDecisions::Lookup StackDecisions::find(const Digest& key,
-                                            std::vector<stack::Dependency> current, bool claim) {
-  current = sorted_dependencies(std::move(current));
+                                            const std::vector<stack::Dependency>& current,
+                                            bool claim) {
   {
     std::shared_lock lock(mutex_);
     auto it = decisions_.find(key);
-    if (it != decisions_.end() && it->second.dependencies == current)
-      return {Found::hit, it->second, 0};
+    if (it != decisions_.end() && same_dependencies(it->second.dependencies, current))
+      return {Found::hit, it->second.index, it->second.chosen, 0};
   }
   std::unique_lock lock(mutex_);
   Lookup out;
   auto it = decisions_.find(key);
   if (it != decisions_.end()) {
-    if (it->second.dependencies == current) return {Found::hit, it->second, 0};
+    if (same_dependencies(it->second.dependencies, current))
+      return {Found::hit, it->second.index, it->second.chosen, 0};
     decisions_.erase(it);
     note(key, "invalidated: it was measured under other lower-scope decisions");
     out.invalidated = 1 + cascade(key, "a decision it depended on was invalidated");

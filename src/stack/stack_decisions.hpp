@@ -37,13 +37,14 @@ class StackDecisions {
   enum class Found { hit, pending, claimed, miss };
   struct Lookup {
     Found found = Found::miss;
-    std::optional<StackDecision> decision;  // hit
-    std::size_t invalidated = 0;            // decisions dropped because their dependencies changed
+    std::size_t index = 0;  // hit: the decision's candidate
+    std::string chosen;
+    std::size_t invalidated = 0;  // decisions dropped because their dependencies changed
   };
   // A decision measured under other dependencies than `current` is dropped (with what depends
   // on it) and the lookup goes on as a miss. A miss while `claim` marks the key as being
   // tuned (claimed); a key already marked is `pending`.
-  Lookup find(const Digest& key, std::vector<stack::Dependency> current, bool claim);
+  Lookup find(const Digest& key, const std::vector<stack::Dependency>& current, bool claim);
   // Unmarks a claimed key (a tune that threw).
   void release(const Digest& key);
   // Publishes a tune's decision and report, unmarks the key; returns how many decisions were

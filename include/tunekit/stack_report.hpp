@@ -30,8 +30,7 @@ enum class FailureKind {
   validation_failed,   // its outputs disagree with the reference's beyond tolerance
   no_score,            // measured, but the paired score is none (too few pairs, too noisy)
   reference_failed,    // the reference's own trial failed: nothing can be scored against it
-  banned,              // it failed a live execution of this problem earlier
-  execution_failed,    // it threw while executing the caller's request (then banned)
+  banned,              // it threw while executing a caller's request of this problem
 };
 std::string_view to_string(FailureKind kind);
 

@@ -100,12 +100,12 @@ std::optional<Selection> StackController::Impl::from_store(const Problem& proble
     (void)decisions.ban(key, b.candidate, b.reason);
   const std::optional<std::size_t> index = persist.find(problem, set);
   if (!index) return std::nullopt;
-  const std::vector<std::string> banned = decisions.bans(key);
+  std::map<std::string, std::string> banned = decisions.ban_reasons(key);
   const std::string& name = set.candidates[*index].name;
-  if (std::find(banned.begin(), banned.end(), name) != banned.end()) return std::nullopt;
+  if (banned.contains(name)) return std::nullopt;
   const std::size_t ref = *set.reference;
   if (*index != ref) {
-    detail::StackTuning check(problem, set, options, *options.runner, banned);
+    detail::StackTuning check(problem, set, options, *options.runner, std::move(banned));
     if (std::optional<Failure> bad = check.revalidate(*index)) {
       persist.mark_stale(problem, set, "failed re-validation: " + bad->text());
       return std::nullopt;
@@ -132,7 +132,7 @@ Selection StackController::Impl::tune(const Problem& problem, const CandidateSet
                                       const Digest& key) {
   detail::StackTuned tuned;
   try {
-    detail::StackTuning tuning(problem, set, options, *options.runner, decisions.bans(key));
+    detail::StackTuning tuning(problem, set, options, *options.runner, decisions.ban_reasons(key));
     tuned = tuning.run();
   } catch (...) {
     decisions.release(key);

@@ -136,6 +136,12 @@ std::vector<std::string> StackDecisions::bans(const Digest& key) const {
   return out;
 }
 
+std::map<std::string, std::string> StackDecisions::ban_reasons(const Digest& key) const {
+  std::shared_lock lock(mutex_);
+  auto it = bans_.find(key);
+  return it == bans_.end() ? std::map<std::string, std::string>{} : it->second;
+}
+
 std::optional<StackDecision> StackDecisions::decision(const Digest& key) const {
   std::shared_lock lock(mutex_);
   auto it = decisions_.find(key);

@@ -56,6 +56,7 @@ class StackDecisions {
   std::size_t ban(const Digest& key, const std::string& name, const std::string& why);
 
   std::vector<std::string> bans(const Digest& key) const;
+  std::map<std::string, std::string> ban_reasons(const Digest& key) const;  // name -> why
   std::optional<StackDecision> decision(const Digest& key) const;
   std::optional<stack::StackReport> report(const Digest& key) const;
   std::vector<stack::StackReport> reports() const;

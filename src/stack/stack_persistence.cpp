@@ -52,7 +52,6 @@ Status status_of(const stack::ReportEntry& e) {
     case stack::FailureKind::out_of_memory:
       return Status::out_of_memory;
     case stack::FailureKind::run_failed:
-    case stack::FailureKind::execution_failed:
       return Status::launch_failed;
     default:
       return Status::not_measured;  // no score, a failed reference, a reading that was none

@@ -54,8 +54,6 @@ std::string_view to_string(FailureKind kind) {
       return "reference_failed";
     case FailureKind::banned:
       return "banned";
-    case FailureKind::execution_failed:
-      return "execution_failed";
   }
   return "unknown";
 }

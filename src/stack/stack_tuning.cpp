@@ -25,7 +25,7 @@ void fail(stack::ReportEntry& e, EntryStatus status, FailureKind kind, std::stri
 
 StackTuning::StackTuning(const stack::Problem& problem, const stack::CandidateSet& set,
                          const stack::StackOptions& options, stack::TrialRunner& runner,
-                         std::vector<std::string> banned)
+                         std::map<std::string, std::string> banned)
     : problem_(problem),
       set_(set),
       options_(options),
@@ -102,8 +102,8 @@ std::optional<stack::Failure> StackTuning::revalidate(std::size_t i) {
 
 bool StackTuning::screened_out(std::size_t i, stack::ReportEntry& e) {
   const stack::StackCandidate& c = set_.candidates[i];
-  if (std::find(banned_.begin(), banned_.end(), c.name) != banned_.end()) {
-    fail(e, EntryStatus::banned, FailureKind::banned, "it failed a live execution earlier");
+  if (auto it = banned_.find(c.name); it != banned_.end()) {
+    fail(e, EntryStatus::banned, FailureKind::banned, "failed a live execution: " + it->second);
     return true;
   }
   if (c.scratch_bytes > options_.scratch_limit) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ class StackTuning {
  public:
   StackTuning(const stack::Problem& problem, const stack::CandidateSet& set,
               const stack::StackOptions& options, stack::TrialRunner& runner,
-              std::vector<std::string> banned);
+              std::map<std::string, std::string> banned);
   StackTuned run();
   // One validation of candidate i against the reference (a stored decision's first use in
   // this process): nullopt when it passes.
@@ -43,7 +44,7 @@ class StackTuning {
   const stack::CandidateSet& set_;
   const stack::StackOptions& options_;
   stack::TrialRunner& runner_;
-  std::vector<std::string> banned_;
+  std::map<std::string, std::string> banned_;  // name -> the live error that banned it
   std::size_t ref_;
 };
 

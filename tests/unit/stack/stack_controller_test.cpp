@@ -219,6 +219,8 @@ TEST(StackController, AnExecutionErrorInvalidatesBansAndIsNotReExecuted) {
   EXPECT_EQ(runner->trials("fast"), before);
   EXPECT_EQ(live_reference, 1);
   EXPECT_EQ(c.report(p, set)->entries[1].status, EntryStatus::banned);
+  EXPECT_EQ(c.report(p, set)->entries[1].failure->text(),
+            "banned: failed a live execution: device fault");
 }
 
 TEST(StackController, TryExecuteRunsTheRequestOnceOnTheSelection) {

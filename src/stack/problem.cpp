@@ -1,5 +1,6 @@
 // Problem, CandidateSet and the cache key: one canonical encoding (Key's length-delimited
 // one) and one digest (XXH3-128, Digest::of) for every identity the controller keeps.
+#include <bit>
 #include <string>
 
 #include "stack/problem_check.hpp"
@@ -11,9 +12,9 @@
 namespace tunekit::stack {
 namespace {
 
-// A candidate's stable identity as one field value: "name" version n.
-std::string identity_of(const StackCandidate& c) {
-  return Key{{"name", c.name}, {"version", static_cast<std::int64_t>(c.version)}}.encode();
+// A digest's two halves as integer fields: nothing to format or allocate.
+Field half(const char* name, std::uint64_t bits) {
+  return {name, std::bit_cast<std::int64_t>(bits)};
 }
 
 }  // namespace
@@ -28,22 +29,33 @@ Digest Problem::workload_digest() const {
   return Digest::of(encode());
 }
 
+// Fields n, then c<i> (name) and v<i> (version) per candidate in order, then the reference's
+// index (-1: none): distinct names, so Key's encoding of them is unambiguous.
 Digest CandidateSet::checksum() const {
   std::vector<Field> fields;
-  fields.reserve(candidates.size() + 2);
-  fields.push_back({"manifest", static_cast<std::int64_t>(candidates.size())});
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    fields.push_back({std::to_string(i), identity_of(candidates[i])});
+  fields.reserve(2 * candidates.size() + 2);
+  fields.push_back({"n", static_cast<std::int64_t>(candidates.size())});
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    fields.push_back({"c" + std::to_string(i), candidates[i].name});
+    fields.push_back({"v" + std::to_string(i), static_cast<std::int64_t>(candidates[i].version)});
+  }
   const bool known = reference && *reference < candidates.size();
-  fields.push_back({"reference", known ? identity_of(candidates[*reference]) : std::string()});
+  fields.push_back({"reference", known ? static_cast<std::int64_t>(*reference) : -1});
   return Key(std::move(fields)).digest();  // Key's digest is that of its encoding
 }
 
+// The signature enters by its digest (computed when the Key was made), the candidate set by
+// its checksum: called on every request, so nothing here formats a digest as text.
 Digest cache_key(const Problem& problem, const CandidateSet& set) {
   const Tolerance& t = problem.tolerance;
-  const Key key{{"format", "tunekit-stack-1"},
-                {"workload", problem.encode()},
-                {"candidates", set.checksum().hex()},
+  const Digest sig = problem.signature.digest();
+  const Digest cands = set.checksum();
+  const Key key{{"scope", std::string(to_string(problem.scope))},
+                {"name", problem.name},
+                half("sig.h", sig.high),
+                half("sig.l", sig.low),
+                half("set.h", cands.high),
+                half("set.l", cands.low),
                 {"abs", t.abs},
                 {"rel", t.rel},
                 {"readback", static_cast<std::int64_t>(t.max_readback_elements)}};

@@ -253,6 +253,25 @@ OpChoices default_op_choices(cpu::ThreadPool& pool) {
   return ops;
 }
 
+AttentionOps::AttentionOps(cpu::ThreadPool& pool)
+    : rmsnorm(make_rmsnorm_op_typed(pool)),
+      sgemm(make_sgemm_op_typed(pool)),
+      softmax(make_softmax_op_typed(pool)) {}
+
+OpChoices AttentionOps::served_by(Tuner& tuner) const {
+  OpChoices ops;
+  ops.rmsnorm = [&tuner, this](RmsnormArgs& a) { tuner.run(*rmsnorm, a); };
+  ops.qkv = ops.scores = ops.context =
+      ops.out = [&tuner, this](SgemmArgs& a) { tuner.run(*sgemm, a); };
+  ops.softmax = [&tuner, this](SoftmaxArgs& a) { tuner.run(*softmax, a); };
+  return ops;
+}
+
+Numerics attention_plan_numerics(const AttentionPlan& plan) {
+  if (plan.streaming) return Numerics::approximate;
+  return plan.fuse_norm ? Numerics::reassociates : Numerics::bitwise;
+}
+
 AttentionWorkspace::AttentionWorkspace() : impl_(std::make_unique<Impl>()) {}
 AttentionWorkspace::~AttentionWorkspace() = default;
 AttentionWorkspace::AttentionWorkspace(AttentionWorkspace&&) noexcept = default;

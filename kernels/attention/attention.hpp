@@ -27,7 +27,9 @@
 #include "rmsnorm/rmsnorm.hpp"
 #include "sgemm/sgemm.hpp"
 #include "softmax/softmax.hpp"
+#include "tunekit/candidate.hpp"
 #include "tunekit/cpu.hpp"
+#include "tunekit/tuner.hpp"
 
 namespace tunekit::kernels {
 
@@ -97,6 +99,18 @@ struct OpChoices {
 // softmax two_pass_v1_r16_t1.
 OpChoices default_op_choices(cpu::ThreadPool& pool);
 
+// The built-in ops the steps run, and choices that serve every step through a tuner: each
+// call is Tuner::run(op, step args), so each step's key gets the kernel tuner's decision (its
+// mode, store, search). All four products share the one sgemm op (their keys differ). The
+// choices refer to this object and to the tuner: both must outlive them.
+struct AttentionOps {
+  explicit AttentionOps(cpu::ThreadPool& pool);
+  std::unique_ptr<Op<RmsnormArgs>> rmsnorm;
+  std::unique_ptr<Op<SgemmArgs>> sgemm;
+  std::unique_ptr<Op<SoftmaxArgs>> softmax;
+  OpChoices served_by(Tuner& tuner) const;
+};
+
 // One application/graph plan: a stack candidate. The binary decisions are the A/B flips.
 struct AttentionPlan {
   bool fuse_norm = false;       // rmsnorm inside the QKV projection's packing (else the ops)
@@ -111,6 +125,11 @@ struct AttentionPlan {
 std::string to_string(const AttentionPlan& plan);
 // UsageError for a zero block, a block over kAttentionMaxTokens or threads < 1.
 void check_attention_plan(const AttentionPlan& plan);
+// What the plan's own kernels do to the numbers, against the unfused composition on the same
+// op choices: streaming changes values (a polynomial exp, an online softmax: approximate);
+// fuse_norm reorders the norm's sum of squares and the projection's products (reassociates);
+// otherwise the same ops run in the same order on every head (bitwise).
+Numerics attention_plan_numerics(const AttentionPlan& plan);
 // The plans a stack controller chooses among on `threads` threads: first the reference, the
 // unfused composition (AttentionPlan{}: every op on its own choice and threads), then every
 // fuse_norm × streaming × heads_parallel combination on `threads`, the streaming ones at

@@ -3,7 +3,8 @@
 // divide the tokens, the fused norm projection, heads in parallel or not) matches the double
 // reference at small shapes; bad shapes, args and plans are clear errors; inputs are
 // deterministic; the caller's vectors come back after a run, even when a step throws; a
-// reused workspace does not grow.
+// reused workspace does not grow; steps served through a tuner get its choice per key; each
+// plan says what it does to the numbers.
 #include "attention/attention.hpp"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 #include "attention/streaming_attention.hpp"
 #include "tunekit/errors.hpp"
+#include "tunekit/tuner.hpp"
 
 namespace tunekit::kernels {
 namespace {
@@ -319,6 +321,52 @@ TEST(Attention, PlanNamesAreDistinct) {
   plan.fuse_norm = plan.streaming = plan.heads_parallel = true;
   plan.threads = 2;
   EXPECT_EQ(to_string(plan), "fused_norm+streaming/heads_q64_k256_t2");
+}
+
+TEST(Attention, StepsServedByATunerRunTheTunersChoiceForEachKey) {
+  cpu::ThreadPool pool(2);
+  cpu::CpuDevice device;
+  TunerOptions options;
+  options.decide.mode = Mode::off;  // every key served its op's default: no search, no store
+  Tuner tuner(device, options);
+  const AttentionOps built(pool);
+  const OpChoices served = built.served_by(tuner);
+  AttentionArgs args = make_attention_args(72, 64, 4);
+  const std::vector<float> expected = reference_output(pool, args);
+  AttentionWorkspace ws;
+  attention_run({}, pool, ws, args, served);
+  EXPECT_TRUE(check_attention_output(args, expected).ok);
+  // Off serves the defaults, so the outputs equal the defaults' composition bit for bit.
+  AttentionArgs direct = args;
+  AttentionWorkspace ws2;
+  attention_run({}, pool, ws2, direct, default_op_choices(pool));
+  EXPECT_EQ(args.y, direct.y);
+  // The sgemm op was asked for each product's key (m=72: qkv n=192 k=64; scores n=72 k=16).
+  for (const char* shape : {"m=72,n=192,k=64", "m=72,n=72,k=16", "m=72,n=16,k=72"}) {
+    const Choice choice = tuner.select(*built.sgemm, built.sgemm->parse_shape(shape));
+    EXPECT_EQ(choice.index, built.sgemm->default_index(built.sgemm->parse_shape(shape))) << shape;
+  }
+}
+
+TEST(Attention, PlanNumericsSayWhatThePlanChanges) {
+  AttentionPlan plan;
+  EXPECT_EQ(attention_plan_numerics(plan), Numerics::bitwise);
+  plan.heads_parallel = true;
+  EXPECT_EQ(attention_plan_numerics(plan), Numerics::bitwise);
+  plan.fuse_norm = true;
+  EXPECT_EQ(attention_plan_numerics(plan), Numerics::reassociates);
+  plan.streaming = true;
+  EXPECT_EQ(attention_plan_numerics(plan), Numerics::approximate);
+  // And heads in parallel is bitwise indeed: the same ops on the same inputs per head.
+  cpu::ThreadPool pool(2);
+  AttentionArgs a = make_attention_args(90, 64, 4), b = a;
+  AttentionWorkspace wa, wb;
+  AttentionPlan heads;
+  heads.heads_parallel = true;
+  heads.threads = 2;
+  attention_run({}, pool, wa, a, default_op_choices(pool));
+  attention_run(heads, pool, wb, b, default_op_choices(pool));
+  EXPECT_EQ(a.y, b.y);
 }
 
 TEST(Attention, ThePlanListStartsWithTheReferenceAndNamesEachPlanOnce) {

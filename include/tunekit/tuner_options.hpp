@@ -146,6 +146,13 @@ struct ModelOptions {
   std::optional<Envelope> envelope;
   std::string profile;
   std::string profile_dir;  // from_environment(): "profiles" beside the store file
+  // The `model` link of the chain (memory -> store -> artifact -> model -> search | default):
+  // a miss the store and the artifact cannot answer is served the model's pick (validated once,
+  // never timed, never stored; Source::model) instead of the untuned default. Mode cached: the
+  // answer (the miss is still recorded as pending). Modes tune and force: the answer callers get
+  // while another caller's search of the key runs; the search still runs. Where the model
+  // declines (no envelope, no work model) the default stands, as without it.
+  bool serve = false;
 };
 
 // What a Tuner calls back.

@@ -18,10 +18,11 @@ class DefaultSource final : public ChoiceSource {
       : store_(store), device_(device), options_(options) {}
 
   std::optional<Served> find(ServeRequest& request) override;
-
- private:
+  // Records the request's key in the store's pending table (once per key per tuner); the
+  // model link calls it too, its pick being a guess.
   void record_miss(const ServeRequest& request);
 
+ private:
   Store* store_;
   const DeviceIdentity& device_;
   const TunerOptions& options_;

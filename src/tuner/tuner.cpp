@@ -16,6 +16,7 @@
 #include "tuner/default_source.hpp"
 #include "tuner/memory_source.hpp"
 #include "tuner/model_choice.hpp"
+#include "tuner/model_source.hpp"
 #include "tuner/revalidation.hpp"
 #include "tuner/search.hpp"
 #include "tuner/search_source.hpp"
@@ -197,6 +198,7 @@ class Tuner::Impl {
 
  private:
   Choice miss(const OpBase& op, const Key& key, TuneReport* report, bool search_now);
+  Choice serve_contender(const OpBase& op, const Key& key, TuneReport* report);
   Choice answer(const OpBase& op, const Key& stored, const Key& asked, bool search_now,
                 TuneReport* report);
   bool banned_meanwhile(const detail::ServeRequest& request, const detail::Served& served) const;
@@ -215,12 +217,17 @@ class Tuner::Impl {
         device_, options_, store, *store_source_, bans_,
         [this](const OpBase& op, const Key& key) { return prior(op, key); });
     default_source_ = std::make_unique<detail::DefaultSource>(store, device, options_);
+    model_source_ = std::make_unique<detail::ModelSource>(
+        device, options_, [this]() -> const detail::EnvelopeSource& { return envelope_source(); },
+        revalidator_, *default_source_);
     std::vector<detail::ChoiceSource*> replay{&memory_, store_source_.get(),
                                               artifact_source_.get()};
     tune_chain_ = replay;
     tune_chain_.push_back(search_source_.get());
     tune_chain_.push_back(default_source_.get());
     select_chain_ = replay;
+    if (options_.decide.mode == Mode::cached && options_.model.serve)
+      select_chain_.push_back(model_source_.get());
     if (options_.decide.mode != Mode::cached) select_chain_.push_back(search_source_.get());
     select_chain_.push_back(default_source_.get());
   }
@@ -266,6 +273,7 @@ class Tuner::Impl {
   std::unique_ptr<detail::ArtifactSource> artifact_source_;
   std::unique_ptr<detail::SearchSource> search_source_;
   std::unique_ptr<detail::DefaultSource> default_source_;
+  std::unique_ptr<detail::ModelSource> model_source_;
   std::vector<detail::ChoiceSource*> select_chain_;
   std::vector<detail::ChoiceSource*> tune_chain_;
   mutable std::once_flag envelope_once_;
@@ -289,6 +297,7 @@ Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, b
   // A bucketed op's choice is kept for its bucket (DESIGN §3): one search per bucket.
   const Key stored = op.buckets() ? op.bucket_of(key) : key;
   PendingKey pending{op.checksum(), stored.digest()};
+  bool contender = false;
   {
     std::lock_guard lock(pending_mutex_);
     used_ = true;
@@ -298,9 +307,9 @@ Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, b
         return {*hit, Source::memory_hit};
       }
     }
-    if (!pending_.insert(pending).second)
-      return serve_default(Source::use_default, "another caller is tuning this key");
+    contender = !pending_.insert(pending).second;
   }
+  if (contender) return serve_contender(op, key, report);  // outside the lock: it may validate
   // Unmarks the key and the thread however the search ends (an exception included).
   struct Unmark {
     Impl& self;
@@ -314,6 +323,21 @@ Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, b
   ++searches_on_this_thread;
   Unmark unmark{*this, pending};
   return answer(op, stored, key, search_now, report);
+}
+
+// A caller that finds the key being searched gets the default at once, or the cost model's
+// pick where ModelOptions::serve asks for it (DESIGN §7): nobody waits for a search.
+Choice Tuner::Impl::serve_contender(const OpBase& op, const Key& key, TuneReport* report) {
+  if (auto index = model_source_->pick(op, key)) {
+    if (report)
+      *report = brief(op, key, *index, Source::model,
+                      "another caller is tuning this key: the cost model's pick meanwhile");
+    return {*index, Source::model};
+  }
+  const std::size_t fallback = op.default_index(key);
+  if (report)
+    *report = brief(op, key, fallback, Source::use_default, "another caller is tuning this key");
+  return {fallback, Source::use_default};
 }
 
 // The first source of the chain with an answer serves; the sources before it record the

@@ -30,6 +30,9 @@ struct SearchRecord {
   std::size_t evaluated = 0;   // candidates the search touched
   std::string stop_reason;
   BudgetReport budget;
+  // A bucketed op's entry: the bucket it serves ("n: 65..128 (pow2)"), measured at its upper
+  // bound (the entry's key). Empty: an exact key.
+  std::string bucket;
 };
 
 // The search record of a report.
@@ -110,6 +113,30 @@ bool names_identity(std::string_view identity_digest, std::string_view what);
 // that more than one entry's identity digest starts with is a UsageError listing them.
 std::vector<const StoredChoice*> find_by_digest(const std::vector<StoredChoice>& entries,
                                                 std::string_view what);
+
+// The key text an entry of `op` is stored under for a key typed as `typed` ("n=1000"): what
+// the op's parser makes of it (defaults filled, fields ordered; a bucketed op's bucket key), or
+// nullopt where it does not parse. The CLI gives one that knows the built-in ops.
+using KeyCanonicaliser =
+    std::function<std::optional<std::string>(const std::string& op, const std::string& typed)>;
+
+// How find_stored reads what a user typed.
+struct StoredLookup {
+  bool digests = true;         // an identity digest (or a prefix), or a key digest
+  bool ops = false;            // an op name names all its entries
+  std::string op;              // only this op's entries (empty: every op's)
+  KeyCanonicaliser canonical;  // empty: a key matches its stored text only
+};
+
+// Whether the key typed as `typed` names the key `stored_key` of an entry of `op`: the same
+// text, or the same once `canonical` has read it for the op.
+bool names_key(const std::string& op, const std::string& stored_key, const std::string& typed,
+               const KeyCanonicaliser& canonical);
+
+// The entries `what` names, each once: by digest (as find_by_digest, with `how.digests`), by
+// op name (with `how.ops`), or by key (names_key). Empty when it names none.
+std::vector<const StoredChoice*> find_stored(const std::vector<StoredChoice>& entries,
+                                             const std::string& what, const StoredLookup& how);
 
 using WarningSink = std::function<void(std::string_view)>;
 

@@ -159,6 +159,10 @@ void print_choice(const StoredChoiceDetail& d, std::ostream& out) {
       {"candidates", fmt::format("{} (candidate-set checksum)", c.candidates)},
   };
   if (c.scope != "kernel") rows.insert(rows.begin() + 1, {"scope", c.scope + " (stack decision)"});
+  if (c.search && !c.search->bucket.empty()) {
+    rows.insert(rows.begin() + 1,
+                {"bucket", c.search->bucket + " (one entry serves it, measured at the key above)"});
+  }
   print_table(std::move(rows), "  ", out);
   print_stale_and_bans(d, out);
   print_evidence(c, out);

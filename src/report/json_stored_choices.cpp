@@ -21,6 +21,7 @@ Json choice_json(const StoredChoice& c) {
   j["scope"] = c.scope;  // "kernel", or a stack decision's scope
   j["key"] = c.key;
   j["key_digest"] = c.key_digest;
+  j["bucket"] = c.search ? c.search->bucket : std::string();  // empty: an exact key
   j["device"] = device_object(c.device);
   j["toolchain"] = toolchain_object(c.toolchain);
   j["environment"] = environment_object(c.environment);

@@ -1,6 +1,8 @@
-// Finding stored choices by what a user typed: a digest or a prefix of one (store.hpp).
+// Finding stored choices by what a user typed: a digest or a prefix of one, an op name, a key
+// (store.hpp).
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -54,6 +56,38 @@ std::vector<const StoredChoice*> find_by_digest(const std::vector<StoredChoice>&
         "'{}' is ambiguous: {} stored choices have identity digests starting with it; give more "
         "digits:{}",
         what, prefixed, list));
+  }
+  return found;
+}
+
+bool names_key(const std::string& op, const std::string& stored_key, const std::string& typed,
+               const KeyCanonicaliser& canonical) {
+  if (stored_key == typed) return true;
+  if (!canonical || typed.find('=') == std::string::npos) return false;
+  const std::optional<std::string> text = canonical(op, typed);
+  return text && *text == stored_key;
+}
+
+std::vector<const StoredChoice*> find_stored(const std::vector<StoredChoice>& entries,
+                                             const std::string& what, const StoredLookup& how) {
+  std::vector<const StoredChoice*> found;
+  if (how.digests) {
+    for (const StoredChoice* e : find_by_digest(entries, what))
+      if (how.op.empty() || e->op == how.op) found.push_back(e);
+  }
+  // The typed key read once per op, not once per entry.
+  std::map<std::string, std::optional<std::string>> canonical;
+  auto key_matches = [&](const StoredChoice& e) {
+    if (e.key == what) return true;
+    if (!how.canonical || what.find('=') == std::string::npos) return false;
+    auto [it, inserted] = canonical.try_emplace(e.op);
+    if (inserted) it->second = how.canonical(e.op, what);
+    return it->second && *it->second == e.key;
+  };
+  for (const StoredChoice& e : entries) {
+    if (!how.op.empty() && e.op != how.op) continue;
+    const bool hit = (how.ops && e.op == what) || key_matches(e);
+    if (hit && std::find(found.begin(), found.end(), &e) == found.end()) found.push_back(&e);
   }
   return found;
 }

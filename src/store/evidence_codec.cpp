@@ -181,6 +181,7 @@ Json search_json(const SearchRecord& s) {
   j["evaluated"] = s.evaluated;
   j["stop_reason"] = s.stop_reason;
   j["budget"] = budget_json(s.budget);
+  if (!s.bucket.empty()) j["bucket"] = s.bucket;  // absent: an exact key (older entries too)
   return j;
 }
 
@@ -193,6 +194,7 @@ SearchRecord search_from_json(const Json& j) {
   s.evaluated = get<std::size_t>(j, "evaluated", 0);
   s.stop_reason = get<std::string>(j, "stop_reason", "");
   if (j.is_object() && j.contains("budget")) s.budget = budget_from_json(j["budget"]);
+  s.bucket = get<std::string>(j, "bucket", "");
   return s;
 }
 

@@ -23,6 +23,7 @@ SearchRecord search_record(const TuneReport& r) {
   s.evaluated = r.candidates.size();
   s.stop_reason = r.stop_reason;
   s.budget = r.budget;
+  s.bucket = r.bucket;
   return s;
 }
 

@@ -43,7 +43,9 @@ std::optional<Served> StoreSource::find(ServeRequest& request) {
 
 void StoreSource::record(ServeRequest& request, const Served& served) {
   if (!served.measured || !store_ || !device_.known) return;
-  const TuneReport& r = request.report;
+  TuneReport r = request.report;
+  // The entry is the bucket's: cache show names the bucket it serves.
+  if (request.op.buckets() && r.bucket.empty()) r.bucket = request.op.bucket_text(request.key);
   store_->put(make_stored_choice(request.identity, r,
                                  request.op.candidate(served.index).config.text(), r.budget.cut));
 }

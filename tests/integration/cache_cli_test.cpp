@@ -461,6 +461,63 @@ TEST_F(CacheCli, StoredTextReachesTheTerminalEscaped) {
   EXPECT_EQ(parse(tunekit("cache ls --json"))[0].at("key"), "n=1\x1b[H");
 }
 
+TEST_F(CacheCli, ShowAndRmFindAnEntryByTheKeyAsTuneShapeTakesIt) {
+  const std::string key = tune_sum().at("key").get<std::string>();
+  for (const char* args : {"cache show --shape n=1000", "cache show --op sum --shape n=1000",
+                           "cache show --json --shape n=1000"}) {
+    const Result show = tunekit(args);
+    ASSERT_EQ(show.status, 0) << args << ": " << show.err;
+    EXPECT_TRUE(contains(show.out, key)) << args << ":\n" << show.out;
+  }
+  // A key that matches nothing names itself and says where to look.
+  const Result none = tunekit("cache show --shape n=5000");
+  EXPECT_NE(none.status, 0);
+  EXPECT_TRUE(contains(none.err, "no stored choice has the key 'n=5000'")) << none.err;
+  EXPECT_TRUE(contains(none.err, "cache ls")) << none.err;
+  const Result other_op = tunekit("cache show --op softmax --shape n=1000");
+  EXPECT_NE(other_op.status, 0);
+  EXPECT_TRUE(contains(other_op.err, "no stored choice of softmax")) << other_op.err;
+  EXPECT_NE(tunekit("cache show").status, 0);  // nothing named
+  // A --shape is a key, never a digest: a digest prefix given as --shape finds nothing.
+  const std::string digest =
+      parse(tunekit("cache ls --json"))[0].at("identity_digest").get<std::string>();
+  EXPECT_NE(tunekit("cache show --shape " + digest.substr(0, 8)).status, 0);
+
+  const Result rm = tunekit("cache rm --op sum --shape n=1000");
+  ASSERT_EQ(rm.status, 0) << rm.err;
+  EXPECT_TRUE(contains(rm.out, "removed 1")) << rm.out;
+  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 0u);
+}
+
+TEST_F(CacheCli, ShowNamesTheBucketABucketedEntryServes) {
+  {
+    auto store = tunekit::open_store("sqlite:" + (path("cache") / "choices.db").string(), {});
+    ASSERT_NE(store, nullptr);
+    tunekit::SearchRecord search;
+    search.strategy = "auto";
+    search.bucket = "n: 65..128 (pow2)";
+    tunekit::StoredChoice c =
+        tunekit::make_stored_choice(tunekit::Identity{}, "fast", "", {}, false, search);
+    c.identity_digest = "00112233445566778899aabbccddeeff";
+    c.op = "bucketed";
+    c.key = "n=128";
+    store->put(c);
+  }
+  const Result show = tunekit("cache show 0011223344");
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_TRUE(contains(show.out, "bucket")) << show.out;
+  EXPECT_TRUE(contains(show.out, "n: 65..128 (pow2)")) << show.out;
+  const Result show_json = tunekit("cache show --json 0011223344");
+  ASSERT_EQ(show_json.status, 0) << show_json.err;
+  EXPECT_EQ(parse(show_json)[0].at("bucket"), "n: 65..128 (pow2)");
+  // An exact key's entry names no bucket.
+  tune_sum();
+  const json listed = parse(tunekit("cache ls --json --op sum"));
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].at("bucket"), "");
+  EXPECT_FALSE(contains(tunekit("cache show n=1000").out, "bucket"));
+}
+
 TEST_F(CacheCli, TuneStoreOption) {
   EXPECT_EQ(tune_sum({}, "--store none").at("source"), "searched");
   EXPECT_EQ(tune_sum({}, "--store none").at("source"), "searched");

@@ -134,6 +134,15 @@ TEST(EvidenceCodec, TheSearchRecordRoundTrips) {
   expect_same_candidate(back.candidates[0], full_candidate());
 }
 
+TEST(EvidenceCodec, ABucketedEntrysBucketRoundTripsAndIsAbsentForAnExactKey) {
+  SearchRecord s = full_search();
+  EXPECT_FALSE(evidence_json({}, s).at("search").contains("bucket"));  // the format unchanged
+  EXPECT_EQ(evidence_from_text(evidence_text({}, s)).search->bucket, "");
+  s.bucket = "n: 65..128 (pow2)";
+  EXPECT_EQ(evidence_json({}, s).at("search").at("bucket"), "n: 65..128 (pow2)");
+  EXPECT_EQ(evidence_from_text(evidence_text({}, s)).search->bucket, "n: 65..128 (pow2)");
+}
+
 TEST(EvidenceCodec, TheStoredShapeIsKept) {
   // The store's file format: {"search", "candidates"} with a search, else a bare array.
   const CodecJson with = evidence_json({full_candidate()}, full_search());

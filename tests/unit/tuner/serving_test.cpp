@@ -396,6 +396,20 @@ TEST_F(Serving, ChangingWhatCorrectMeansIsAStoreMiss) {
 // Found by review: bans, buckets, races and call-backs.
 std::atomic<bool> fast_throws{false};
 
+TEST_F(Serving, ABucketsStoredEntryNamesTheBucketItServes) {
+  auto op = bucketed_op([](const std::string&, fakes::FakeArgs&) {});
+  Tuner tuner(dev_, options());
+  tuner.select(*op, Key{{"n", 100}});
+  tuner.select(*op, Key{{"n", 256}});  // asked at the representative itself
+  const std::vector<StoredChoice> entries = tuner.store()->list();
+  ASSERT_EQ(entries.size(), 2u);
+  for (const StoredChoice& e : entries) {
+    ASSERT_TRUE(e.search);
+    EXPECT_EQ(e.search->bucket, e.key == "n=128" ? "n: 65..128 (pow2)" : "n: 129..256 (pow2)")
+        << e.key;
+  }
+}
+
 TEST_F(Serving, ALiveFailureAtARealSizeBansTheCandidateForItsBucket) {
   auto op = bucketed_op([](const std::string& name, fakes::FakeArgs&) {
     if (name == "fast" && fast_throws) throw std::runtime_error("live boom");

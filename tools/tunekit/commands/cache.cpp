@@ -1,8 +1,9 @@
 // tunekit cache ls|show|rm|export|import: look at, prune, and move the stored choices.
 //
 //   tunekit cache ls [--op OP] [--json] [--pending]
-//   tunekit cache show <digest|key>... [--json]
-//   tunekit cache rm <digest|key|op>... | --all     (pending misses they name go too)
+//   tunekit cache show <digest|key>... [--shape KEY [--op OP]]... [--json]
+//   tunekit cache rm <digest|key|op>... [--shape KEY [--op OP]]... | --all
+//                                                   (pending misses they name go too)
 //   tunekit cache export --dir D [--op OP]
 //   tunekit cache import D [--threads N]
 //
@@ -43,47 +44,56 @@ std::unique_ptr<Reporter> reporter_for(const CacheCommand& command) {
 // ---------------------------------------------------------------------------------------------
 // Finding entries by what the user typed
 
-// Compares a typed key with stored key texts: exactly, or after the entry's built-in op has
-// parsed it (so `n=1000` finds `n=1000,dtype=f32`: defaults filled, fields ordered).
-class KeyMatcher {
- public:
-  bool matches(const StoredChoice& entry, const std::string& typed) {
-    if (entry.key == typed) return true;
-    if (typed.find('=') == std::string::npos) return false;
-    const auto [it, inserted] = normalised_.try_emplace({entry.op, typed});
-    if (inserted) it->second = normalise(entry.op, typed);
-    return it->second && *it->second == entry.key;
-  }
+// Reads a typed key as a built-in op does (so `n=1000` finds `n=1000,dtype=f32`: defaults
+// filled, fields ordered; a bucketed op's key finds its bucket's entry). The lookup itself is
+// the library's (find_stored).
+KeyCanonicaliser catalog_keys() {
+  auto pool = std::make_shared<std::unique_ptr<cpu::ThreadPool>>();
+  return
+      [pool](const std::string& op_name, const std::string& typed) -> std::optional<std::string> {
+        try {
+          for (const CatalogEntry& e : builtin_ops()) {
+            if (e.name != op_name) continue;
+            if (!*pool) *pool = std::make_unique<cpu::ThreadPool>(1);
+            const std::unique_ptr<OpBase> op = e.make(**pool);
+            const Key key = op->parse_shape(typed);
+            return (op->buckets() ? op->bucket_of(key) : key).text();
+          }
+          return Key::parse(typed).text();
+        } catch (const UsageError&) {
+          return std::nullopt;
+        }
+      };
+}
 
- private:
-  std::optional<std::string> normalise(const std::string& op_name, const std::string& typed) {
-    try {
-      for (const CatalogEntry& e : builtin_ops()) {
-        if (e.name != op_name) continue;
-        if (!pool_) pool_ = std::make_unique<cpu::ThreadPool>(1);
-        return e.make(*pool_)->parse_shape(typed).text();
-      }
-      return Key::parse(typed).text();
-    } catch (const UsageError&) {
-      return std::nullopt;
-    }
-  }
+// The entries one argument names (an ambiguous digest prefix is a UsageError listing them);
+// a --shape value names by key only, in --op's entries when given.
+std::vector<const StoredChoice*> resolve(const CacheCommand& command,
+                                         const std::vector<StoredChoice>& entries,
+                                         const std::string& what, bool ops, bool shape,
+                                         const KeyCanonicaliser& keys) {
+  StoredLookup how;
+  how.digests = !shape;
+  how.ops = ops && !shape;
+  how.op = shape ? command.op : std::string();
+  how.canonical = keys;
+  return find_stored(entries, what, how);
+}
 
-  std::unique_ptr<cpu::ThreadPool> pool_;
-  std::map<std::pair<std::string, std::string>, std::optional<std::string>> normalised_;
-};
+// The arguments, then the --shape values (true: match as a key only).
+std::vector<std::pair<std::string, bool>> wanted(const CacheCommand& command) {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const std::string& w : command.what) out.emplace_back(w, false);
+  for (const std::string& s : command.shapes) out.emplace_back(s, true);
+  return out;
+}
 
-// The entries one argument names: an identity digest (full, or a unique prefix of at least
-// kMinDigestPrefix hex digits), a key digest, a key text, or (with `ops`) an op name. An
-// ambiguous prefix is a UsageError listing the entries it could mean.
-std::vector<const StoredChoice*> resolve(const std::vector<StoredChoice>& entries,
-                                         const std::string& what, bool ops, KeyMatcher& keys) {
-  std::vector<const StoredChoice*> found = find_by_digest(entries, what);
-  for (const StoredChoice& e : entries) {
-    const bool hit = (ops && e.op == what) || keys.matches(e, what);
-    if (hit && std::find(found.begin(), found.end(), &e) == found.end()) found.push_back(&e);
-  }
-  return found;
+std::string no_shape_match(const CacheCommand& command, const std::string& shape,
+                           const std::string& spec) {
+  const std::string of = command.op.empty() ? "" : " of " + command.op;
+  return fmt::format(
+      "no stored choice{} has the key '{}' in {}: 'tunekit cache ls{}' lists the stored keys", of,
+      shape, spec, command.op.empty() ? "" : " --op " + command.op);
 }
 
 std::string no_match_help(bool ops) {
@@ -158,14 +168,20 @@ void run_ls(const CacheCommand& command) {
 // show
 
 void run_show(const CacheCommand& command) {
+  if (command.what.empty() && command.shapes.empty()) {
+    throw UsageError(
+        "say which stored choice to show: an identity digest (or a prefix), a key digest, a key, "
+        "or --shape m=128,n=64 (--op OP); 'tunekit cache ls' lists what is stored");
+  }
   const OpenedStore opened = open_cache_store(command, /*create=*/false);
   Store& store = require_existing(opened);
   const std::vector<StoredChoice> entries = store.list();
-  KeyMatcher keys;
+  const KeyCanonicaliser keys = catalog_keys();
   std::vector<const StoredChoice*> shown;
   std::set<std::string> seen;
-  for (const std::string& what : command.what) {
-    const auto found = resolve(entries, what, /*ops=*/false, keys);
+  for (const auto& [what, shape] : wanted(command)) {
+    const auto found = resolve(command, entries, what, /*ops=*/false, shape, keys);
+    if (found.empty() && shape) throw UsageError(no_shape_match(command, what, opened.spec));
     if (found.empty()) {
       throw UsageError(fmt::format("no stored choice matches '{}' in {}: {}", what, opened.spec,
                                    no_match_help(false)));
@@ -191,12 +207,12 @@ struct Removal {
 
 // Whether one argument names a pending miss: its op, its key (as `resolve` matches keys), or
 // its identity digest (or a prefix of at least kMinDigestPrefix hex digits).
-bool names_pending(const PendingMiss& m, const std::string& what, KeyMatcher& keys) {
+bool names_pending(const PendingMiss& m, const std::string& what, bool shape,
+                   const CacheCommand& command, const KeyCanonicaliser& keys) {
+  if (shape)
+    return (command.op.empty() || m.op == command.op) && names_key(m.op, m.key, what, keys);
   if (m.op == what || names_identity(m.identity_digest, what)) return true;
-  StoredChoice as_entry;  // the matcher reads the op and the key text
-  as_entry.op = m.op;
-  as_entry.key = m.key;
-  return keys.matches(as_entry, what);
+  return names_key(m.op, m.key, what, keys);
 }
 
 Removal what_to_remove(const CacheCommand& command, const std::vector<StoredChoice>& entries,
@@ -206,13 +222,13 @@ Removal what_to_remove(const CacheCommand& command, const std::vector<StoredChoi
   auto add = [&](std::vector<std::string>& to, const std::string& digest) {
     if (seen.insert(digest).second) to.push_back(digest);
   };
-  KeyMatcher keys;
-  for (const std::string& what : command.what) {
-    const auto found = resolve(entries, what, /*ops=*/true, keys);
+  const KeyCanonicaliser keys = catalog_keys();
+  for (const auto& [what, shape] : wanted(command)) {
+    const auto found = resolve(command, entries, what, /*ops=*/true, shape, keys);
     for (const StoredChoice* c : found) add(r.choices, c->identity_digest);
     bool any = !found.empty();
     for (const PendingMiss& m : pending) {
-      if (!names_pending(m, what, keys)) continue;
+      if (!names_pending(m, what, shape, command, keys)) continue;
       add(r.pending, m.identity_digest);
       any = true;
     }
@@ -224,7 +240,7 @@ Removal what_to_remove(const CacheCommand& command, const std::vector<StoredChoi
 // cache rm: the entries named (with their bans and pending misses), and pending misses named
 // by their op, key or digest even where nothing is stored for them; --all: everything.
 void run_rm(const CacheCommand& command) {
-  if (command.all == !command.what.empty()) {
+  if (command.all == !(command.what.empty() && command.shapes.empty())) {
     throw UsageError(command.all ? "give either what to remove or --all, not both"
                                  : "say what to remove (an identity digest or prefix, a key "
                                    "digest, a key or an op name), or --all");
@@ -293,8 +309,11 @@ void register_cache(CLI::App& app) {
       "show", "Show stored choices in full: identity in clear and every candidate's reading");
   show->add_option("what", command->what,
                    "An identity digest (or a prefix of at least 6 hex digits), a key digest, or "
-                   "a key")
-      ->required();
+                   "a key");
+  show->add_option("--shape", command->shapes,
+                   "A key as 'tune --shape' takes it (m=128,n=64; a bucketed op's size finds "
+                   "its bucket's entry); repeatable");
+  show->add_option("--op", command->op, "With --shape: only this op's choices");
   show->add_flag("--json", command->json, "Write the entries as JSON");
   show->add_option("--store", command->store, store_help);
   show->callback([command] { run_show(*command); });
@@ -303,6 +322,9 @@ void register_cache(CLI::App& app) {
   rm->add_option("what", command->what,
                  "Identity digests (or prefixes of at least 6 hex digits), key digests, keys or "
                  "op names");
+  rm->add_option("--shape", command->shapes,
+                 "A key as 'tune --shape' takes it (m=128,n=64); repeatable");
+  rm->add_option("--op", command->op, "With --shape: only this op's choices");
   rm->add_flag("--all", command->all, "Remove every stored choice and pending miss");
   rm->add_option("--store", command->store, store_help);
   rm->callback([command] { run_rm(*command); });

@@ -14,12 +14,13 @@ namespace tunekit::cli::cache_cmd {
 struct CacheCommand {
   std::string store;  // --store; empty: the environment's SQLite file
   bool json = false;
-  std::string op;                 // --op filter (ls, export)
-  std::vector<std::string> what;  // show / rm arguments
-  bool all = false;               // rm --all
-  bool pending = false;           // ls --pending
-  std::string dir;                // export --dir, import D
-  int threads = 0;                // import: the pool the ops are built with (as tune)
+  std::string op;                   // --op filter (ls, export)
+  std::vector<std::string> what;    // show / rm arguments
+  std::vector<std::string> shapes;  // show / rm --shape: keys, matched as keys only
+  bool all = false;                 // rm --all
+  bool pending = false;             // ls --pending
+  std::string dir;                  // export --dir, import D
+  int threads = 0;                  // import: the pool the ops are built with (as tune)
 };
 
 void warn_to_stderr(std::string_view message);

@@ -1,5 +1,6 @@
 // Reporters render a TuneReport, a ModelReport (`tune --model`, `explain`), or stored choices
-// (`tunekit cache ls` and `cache show`), to a stream. Found by name ("console", "json").
+// (`tunekit cache ls` and `cache show`), or a stack workload's decisions, to a stream. Found by
+// name ("console", "json").
 #pragma once
 
 #include <iosfwd>
@@ -37,6 +38,9 @@ struct PendingMissList {
 };
 
 struct PendingOutcome;  // tunekit/pending.hpp
+namespace stack {
+struct StackSummary;  // tunekit/stack_summary.hpp
+}
 
 class Reporter {
  public:
@@ -50,6 +54,9 @@ class Reporter {
   // list holds it), then every outcome (console: a summary line; json: an array).
   virtual void write(const PendingOutcome& outcome, std::ostream& out) = 0;
   virtual void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) = 0;
+  // `tunekit stack tune|explain`: the kernel decisions under a stack workload and each
+  // higher level's decision with its paired scores and dependencies.
+  virtual void write(const stack::StackSummary& summary, std::ostream& out) = 0;
 };
 
 // "console" (a table) or "json"; an unknown name is a UsageError listing the known ones.

@@ -36,13 +36,17 @@ struct Routine {
   std::vector<Segment> segments;
   // Runs the segments in order on `ws`, segment i with candidate choices[i] of its op.
   std::function<void(Workspace& ws, std::span<const std::size_t> choices)> run;
-  // Whole-routine candidates, validated against the reference like any stack candidate.
-  std::vector<StackCandidate> alternatives;
+  // Whole-routine candidates (a fused kernel), validated against the reference like any
+  // stack candidate; made once the segments are decided, so the steps an alternative does not
+  // replace can run the segments' picks (picks[i]: segment i's candidate). Empty: none.
+  std::function<std::vector<StackCandidate>(std::span<const std::size_t> picks)> alternatives;
 };
 
 // What the kernel tuner chose for one segment.
 struct SegmentPick {
   std::string segment;
+  std::string op;   // the op's name
+  std::string key;  // Key::text() of the segment's key
   std::size_t index = 0;  // into the segment's op
   std::string candidate;
   bool is_default = true;

@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tunekit/reporter.hpp"
 
@@ -26,6 +27,11 @@ std::size_t display_width(std::string_view utf8);
 // splits a UTF-8 sequence.
 std::string clip(std::string_view text, std::size_t width);
 
+// A plain table: the columns as wide as their widest cell, two spaces apart, every cell
+// escaped for the terminal (terminal_safe), each line after `indent`.
+void print_table(std::vector<std::vector<std::string>> rows, const std::string& indent,
+                 std::ostream& out);
+
 // Every outside string of the report (names, configs, keys, messages) is escaped with
 // terminal_safe before it is printed.
 class ConsoleReporter final : public Reporter {
@@ -41,6 +47,8 @@ class ConsoleReporter final : public Reporter {
   void write(const PendingMissList& list, std::ostream& out) override;
   void write(const PendingOutcome& outcome, std::ostream& out) override;
   void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) override;
+  // A stack workload's decisions: in console_stack.cpp.
+  void write(const stack::StackSummary& summary, std::ostream& out) override;
 };
 
 }  // namespace tunekit::detail

@@ -16,14 +16,10 @@
 #include "tunekit/terminal_text.hpp"
 
 namespace tunekit::detail {
-namespace {
-
-constexpr std::size_t kShortDigest = 12;  // identity digits `cache ls` shows
-
-using Rows = std::vector<std::vector<std::string>>;
 
 // A plain table: the columns are as wide as their widest cell, two spaces apart.
-void print_table(Rows rows, const std::string& indent, std::ostream& out) {
+void print_table(std::vector<std::vector<std::string>> rows, const std::string& indent,
+                 std::ostream& out) {
   for (auto& row : rows)
     for (std::string& cell : row) cell = terminal_safe(cell);
   std::vector<std::size_t> widths;
@@ -42,6 +38,12 @@ void print_table(Rows rows, const std::string& indent, std::ostream& out) {
     out << line << '\n';
   }
 }
+
+namespace {
+
+constexpr std::size_t kShortDigest = 12;  // identity digits `cache ls` shows
+
+using Rows = std::vector<std::vector<std::string>>;
 
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');

@@ -26,6 +26,8 @@ class JsonReporter final : public Reporter {
   void write(const PendingMissList& list, std::ostream& out) override;
   void write(const PendingOutcome& outcome, std::ostream& out) override;
   void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) override;
+  // A stack workload's decisions: in json_stack.cpp.
+  void write(const stack::StackSummary& summary, std::ostream& out) override;
 
  private:
   int indent_;

@@ -58,6 +58,8 @@ Composition compose(Tuner& tuner, StackController& controller, const Routine& ro
     const Choice choice = tuner.select(*s.op, s.key, &report);
     SegmentPick pick;
     pick.segment = s.name;
+    pick.op = s.op->name();
+    pick.key = s.key.text();
     pick.index = choice.index;
     pick.candidate = s.op->candidate(choice.index).name;
     pick.is_default = choice.index == s.op->default_index(s.key);
@@ -71,9 +73,11 @@ Composition compose(Tuner& tuner, StackController& controller, const Routine& ro
   }
   out.set.candidates.push_back(with_choices(routine, "defaults", std::move(defaults)));
   out.set.reference = 0;
+  std::vector<StackCandidate> alternatives;
+  if (routine.alternatives) alternatives = routine.alternatives(picks);
   if (any_pick) out.set.candidates.push_back(with_choices(routine, "composed", std::move(picks)));
-  for (const StackCandidate& alternative : routine.alternatives)
-    out.set.candidates.push_back(alternative);
+  for (StackCandidate& alternative : alternatives)
+    out.set.candidates.push_back(std::move(alternative));
   out.selection = controller.select(out.problem, out.set);
   return out;
 }

@@ -121,7 +121,9 @@ TEST_F(Composing, TheBestPerSegmentPicksComposeToTheMeasuredBest) {
   Tuner tuner(dev_, TunerOptions{});
   StackController controller(stack_options());
   Routine r = routine();
-  r.alternatives.push_back(fused("fused_slow", 5e-3));
+  r.alternatives = [](std::span<const std::size_t>) {
+    return std::vector<StackCandidate>{fused("fused_slow", 5e-3)};
+  };
   const Composition c = compose(tuner, controller, r);
 
   ASSERT_EQ(c.picks.size(), 3u);
@@ -158,8 +160,13 @@ TEST_F(Composing, AFasterWholeRoutineAlternativeBeatsTheComposition) {
   Tuner tuner(dev_, TunerOptions{});
   StackController controller(stack_options());
   Routine r = routine();
-  r.alternatives.push_back(fused("fused_fast", 1e-3));  // composed costs 3.5e-3
+  std::vector<std::size_t> seen;
+  r.alternatives = [&seen](std::span<const std::size_t> picks) {
+    seen.assign(picks.begin(), picks.end());
+    return std::vector<StackCandidate>{fused("fused_fast", 1e-3)};  // composed costs 3.5e-3
+  };
   EXPECT_EQ(compose(tuner, controller, r).selection.candidate, "fused_fast");
+  EXPECT_EQ(seen, (std::vector<std::size_t>{1, 0, 1}));  // the alternatives saw the picks
 }
 
 TEST_F(Composing, WhenEveryPickIsTheDefaultOnlyTheDefaultsAndAlternativesCompete) {

@@ -12,6 +12,7 @@
 
 #include "tuner/choice_source.hpp"
 #include "tuner/default_source.hpp"
+#include "tuner/live_bans.hpp"
 #include "tuner/model_choice.hpp"
 #include "tuner/revalidation.hpp"
 
@@ -22,27 +23,38 @@ class ModelSource final : public ChoiceSource {
   using Envelopes = std::function<const EnvelopeSource&()>;
 
   // `envelopes`: the tuner's envelope, resolved on first use. `pending`: records the miss.
-  ModelSource(const DeviceIdentity& device, const TunerOptions& options, Envelopes envelopes,
-              Revalidator& revalidator, DefaultSource& pending)
-      : device_(device),
+  // `store` (may be null) and `bans`: a candidate banned for the key is never the pick.
+  ModelSource(Store* store, const DeviceIdentity& device, const TunerOptions& options,
+              Envelopes envelopes, Revalidator& revalidator, const LiveBans& bans,
+              DefaultSource& pending)
+      : store_(store),
+        device_(device),
         options_(options),
         envelopes_(std::move(envelopes)),
         revalidator_(revalidator),
+        bans_(bans),
         pending_(pending) {}
 
   // The model's pick for (op, key) once it validates at `key`; nullopt when the option is off,
-  // the model declines (no envelope, no work model, a failed work model) or the pick fails
-  // validation (`why` then says so).
-  std::optional<std::size_t> pick(const OpBase& op, const Key& key, std::string* why = nullptr);
+  // the model declines (no envelope, no work model, a failed work model), its pick is banned
+  // for the key (it failed live: `identity_digest` is the key's stored identity) or fails
+  // validation.
+  std::optional<std::size_t> pick(const OpBase& op, const Key& key,
+                                  const std::string& identity_digest);
 
   // Mode cached: the pick, reported with Source::model (the miss recorded as pending).
   std::optional<Served> find(ServeRequest& request) override;
 
  private:
+  bool banned(const OpBase& op, const Key& key, const std::string& identity_digest,
+              std::size_t index) const;
+
+  Store* store_;
   const DeviceIdentity& device_;
   const TunerOptions& options_;
   Envelopes envelopes_;
   Revalidator& revalidator_;
+  const LiveBans& bans_;
   DefaultSource& pending_;
 };
 

@@ -218,8 +218,9 @@ class Tuner::Impl {
         [this](const OpBase& op, const Key& key) { return prior(op, key); });
     default_source_ = std::make_unique<detail::DefaultSource>(store, device, options_);
     model_source_ = std::make_unique<detail::ModelSource>(
-        device, options_, [this]() -> const detail::EnvelopeSource& { return envelope_source(); },
-        revalidator_, *default_source_);
+        store, device, options_,
+        [this]() -> const detail::EnvelopeSource& { return envelope_source(); }, revalidator_,
+        bans_, *default_source_);
     std::vector<detail::ChoiceSource*> replay{&memory_, store_source_.get(),
                                               artifact_source_.get()};
     tune_chain_ = replay;
@@ -328,7 +329,10 @@ Choice Tuner::Impl::miss(const OpBase& op, const Key& key, TuneReport* report, b
 // A caller that finds the key being searched gets the default at once, or the cost model's
 // pick where ModelOptions::serve asks for it (DESIGN §7): nobody waits for a search.
 Choice Tuner::Impl::serve_contender(const OpBase& op, const Key& key, TuneReport* report) {
-  if (auto index = model_source_->pick(op, key)) {
+  const std::optional<std::size_t> index =
+      options_.model.serve ? model_source_->pick(op, key, identity(op, key).digest().hex())
+                           : std::nullopt;
+  if (index) {
     if (report)
       *report = brief(op, key, *index, Source::model,
                       "another caller is tuning this key: the cost model's pick meanwhile");

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <thread>
 
 #include "fakes/fake_device.hpp"
@@ -110,6 +111,21 @@ TEST_F(ModelSourceTest, WhereTheModelDeclinesTheDefaultStands) {
   works_.erase("def");  // an unscored default: declines too
   Tuner unscored(dev_, options(Mode::cached, true));
   EXPECT_EQ(unscored.select(*op_, key_).source, Source::search_disabled);
+}
+
+TEST_F(ModelSourceTest, APickThatFailedLiveIsNeverServedAgainForTheKey) {
+  Tuner tuner(dev_, options(Mode::cached, true));
+  ASSERT_EQ(name(tuner.select(*op_, key_)), "fast");
+  dev_.behaviour["fast"].throw_at_launch = true;  // validated, then fails in production
+  fakes::FakeArgs args{std::vector<float>(8)};
+  EXPECT_THROW(tuner.run(*op_, args), std::runtime_error);
+  const Choice after = tuner.select(*op_, key_);
+  EXPECT_EQ(name(after), "def");
+  EXPECT_EQ(after.source, Source::search_disabled);
+  // The ban is in the store: a later process does not serve the pick either.
+  dev_.behaviour["fast"].throw_at_launch = false;
+  Tuner later(dev_, options(Mode::cached, true));
+  EXPECT_EQ(name(later.select(*op_, key_)), "def");
 }
 
 TEST_F(ModelSourceTest, AStoredChoiceComesBeforeTheModel) {

@@ -189,6 +189,15 @@ class StackController {
   // exception propagates unchanged: the request is never re-run on another candidate.
   Selection try_execute(const Problem& problem, const CandidateSet& set, Workspace& request);
 
+  // A measurement, not a decision: `contender` validated against `incumbent` (the
+  // reference of the comparison) and scored by the paired score under the options' policy,
+  // on the options' runner, exactly as select() measures an alternative. Nothing is recorded,
+  // stored or counted. The contender's report entry: scored (or selected, when it beats the
+  // incumbent beyond the tie band), no_score, failed or rejected, with its ratio. Costs
+  // 2 + 2 * policy.samples trials (the incumbent's own, the validation, the pairs).
+  ReportEntry compare(const Problem& problem, const StackCandidate& incumbent,
+                      const StackCandidate& contender) const;
+
   // Drops the decision (and what depended on it). True when there was one.
   bool invalidate(const Problem& problem, const CandidateSet& set);
   // The current decision of an operator-scope problem as a dependency of a higher one.

@@ -154,6 +154,17 @@ Selection StackController::Impl::tune(const Problem& problem, const CandidateSet
           tuned.index == *set.reference};
 }
 
+ReportEntry StackController::compare(const Problem& problem, const StackCandidate& incumbent,
+                                     const StackCandidate& contender) const {
+  CandidateSet pair;
+  pair.candidates = {incumbent, contender};
+  pair.reference = 0;
+  detail::check_stack_metadata(problem, pair);
+  detail::StackTuning tuning(problem, pair, impl_->options, *impl_->options.runner, {});
+  // Two entries: nothing is cut, the contender's is the second.
+  return std::move(tuning.run().report.entries.at(1));
+}
+
 StackController::StackController(StackOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 StackController::~StackController() = default;

@@ -66,8 +66,17 @@ std::size_t StackDecisions::publish(const Digest& key, StackDecision decision,
                                     stack::StackReport report) {
   std::unique_lock lock(mutex_);
   pending_.erase(key);
-  decision.dependencies = sorted_dependencies(std::move(decision.dependencies));
-  decisions_[key] = std::move(decision);
+  // A live execution may ban the pick while it was being measured (the tune read the bans
+  // when it began): such a decision is not kept, so the next request decides without it.
+  auto banned = bans_.find(key);
+  const bool keep = banned == bans_.end() || !banned->second.contains(decision.chosen);
+  if (!keep)
+    report.note = "not kept: " + decision.chosen + " was banned while it was measured (" +
+                  banned->second.at(decision.chosen) + ")";
+  if (keep) {
+    decision.dependencies = sorted_dependencies(std::move(decision.dependencies));
+    decisions_[key] = std::move(decision);
+  }
   std::erase_if(reports_, [&](const stack::StackReport& r) { return r.cache_key == key; });
   reports_.push_back(std::move(report));
   while (reports_.size() > max_reports_) reports_.pop_front();

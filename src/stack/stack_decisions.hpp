@@ -48,7 +48,8 @@ class StackDecisions {
   // Unmarks a claimed key (a tune that threw).
   void release(const Digest& key);
   // Publishes a tune's decision and report, unmarks the key; returns how many decisions were
-  // invalidated because this one changed (dependents).
+  // invalidated because this one changed (dependents). A decision whose pick was banned for
+  // the key meanwhile is not kept (the report says so).
   std::size_t publish(const Digest& key, StackDecision decision, stack::StackReport report);
   // Drops the decision and its dependents; returns how many were dropped.
   std::size_t invalidate(const Digest& key, const std::string& why);

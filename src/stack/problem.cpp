@@ -1,6 +1,7 @@
 // Problem, CandidateSet and the cache key: one canonical encoding (Key's length-delimited
 // one) and one digest (XXH3-128, Digest::of) for every identity the controller keeps.
 #include <bit>
+#include <cmath>
 #include <string>
 
 #include "stack/problem_check.hpp"
@@ -103,7 +104,10 @@ void check_stack_metadata(const stack::Problem& problem, const stack::CandidateS
   if (!problem.make_workspace)
     fail("no make_workspace; trials need a fresh workspace of their own");
   const stack::Tolerance& t = problem.tolerance;
-  if (!(t.abs >= 0) || !(t.rel >= 0)) fail("the tolerance's abs and rel must be numbers >= 0");
+  // Finite too: rel = inf makes the limit inf * 0 = NaN on a zero element, so an exact match
+  // would fail, and abs = inf would pass an infinite output.
+  if (!(t.abs >= 0) || !(t.rel >= 0) || !std::isfinite(t.abs) || !std::isfinite(t.rel))
+    fail("the tolerance's abs and rel must be finite numbers >= 0");
   if (t.max_readback_elements == 0)
     fail(
         "tolerance.max_readback_elements is 0: validation would compare nothing; allow at "

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "unit/stack/stack_test_support.hpp"
 
 namespace tunekit::stack {
@@ -70,6 +72,24 @@ TEST(StackProblem, TheCacheKeyCoversManifestOrderReferenceAndTolerance) {
   CandidateSet renamed_run = base;
   renamed_run.candidates[1].scratch_bytes = 99;
   EXPECT_EQ(cache_key(p, renamed_run), key);
+}
+
+// An infinite tolerance is refused before anything runs: rel = inf makes the limit on a zero
+// element inf * 0 = NaN (an exact match would fail validation), abs = inf passes inf outputs.
+TEST(StackProblem, AnInfiniteToleranceIsAUsageError) {
+  auto runner = make_runner();
+  StackController c(options_with(runner));
+  for (int which = 0; which < 2; ++which) {
+    Problem p = make_problem();
+    (which == 0 ? p.tolerance.rel : p.tolerance.abs) = std::numeric_limits<double>::infinity();
+    try {
+      (void)c.select(p, make_set());
+      ADD_FAILURE() << "an infinite tolerance was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("finite"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(runner->total(), 0);
 }
 
 }  // namespace

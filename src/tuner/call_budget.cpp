@@ -26,8 +26,11 @@ CallShare CallBudget::share_fraction(std::string name, double fraction) {
   if (!(fraction > 0 && fraction <= 1))
     throw UsageError("a call budget share is a fraction in (0, 1] of the budget, got " +
                      std::to_string(fraction) + " for '" + name + "'");
-  const auto calls = static_cast<std::size_t>(std::floor(fraction * static_cast<double>(total_)));
-  return CallShare(*this, std::move(name), calls);
+  // A total near SIZE_MAX rounds up to 2^64 as a double, which no size_t holds (the cast
+  // would be undefined: 0 on x86-64, a share that can spend nothing).
+  const double calls = std::floor(fraction * static_cast<double>(total_));
+  const bool whole = calls >= static_cast<double>(total_);
+  return CallShare(*this, std::move(name), whole ? total_ : static_cast<std::size_t>(calls));
 }
 
 CallShare::CallShare(CallBudget& budget, std::string name, std::size_t cap)

@@ -3,6 +3,7 @@
 #include "attention/attention_stack.hpp"
 
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <span>
 #include <string>
@@ -234,6 +235,7 @@ struct AttentionStack::Impl {
       for (const auto& [fuse, stream] : {std::pair{false, true}, {true, false}, {true, true}}) {
         AttentionPlan plan = base_plan();
         plan.fuse_norm = fuse, plan.streaming = stream;
+        graph_plans[to_string(plan)] = plan;
         out.push_back(
             plan_candidate(to_string(plan), plan, choices_of({picks.begin(), picks.end()})));
       }
@@ -242,12 +244,11 @@ struct AttentionStack::Impl {
     return r;
   }
 
-  // The plan a graph-level candidate runs (its name says which).
+  // The plan a graph-level candidate runs: an alternative's own, else (defaults, composed)
+  // the unfused block.
   AttentionPlan graph_plan(const std::string& name) const {
-    AttentionPlan plan = base_plan();
-    plan.fuse_norm = name.find("fuse_norm") != std::string::npos;
-    plan.streaming = name.find("streaming") != std::string::npos;
-    return plan;
+    const auto it = graph_plans.find(name);
+    return it == graph_plans.end() ? base_plan() : it->second;
   }
 
   // Application plans over the graph's pick: heads in parallel, and the streaming blocks.
@@ -291,6 +292,7 @@ struct AttentionStack::Impl {
 
   bool decided = false;
   std::vector<std::size_t> defaults;
+  std::map<std::string, AttentionPlan> graph_plans;  // each graph alternative's plan, by name
   stack::Problem graph_problem;
   stack::CandidateSet graph_set;
   stack::Selection graph;

@@ -2,9 +2,11 @@
 // decided, the executed block correct, dependencies linking the levels.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "attention/attention_stack.hpp"
+#include "fakes/stack_fakes.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 
@@ -73,6 +75,32 @@ TEST(AttentionStackBlock, DecidesEveryLevelAndRunsTheDecidedBlockCorrectly) {
   const AttentionDecision again = block.decide();
   EXPECT_EQ(again.graph.source, stack::DecisionSource::hit);
   EXPECT_EQ(again.application.source, stack::DecisionSource::hit);
+}
+
+TEST(AttentionStackBlock, TheApplicationLevelPlansOverTheGraphsPick) {
+  // Scripted times (the candidates still run and validate): the fused-norm streaming graph is
+  // the fastest, and of the plans over it the heads-parallel one.
+  auto runner = std::make_shared<fakes::ScriptedTrialRunner>();
+  runner->seconds = [](const std::string& name, int) {
+    if (name.rfind("fused_norm+streaming", 0) == 0)
+      return name.find("heads") != std::string::npos ? 0.2 : 0.4;
+    return 1.0;
+  };
+  stack::StackOptions o = quick_stack();
+  o.runner = runner;
+  cpu::CpuDevice device;
+  cpu::ThreadPool pool(2);
+  Tuner tuner(device, quick_tuning());
+  stack::StackController controller(o);
+  AttentionStack block(tuner, controller, pool, {32, 64, 4});
+  const AttentionDecision d = block.decide();
+  EXPECT_EQ(d.graph.candidate.rfind("fused_norm+streaming", 0), 0u) << d.graph.candidate;
+  EXPECT_NE(d.application.candidate.find("heads"), std::string::npos) << d.application.candidate;
+  EXPECT_TRUE(d.plan.fuse_norm);
+  EXPECT_TRUE(d.plan.streaming);
+  EXPECT_TRUE(d.plan.heads_parallel);
+  // The application level's reference is the graph's pick, as it was measured.
+  EXPECT_EQ(block.application_set().candidates.at(0).name, "as graph: " + d.graph.candidate);
 }
 
 TEST(AttentionStackBlock, ArgumentsOfAnotherShapeAreRefused) {

@@ -120,7 +120,8 @@ struct RefineReport {
 // Refines `start` (one bit per flip; empty: all false) one flip at a time. Every comparison
 // is paid from `share` before it runs; when it cannot be paid, refinement stops and says so.
 // A UsageError for a start of the wrong length, duplicate flip names, a NaN prior or a
-// negative tie band.
+// negative tie band; a comparison's UsageError or FatalError propagates (any other exception
+// is that step's failure: the incumbent stands).
 RefineReport refine_flips(std::span<const Flip> flips, PlanBits start, PlanComparator& comparator,
                           CallShare& share, const RefineOptions& options = {});
 

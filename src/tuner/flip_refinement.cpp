@@ -65,6 +65,8 @@ class Refinement {
       step.score = comparator_.compare(report_.plan, contender);
     } catch (const FatalError&) {
       throw;
+    } catch (const UsageError&) {
+      throw;  // misuse (e.g. two plans made with one name), not a plan that failed
     } catch (const std::exception& e) {
       step.why = std::string("the comparison failed: ") + e.what() + "; the incumbent stands";
       return step;

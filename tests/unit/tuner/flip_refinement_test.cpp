@@ -28,6 +28,7 @@ class ScriptedComparator : public PlanComparator {
       if (incumbent[i] != contender[i]) compared.push_back(i);
     if (throw_on_compare) throw std::runtime_error("the plan crashed");
     if (fatal_on_compare) throw FatalError("device lost");
+    if (usage_on_compare) throw UsageError("two candidates are named 'plan'");
     stats::PairedScore s;
     s.pairs = 16;
     s.ratio = cost(contender) / cost(incumbent);
@@ -50,6 +51,7 @@ class ScriptedComparator : public PlanComparator {
   bool noisy = false;
   bool throw_on_compare = false;
   bool fatal_on_compare = false;
+  bool usage_on_compare = false;
   double interaction = 0;
   std::size_t pair_a = 0, pair_b = 0;
 
@@ -158,6 +160,17 @@ TEST(FlipRefinement, AComparisonThatThrowsKeepsTheIncumbentAndAFatalErrorPropaga
   fatal.fatal_on_compare = true;
   CallShare again = budget.share("t", 100);
   EXPECT_THROW(refine_flips(flips, {}, fatal, again), FatalError);
+}
+
+// A comparator's misuse (PairedPlanComparator's make giving two plans one name) is the
+// caller's to fix, not a plan that lost: it propagates instead of becoming a step's "why".
+TEST(FlipRefinement, AComparisonsUsageErrorPropagates) {
+  ScriptedComparator cmp({0.5, 0.5, 0.5});
+  cmp.usage_on_compare = true;
+  CallBudget budget(100);
+  CallShare share = budget.share("s", 100);
+  const std::vector<Flip> flips = three_flips();
+  EXPECT_THROW(refine_flips(flips, {}, cmp, share), UsageError);
 }
 
 TEST(FlipRefinement, MisuseIsAUsageError) {

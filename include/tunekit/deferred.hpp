@@ -45,7 +45,8 @@ struct Built {
 
 class Deferred {
  public:
-  // The op must outlive the Deferred.
+  // The op must outlive the Deferred. A moved-from Deferred answers every call with a
+  // UsageError.
   Deferred(const OpBase& op, Key key, TuneReport report, AdvisoryBuild advisory);
   Deferred(Deferred&&) noexcept;
   Deferred& operator=(Deferred&&) noexcept;
@@ -66,6 +67,7 @@ class Deferred {
   std::size_t builds() const;
 
  private:
+  std::mutex& mutex() const;  // UsageError on a moved-from Deferred
   const Built& ship();
   Outcome build_one(std::size_t index);
   [[noreturn]] void fail(std::string_view candidate, const Outcome& cause);

@@ -26,12 +26,20 @@ Deferred::Deferred(const OpBase& op, Key key, TuneReport report, AdvisoryBuild a
       advisory_(std::move(advisory)),
       mutex_(std::make_unique<std::mutex>()) {}
 
+// A moved-from Deferred has no mutex (and nothing to build): using it is misuse, said so
+// instead of a null dereference.
+std::mutex& Deferred::mutex() const {
+  if (!mutex_)
+    throw UsageError("this Deferred was moved from; build() and ask the one it was moved to");
+  return *mutex_;
+}
+
 Deferred::Deferred(Deferred&&) noexcept = default;
 Deferred& Deferred::operator=(Deferred&&) noexcept = default;
 Deferred::~Deferred() = default;
 
 const Built& Deferred::build() {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex());
   if (!done_) {
     try {
       ship();
@@ -45,17 +53,17 @@ const Built& Deferred::build() {
 }
 
 bool Deferred::built() const {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex());
   return done_ && !error_;
 }
 
 bool Deferred::shipped_default() const {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex());
   return done_ && !error_ && built_.shipped_default;
 }
 
 std::size_t Deferred::builds() const {
-  std::lock_guard lock(*mutex_);
+  std::lock_guard lock(mutex());
   return builds_;
 }
 

@@ -106,6 +106,17 @@ TEST_F(DeferredBuild, TheReportComesFirstAndBuildShipsTheWinnerOnce) {
   EXPECT_TRUE(heard_.empty());
 }
 
+// A moved-from Deferred is misuse: a clear UsageError, not a null dereference of its mutex.
+TEST_F(DeferredBuild, AMovedFromDeferredIsAUsageError) {
+  Tuner tuner(dev_, options());
+  Deferred d = tuner.tune_deferred(*op_, key_);
+  Deferred moved = std::move(d);
+  EXPECT_THROW((void)d.build(), UsageError);   // NOLINT(bugprone-use-after-move): the point
+  EXPECT_THROW((void)d.builds(), UsageError);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(moved.build().candidate, "fast");
+  EXPECT_EQ(moved.builds(), 1u);
+}
+
 TEST_F(DeferredBuild, DroppingItUnbuiltCostsNothing) {
   Tuner tuner(dev_, options());
   std::map<std::string, int> before;

@@ -45,8 +45,8 @@ struct Built {
 
 class Deferred {
  public:
-  // The op must outlive the Deferred. A moved-from Deferred answers every call with a
-  // UsageError.
+  // The op must outlive the Deferred. On a moved-from Deferred, build(), built(), builds()
+  // and shipped_default() are a UsageError.
   Deferred(const OpBase& op, Key key, TuneReport report, AdvisoryBuild advisory);
   Deferred(Deferred&&) noexcept;
   Deferred& operator=(Deferred&&) noexcept;

@@ -132,9 +132,9 @@ OpChoices tuned_choices(const AttentionOps& ops, const std::vector<stack::Segmen
   return c;
 }
 
-// What each kernel search ran, from the store's evidence.
+// What each kernel search ran, from the store's evidence, and the stored stack decisions.
 void print_searches(Store& store) {
-  std::printf("  kernel searches (stored evidence):\n");
+  std::printf("  the store (kernel searches: strategy, points evaluated; the stack levels):\n");
   for (const StoredChoice& c : store.list()) {
     if (c.scope != "kernel") {
       std::printf("    [%s] %-22s %-28s -> %s\n", c.scope.c_str(), c.op.c_str(), c.key.c_str(),

@@ -154,6 +154,9 @@ struct StackOptions {
   // `identity` decisions stay in this process's memory.
   std::shared_ptr<Store> store;
   Identity identity;  // the device, toolchain and environment parts of stored identities
+  // A store that fails (a write, a ban, a read) is reported here and the decision stays in
+  // memory; the caller's own result or error is unchanged. Empty: dropped.
+  WarningSink on_warning;
 };
 
 // The stored identity of a decision: `base`'s device, toolchain and environment; op = the

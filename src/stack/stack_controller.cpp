@@ -2,7 +2,9 @@
 // request executed once on the selection), invalidation, bans, counters.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <exception>
+#include <new>
 #include <vector>
 
 #include "stack/problem_check.hpp"
@@ -20,6 +22,11 @@ struct StackController::Impl {
     if (!options.runner) options.runner = host_trial_runner();
     if (options.policy.samples < 1)
       throw UsageError("stack policy.samples must be at least 1 (pairs per candidate)");
+    const ScorePolicy& p = options.policy;
+    if (!(p.tie_band >= 0 && p.tie_band < 1))
+      throw UsageError("stack policy.tie_band must be a number in [0, 1), e.g. 0.02");
+    if (!(p.max_relative_mad > 0) || !std::isfinite(p.max_relative_mad))
+      throw UsageError("stack policy.max_relative_mad must be a finite number > 0, e.g. 0.10");
   }
 
   Selection reference(const CandidateSet& set, DecisionSource source) {
@@ -35,6 +42,16 @@ struct StackController::Impl {
   DecisionSource miss_source(const Digest& key) const;
   void banned_live(const Problem& problem, const CandidateSet& set, const Digest& key,
                    const std::string& name, const std::string& why);
+  // A store operation whose failure must not replace what the caller gets: warned about.
+  template <class F>
+  void persist_or_warn(const char* what, F&& f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      if (options.on_warning)
+        options.on_warning(std::string("tunekit stack: could not ") + what + ": " + e.what());
+    }
+  }
 
   StackOptions options;
   detail::StackDecisions decisions;
@@ -96,9 +113,12 @@ std::optional<Selection> StackController::Impl::from_store(const Problem& proble
                                                            const CandidateSet& set,
                                                            const Digest& key) {
   if (!persist.enabled()) return std::nullopt;
-  for (const BannedCandidate& b : persist.bans(problem, set))
-    (void)decisions.ban(key, b.candidate, b.reason);
-  const std::optional<std::size_t> index = persist.find(problem, set);
+  std::optional<std::size_t> index;
+  persist_or_warn("read the store", [&] {
+    for (const BannedCandidate& b : persist.bans(problem, set))
+      (void)decisions.ban(key, b.candidate, b.reason);
+    index = persist.find(problem, set);
+  });
   if (!index) return std::nullopt;
   std::map<std::string, std::string> banned = decisions.ban_reasons(key);
   const std::string& name = set.candidates[*index].name;
@@ -106,8 +126,13 @@ std::optional<Selection> StackController::Impl::from_store(const Problem& proble
   const std::size_t ref = *set.reference;
   if (*index != ref) {
     detail::StackTuning check(problem, set, options, *options.runner, std::move(banned));
+    // What this process would not run (a lower scratch limit, no longer eligible) is a miss
+    // here, not stale: the entry may still be right for the process that stored it.
+    if (check.screen(*index)) return std::nullopt;
     if (std::optional<Failure> bad = check.revalidate(*index)) {
-      persist.mark_stale(problem, set, "failed re-validation: " + bad->text());
+      persist_or_warn("mark a stored decision stale", [&] {
+        persist.mark_stale(problem, set, "failed re-validation: " + bad->text());
+      });
       return std::nullopt;
     }
   }
@@ -147,11 +172,18 @@ Selection StackController::Impl::tune(const Problem& problem, const CandidateSet
   d.candidates = set.checksum();
   d.source = tuned.source;
   d.dependencies = problem.depends_on;
-  // Persisted only when measured: a kept reference for lack of scores stays in memory.
-  if (tuned.source == DecisionSource::tuned) persist.put(problem, set, tuned.report);
+  // Persisted only when measured: a kept reference for lack of scores stays in memory. The
+  // decision is published (the key unclaimed) before the store is written, and a store that
+  // fails is warned about: the decision still serves this process.
+  const bool measured = tuned.source == DecisionSource::tuned;
+  const StackReport stored = measured ? tuned.report : StackReport{};
   invalidations += decisions.publish(key, std::move(d), std::move(tuned.report));
-  return {tuned.index, set.candidates[tuned.index].name, tuned.source,
-          tuned.index == *set.reference};
+  const std::string& name = set.candidates[tuned.index].name;
+  // A live ban of the pick while it was measured: not kept (publish dropped it), not served.
+  if (tuned.index != *set.reference && decisions.ban_reasons(key).contains(name))
+    return reference(set, DecisionSource::banned);
+  if (measured) persist_or_warn("store a decision", [&] { persist.put(problem, set, stored); });
+  return {tuned.index, name, tuned.source, tuned.index == *set.reference};
 }
 
 ReportEntry StackController::compare(const Problem& problem, const StackCandidate& incumbent,
@@ -180,10 +212,14 @@ Selection StackController::try_execute(const Problem& problem, const CandidateSe
   const Digest key = cache_key(problem, set);
   const Selection s = impl_->select(problem, set, key);
   const StackCandidate& c = set.candidates[s.index];
+  // Out of memory is the machine's state, not the candidate's fault: it bans nothing (as in
+  // the kernel tuner), and the scratch is the controller's own allocation.
+  std::vector<std::byte> scratch(c.scratch_bytes);
   try {
-    std::vector<std::byte> scratch(c.scratch_bytes);
     c.run(request, scratch);
     if (c.sync) c.sync();
+  } catch (const std::bad_alloc&) {
+    throw;
   } catch (const std::exception& e) {
     if (!s.reference) impl_->banned_live(problem, set, key, c.name, e.what());
     throw;  // unchanged, and never replayed on another candidate
@@ -200,8 +236,11 @@ void StackController::Impl::banned_live(const Problem& problem, const CandidateS
   ++bans;
   const std::size_t dropped = decisions.ban(key, name, why);
   invalidations += dropped;
-  persist.ban(problem, set, name, why);
-  if (dropped > 0) persist.mark_stale(problem, set, name + " failed a live execution: " + why);
+  // The caller's own error is what propagates: a store that fails here is warned about.
+  persist_or_warn("store a ban", [&] {
+    persist.ban(problem, set, name, why);
+    if (dropped > 0) persist.mark_stale(problem, set, name + " failed a live execution: " + why);
+  });
 }
 
 bool StackController::invalidate(const Problem& problem, const CandidateSet& set) {

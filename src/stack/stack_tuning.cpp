@@ -6,6 +6,7 @@
 
 #include "core/classify.hpp"
 #include "stack/trial_scope.hpp"
+#include "tunekit/errors.hpp"
 #include "tunekit/stats.hpp"
 
 namespace tunekit::detail {
@@ -35,7 +36,17 @@ StackTuning::StackTuning(const stack::Problem& problem, const stack::CandidateSe
 
 stack::TrialResult StackTuning::trial(const stack::StackCandidate& candidate) {
   TrialScope inside;  // a request the candidate makes now is nested: it gets the reference
-  return runner_.run(problem_, candidate);
+  stack::TrialResult result = runner_.run(problem_, candidate);
+  if (result.ok() && !result.workspace)
+    throw UsageError("a TrialRunner's successful result must carry the workspace it ran on (" +
+                     candidate.name + "'s had none)");
+  return result;
+}
+
+std::optional<stack::Failure> StackTuning::screen(std::size_t i) {
+  stack::ReportEntry entry;
+  if (!screened_out(i, entry)) return std::nullopt;
+  return entry.failure;
 }
 
 StackTuned StackTuning::run() {

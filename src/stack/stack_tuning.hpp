@@ -31,6 +31,9 @@ class StackTuning {
   // One validation of candidate i against the reference (a stored decision's first use in
   // this process): nullopt when it passes.
   std::optional<stack::Failure> revalidate(std::size_t i);
+  // What a tune would decline candidate i for before running it (banned, ineligible, over
+  // the scratch limit); nullopt when it may run.
+  std::optional<stack::Failure> screen(std::size_t i);
 
  private:
   stack::TrialResult trial(const stack::StackCandidate& candidate);

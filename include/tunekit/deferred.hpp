@@ -57,7 +57,8 @@ class Deferred {
   // too), once. When it fails classified and the advisory allows, the default is built
   // instead (shipped_default). A FatalError propagates without retry; a failure of the
   // default itself propagates (as TrialError with its status). A second call returns the
-  // same Built, or rethrows the same exception object. Thread-safe.
+  // same Built, or rethrows the same exception object. Thread-safe; the advisory's hooks run
+  // while it builds, so a hook must not call back into this Deferred.
   const Built& build();
   bool built() const;
   // After build(): whether the default shipped instead of the reported winner.

@@ -121,7 +121,8 @@ struct AttentionPlan {
   std::size_t k_block = 256;    // streaming: keys per block (≥ 1)
   int threads = 1;              // threads of the own kernels and of the head split (≥ 1)
 };
-// "unfused", or e.g. "fuse_norm+streaming+heads_parallel_q64_k256_t2".
+// e.g. "norm+materialised/ops_t1" (the unfused block) or "fused_norm+streaming/heads_q64_k256_t2":
+// norm or fused_norm, materialised or streaming, ops or heads in parallel, blocks, threads.
 std::string to_string(const AttentionPlan& plan);
 // UsageError for a zero block, a block over kAttentionMaxTokens or threads < 1.
 void check_attention_plan(const AttentionPlan& plan);

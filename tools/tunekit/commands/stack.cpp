@@ -63,6 +63,7 @@ void run_stack(const StackCommand& command, bool tune) {
   stack_options.identity.device = device.identity();
   stack_options.identity.toolchain = this_toolchain();
   stack_options.identity.environment = options.persist.environment;
+  stack_options.on_warning = options.hooks.on_warning;
   stack::StackController controller(stack_options);
 
   const std::string shape = command.shape.empty() ? entry.example_shape : command.shape;

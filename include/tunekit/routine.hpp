@@ -45,8 +45,8 @@ struct Routine {
 // What the kernel tuner chose for one segment.
 struct SegmentPick {
   std::string segment;
-  std::string op;   // the op's name
-  std::string key;  // Key::text() of the segment's key
+  std::string op;         // the op's name
+  std::string key;        // Key::text() of the segment's key
   std::size_t index = 0;  // into the segment's op
   std::string candidate;
   bool is_default = true;

@@ -27,18 +27,15 @@
 #include "attention/attention.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/stats.hpp"
+#include "whole_runs.hpp"
 
 namespace {
 
 using namespace tunekit;
 using namespace tunekit::kernels;
-using WallClock = std::chrono::steady_clock;
-
-double time_once(const std::function<void()>& fn) {
-  const auto t0 = WallClock::now();
-  fn();
-  return std::chrono::duration<double>(WallClock::now() - t0).count();
-}
+using bench::load_average;
+using bench::paired;
+using bench::time_once;
 
 // The fastest of `rounds` interleaved rounds over every entry (one warmup each first): on a
 // loaded machine load only adds time, and interleaving spreads a load change over all of them.
@@ -146,27 +143,6 @@ std::vector<double> time_plans(const std::vector<AttentionPlan>& plans, cpu::Thr
     runs.push_back([&, i] { attention_run(plans[i], pool, spaces[i], args, ops); });
   }
   return survey(runs, rounds);
-}
-
-// (c) against (b) in A B B A order, whole block runs each.
-stats::PairedScore paired(const std::function<void()>& b, const std::function<void()>& c,
-                          int pairs) {
-  std::vector<double> ref, cand;
-  for (int i = 0; i < pairs; ++i) {
-    if (i % 2 == 0) {
-      ref.push_back(time_once(b));
-      cand.push_back(time_once(c));
-    } else {
-      cand.push_back(time_once(c));
-      ref.push_back(time_once(b));
-    }
-  }
-  return stats::paired_score(ref, cand);
-}
-
-double load_average() {
-  double load[1] = {0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
 }
 
 struct Options {

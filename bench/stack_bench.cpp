@@ -41,12 +41,15 @@
 #include "tunekit/stats.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
+#include "whole_runs.hpp"
 
 namespace {
 
 using namespace tunekit;
 using namespace tunekit::kernels;
-using WallClock = std::chrono::steady_clock;
+using bench::load_average;
+using bench::paired;
+using bench::time_once;
 
 struct Options {
   std::vector<std::size_t> tokens{512, 2048};
@@ -58,17 +61,6 @@ struct Options {
   std::string store_dir;  // empty: a temporary directory, removed at the end
   bool defaults = true;
 };
-
-double time_once(const std::function<void()>& fn) {
-  const auto t0 = WallClock::now();
-  fn();
-  return std::chrono::duration<double>(WallClock::now() - t0).count();
-}
-
-double load_average() {
-  double load[1] = {0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
-}
 
 // Runs `fn` once and checks y against the double reference; a wrong path is no result.
 bool validate(const char* what, const std::function<void()>& fn, const AttentionArgs& args,
@@ -95,24 +87,6 @@ std::vector<std::vector<double>> interleaved(const std::vector<std::function<voi
 
 double min_of(const std::vector<double>& v) {
   return *std::min_element(v.begin(), v.end());
-}
-
-// `c` against `b` in A B B A order (b first in even pairs), whole-block runs each.
-stats::PairedScore paired(const std::function<void()>& b, const std::function<void()>& c,
-                          int pairs) {
-  std::vector<double> ref, cand;
-  for (int i = 0; i < pairs; ++i) {
-    if (i % 2 == 0) {
-      ref.push_back(time_once(b));
-      cand.push_back(time_once(c));
-    } else {
-      cand.push_back(time_once(c));
-      ref.push_back(time_once(b));
-    }
-  }
-  stats::PairedPolicy policy;
-  policy.min_pairs = pairs;
-  return stats::paired_score(ref, cand, policy);
 }
 
 // (b): each step on the candidate the kernel tuner picked for its key (the indices compose

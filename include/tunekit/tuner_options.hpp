@@ -180,8 +180,9 @@ struct TunerOptions {
   PersistOptions persist;
   ModelOptions model;
   TunerHooks hooks;
-  // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR, TUNEKIT_STORE_WAIT_MS and
-  // TUNEKIT_TRUST_STORE once through getenv (a parameter, so tests pass their own).
+  // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR, TUNEKIT_STORE_WAIT_MS,
+  // TUNEKIT_TRUST_STORE and TUNEKIT_MODEL_SERVE (1: model.serve) once through getenv (a
+  // parameter, so tests pass their own).
   static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
   static TunerOptions from_environment();
 };

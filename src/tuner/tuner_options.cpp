@@ -49,6 +49,14 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
   o.persist.lock_dir =
       (std::filesystem::path(default_store_path(getenv)).parent_path() / "locks").string();
   if (const char* dir = getenv("TUNEKIT_ARTIFACT_DIR"); dir && *dir) o.persist.artifact_dir = dir;
+  // The model link of the chain (ModelOptions::serve), for applications run in mode cached.
+  if (const char* serve = getenv("TUNEKIT_MODEL_SERVE"); serve && *serve) {
+    const std::string_view v = serve;
+    if (v != "0" && v != "1")
+      throw UsageError("TUNEKIT_MODEL_SERVE: '" + std::string(v) +
+                       "' is not 1 (serve the cost model's pick on a miss) or 0 (the default)");
+    o.model.serve = v == "1";
+  }
   o.hooks.on_warning = [](std::string_view message) { std::cerr << message << '\n'; };
   return o;
 }

@@ -329,6 +329,18 @@ TEST(TunerOptions, EnvironmentIsReadOnceThroughAParameter) {
   EXPECT_THROW(Tuner(dev, bad), UsageError);
 }
 
+TEST(TunerOptions, TheModelLinkIsReadFromTheEnvironment) {
+  auto env = [](const char* value) {
+    return [value](const char* name) -> const char* {
+      return std::string(name) == "TUNEKIT_MODEL_SERVE" ? value : nullptr;
+    };
+  };
+  EXPECT_TRUE(TunerOptions::from_environment(env("1")).model.serve);
+  EXPECT_FALSE(TunerOptions::from_environment(env("0")).model.serve);
+  EXPECT_FALSE(TunerOptions::from_environment(env(nullptr)).model.serve);
+  EXPECT_THROW(TunerOptions::from_environment(env("yes")), UsageError);
+}
+
 }  // namespace
 }  // namespace tunekit
 

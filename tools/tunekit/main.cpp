@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Run 'tunekit <command> --help' for the options of one command.");
   app.failure_message(failure_message);
+  // TUNEKIT_VERSION, TUNEKIT_COMMIT and TUNEKIT_BACKENDS come from CMake (tools/tunekit/).
+  app.set_version_flag("--version", fmt::format("tunekit {}\ncommit: {}\nbackends: {}",
+                                                TUNEKIT_VERSION, TUNEKIT_COMMIT, TUNEKIT_BACKENDS));
   tunekit::cli::register_ops(app);
   tunekit::cli::register_tune(app);
   tunekit::cli::register_cache(app);

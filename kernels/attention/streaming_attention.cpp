@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "common.hpp"
+#include "exp_poly.hpp"
 
 namespace tunekit::kernels {
 namespace {
@@ -33,19 +34,13 @@ V16 splat(float v) {
 // By reference: vectors by value change the ABI without AVX-512 (-Wpsabi).
 void exp_lanes(const V16& in, V16& out) {
   // Clamp at -88 so k stays in [-127, 0]: 2^k's bits are then zero, the result exactly 0.
-  const V16 lo = splat(-88.0f);
+  const V16 lo = splat(exp_poly::kMin);
   const V16 x = in < lo ? lo : in;
-  const V16 shifter = splat(12582912.0f);  // 1.5·2^23: adding it rounds to an integer
-  const V16 t = x * 1.44269504088896341f + shifter;
+  const V16 shifter = splat(exp_poly::kShifter);
+  const V16 t = x * exp_poly::kLog2e + shifter;
   const V16 k = t - shifter;
-  const V16 r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
-  V16 p = splat(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  const V16 r = (x - k * exp_poly::kLn2Hi) - k * exp_poly::kLn2Lo;
+  const V16 p = exp_poly::of_reduced(r);
   // t and the shifter share a binade with a unit ulp: their bit patterns differ by k.
   const U16 k_bits = bits_as<U16>(t) - bits_as<U16>(shifter);
   const U16 two_k_bits = (k_bits + 127u) << 23;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "common.hpp"
+#include "exp_poly.hpp"
 #include "work_models.hpp"
 
 namespace tunekit::kernels {
@@ -63,20 +64,14 @@ float exp_poly(float x) {
   // patterns (sign-magnitude: larger means more negative for x <= 0) an integer min, which
   // vectorises; a float comparison would not, as it may raise an FP exception.
   const float xc = std::bit_cast<float>(
-      std::min(std::bit_cast<std::uint32_t>(x), std::bit_cast<std::uint32_t>(-88.0f)));
-  const float t = xc * 1.44269504088896341f + 12582912.0f;  // 1.5·2^23 rounds k to nearest
-  const float k = t - 12582912.0f;
-  const float r = (xc - k * 0.693359375f) - k * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+      std::min(std::bit_cast<std::uint32_t>(x), std::bit_cast<std::uint32_t>(exp_poly::kMin)));
+  const float t = xc * exp_poly::kLog2e + exp_poly::kShifter;  // rounds k to nearest
+  const float k = t - exp_poly::kShifter;
+  const float r = (xc - k * exp_poly::kLn2Hi) - k * exp_poly::kLn2Lo;
+  const float p = exp_poly::of_reduced(r);
   // t and 1.5·2^23 share a binade with a unit ulp: their bit patterns differ by k.
   const std::uint32_t k_bits =
-      std::bit_cast<std::uint32_t>(t) - std::bit_cast<std::uint32_t>(12582912.0f);
+      std::bit_cast<std::uint32_t>(t) - std::bit_cast<std::uint32_t>(exp_poly::kShifter);
   const float two_k = std::bit_cast<float>((k_bits + 127u) << 23);
   return p * two_k;
 }

@@ -1,6 +1,6 @@
 // Reporters render a TuneReport, a ModelReport (`tune --model`, `explain`), or stored choices
 // (`tunekit cache ls` and `cache show`), or a stack workload's decisions, to a stream. Found by
-// name ("console", "json").
+// name ("console", "json", "html").
 #pragma once
 
 #include <iosfwd>
@@ -37,6 +37,16 @@ struct PendingMissList {
   std::vector<PendingMiss> misses;
 };
 
+// `tunekit report`: stored decisions (a fleet view, one row per key, then a section per
+// decision) with the cost model's view of those it could rank. Only the "html" reporter
+// writes it; the others answer a UsageError naming it.
+struct DecisionsReport {
+  StoredChoiceList list;
+  // The cost model's ranking of entries of `list` (matched by op and key); may be fewer.
+  std::vector<ModelReport> models;
+  std::string models_note;  // why entries have no model scores ("no device profile: ...")
+};
+
 struct PendingOutcome;  // tunekit/pending.hpp
 namespace stack {
 struct StackSummary;  // tunekit/stack_summary.hpp
@@ -57,13 +67,21 @@ class Reporter {
   // `tunekit stack tune|explain`: the kernel decisions under a stack workload and each
   // higher level's decision with its paired scores and dependencies.
   virtual void write(const stack::StackSummary& summary, std::ostream& out) = 0;
+  // `tunekit report` (html only; the default is a UsageError saying so). Its own name, so the
+  // reporters that do not write it need not unhide it.
+  virtual void write_decisions(const DecisionsReport& report, std::ostream& out);
 };
 
-// "console" (a table) or "json"; an unknown name is a UsageError listing the known ones.
+// "console" (a table), "json" or "html" (one self-contained page); an unknown name is a UsageError listing the known ones.
 std::unique_ptr<Reporter> make_reporter(std::string_view name);
 std::vector<std::string> reporter_names();
 
 // The JSON text of a report (the object the "json" reporter writes).
 std::string to_json(const TuneReport& report, int indent = 2);
+
+// Writes a rendered report (`tune --html FILE`, `report --out FILE`) with the one safe-file
+// writer: atomically, never through a symlink, never over a directory or FIFO (UsageError
+// naming the path and what sits there; the directory must exist).
+void write_report_file(const std::string& path, std::string_view text);
 
 }  // namespace tunekit

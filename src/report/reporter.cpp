@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/console_reporter.hpp"
+#include "report/html_reporter.hpp"
 #include "report/json_reporter.hpp"
 #include "tunekit/errors.hpp"
 
@@ -27,9 +28,14 @@ std::unique_ptr<Reporter> make() {
 constexpr ReporterEntry kReporters[] = {
     {"console", &make<detail::ConsoleReporter>},
     {"json", &make<detail::JsonReporter>},
+    {"html", &make<detail::HtmlReporter>},
 };
 
 }  // namespace
+
+void Reporter::write_decisions(const DecisionsReport&, std::ostream&) {
+  throw UsageError("only the html reporter writes a decisions report ('tunekit report')");
+}
 
 std::vector<std::string> reporter_names() {
   std::vector<std::string> names;

@@ -1,5 +1,6 @@
 # cmake --install: the public headers, the library, the CLI, a CMake package
-# (find_package(tunekit 0.2) -> tunekit::tunekit) and a pkg-config file (tunekit.pc).
+# (find_package(tunekit 0.2) -> tunekit::tunekit, and tunekit::kernels for the built-in ops) and a
+# pkg-config file (tunekit.pc).
 # Both package files are relocatable: `cmake --install build --prefix DIR` works for any DIR.
 include(CMakePackageConfigHelpers)
 
@@ -13,6 +14,12 @@ install(TARGETS tunekit_lib EXPORT tunekitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The built-in ops (tunekit::kernels, libtunekit_kernels.a): what the catalog headers
+# (tunekit/catalog.hpp, opencl_catalog.hpp, stack_catalog.hpp, installed above) declare. Static
+# and position-independent, so it links into programs and into shared objects (the Python
+# extension).
+set_target_properties(tunekit_kernels PROPERTIES EXPORT_NAME kernels)
+install(TARGETS tunekit_kernels EXPORT tunekitTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET tunekit_cli)
   # A shared libtunekit is found beside the installed tool, wherever the prefix is.
   set_target_properties(tunekit_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")

@@ -1,0 +1,84 @@
+"""Reports: what a tune did, as attributes and as the JSON reporter's dict (`to_dict()`)."""
+
+import copy
+import json
+
+
+class CandidateResult:
+    """One candidate of a report: its classified status and, when measured, its reading."""
+
+    def __init__(self, fields):
+        self._fields = fields
+        self.name = fields["name"]
+        self.status = fields["status"]  # ok, validation_failed, launch_failed, ...
+        self.message = fields["message"]  # why, for a failure (the exception's text)
+        self.is_default = fields["is_default"]
+        self.winner = fields["winner"]
+        self.score = fields["score"]  # the ranking statistic, seconds (ok only)
+        self.vs_default = fields["vs_default"]  # default's score / this score (>1: faster)
+        timing = fields.get("timing") or {}
+        self.median = timing.get("median")  # seconds per call, None when not timed
+        self.min = timing.get("min")
+        self.mad = timing.get("mad")
+        self.samples = len(timing.get("samples", []))
+
+    @property
+    def ok(self):
+        return self.status == "ok"
+
+    def to_dict(self):
+        return copy.deepcopy(self._fields)
+
+    def __repr__(self):
+        timed = f", median={self.median:.3g}s" if self.median else ""
+        return f"<CandidateResult {self.name}: {self.status}{timed}>"
+
+
+class Report:
+    """What one tune did (the fields of `tunekit tune --json`).
+
+    winner: the chosen candidate's name; source: where the answer came from (searched,
+    cache_replay for the store, memory_hit, default, ...); candidates: every candidate the
+    search touched, in evaluation order (empty unless it searched)."""
+
+    def __init__(self, text_or_dict):
+        fields = json.loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict
+        self._fields = fields
+        self.op = fields["op"]
+        self.key = fields["key"]
+        self.source = fields["source"]
+        self.reason = fields["reason"]
+        self.winner = fields["winner"]
+        self.default = fields["default"]
+        self.speedup = fields["speedup"]
+        self.winner_score = fields["winner_score"]
+        self.default_score = fields["default_score"]
+        self.candidates = [CandidateResult(c) for c in fields["candidates"]]
+
+    @property
+    def searched(self):
+        return self.source == "searched"
+
+    def candidate(self, name):
+        """The candidate called `name`; KeyError when the search did not touch it."""
+        for c in self.candidates:
+            if c.name == name:
+                return c
+        raise KeyError(f"{name!r}: the report has {[c.name for c in self.candidates]}")
+
+    def to_dict(self):
+        """Every field of the JSON reporter's object (`tunekit tune --json`)."""
+        return copy.deepcopy(self._fields)
+
+    def __repr__(self):
+        return (f"<Report {self.op} {self.key}: winner {self.winner} ({self.source}), "
+                f"{len(self.candidates)} candidates, speedup {self.speedup:.2f}x>")
+
+    def __str__(self):
+        lines = [f"{self.op} {self.key}: winner {self.winner} (source {self.source})"]
+        for c in self.candidates:
+            mark = "*" if c.winner else " "
+            timed = f"{c.median * 1e6:10.2f} us" if c.median else " " * 13
+            why = f"  {c.message}" if c.message and not c.ok else ""
+            lines.append(f" {mark} {c.name:<24} {c.status:<18} {timed}{why}")
+        return "\n".join(lines)

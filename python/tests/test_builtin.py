@@ -1,0 +1,103 @@
+"""The built-in ops and the module-level calls (the library calls the CLI commands make)."""
+
+import threading
+
+import pytest
+
+import tunekit
+
+SHAPE = {"m": 64, "n": 64, "k": 64}
+
+
+def small_tuner(**options):
+    return tunekit.Tuner(budget_evals=3, confirm_pairs=4, **options)
+
+
+def test_sgemm_on_a_small_shape_reports_its_winner():
+    report = small_tuner().tune("sgemm", shape=SHAPE)
+    d = report.to_dict()
+    assert report.source == "searched" and d["source"] == "searched"
+    assert d["winner"] == report.winner and d["key"] == "m=64,n=64,k=64,dtype=f32"
+    assert any(c["winner"] for c in d["candidates"])
+    assert all(c.status for c in report.candidates)
+
+
+def test_cache_ls_lists_what_was_tuned_and_a_new_tuner_replays_it():
+    winner = small_tuner().tune("sgemm", shape="m=64,n=64,k=64").winner
+    stored = tunekit.cache.ls()
+    assert [(s["op"], s["key"], s["winner"]) for s in stored] == [
+        ("sgemm", "m=64,n=64,k=64,dtype=f32", winner)]
+    again = small_tuner().tune("sgemm", m=64, n=64, k=64)
+    assert (again.source, again.winner) == ("cache_replay", winner)
+
+
+def test_cache_ls_of_a_store_not_created_yet_is_empty(tmp_path):
+    assert tunekit.cache.ls(store=f"sqlite:{tmp_path / 'nothing.db'}") == []
+    with pytest.raises(tunekit.UsageError, match="no persistent store"):
+        tunekit.cache.ls(store="none")
+
+
+def test_bad_arguments_raise_the_librarys_message():
+    tuner = small_tuner()
+    with pytest.raises(tunekit.UsageError, match="nosuchop") as unknown:
+        tuner.tune("nosuchop", shape=SHAPE)
+    assert "sgemm" in str(unknown.value)  # the known names are listed
+    with pytest.raises(tunekit.UsageError, match="bad shape 'm=-4,n=64,k=64' for sgemm"):
+        tuner.tune("sgemm", shape={"m": -4, "n": 64, "k": 64})
+    with pytest.raises(tunekit.UsageError, match="key fields"):
+        tuner.tune("sgemm", shape={"rows": 3})
+    with pytest.raises(tunekit.UsageError, match="off"):
+        tunekit.Tuner(mode="sometimes")
+    with pytest.raises(tunekit.UsageError, match="unknown option 'bogus'"):
+        tunekit.Tuner(bogus=1)
+    with pytest.raises(tunekit.UsageError):
+        tunekit.Tuner(strategy="nosuchstrategy").tune("sgemm", shape=SHAPE)
+    with pytest.raises(tunekit.UsageError, match=r"shape=\{...\} or as keywords, not both"):
+        tuner.tune("sgemm", shape=SHAPE, m=3)
+
+
+def test_the_gil_is_released_while_a_builtin_op_is_tuned():
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (small_tuner().tune("sgemm", shape=SHAPE),
+                                              done.set()))
+    thread.start()
+    spins = 0
+    while not done.is_set():  # runs only while the tuning thread does not hold the GIL
+        spins += 1
+    thread.join()
+    assert spins > 1000
+
+
+def test_explain_ranks_without_measuring(tmp_path):
+    explained = tunekit.explain("sgemm", shape=SHAPE)
+    assert explained["op"] == "sgemm" and len(explained["candidates"]) > 1
+    assert tunekit.cache.ls() == []  # nothing measured, nothing stored
+
+
+def test_ops_lists_the_catalog():
+    names = [o["name"] for o in tunekit.ops()]
+    assert "sgemm" in names and "softmax" in names
+
+
+def test_space_counts_a_t1_file(repo):
+    space = tunekit.space(repo / "data/spaces/convolution_milo.json", limit=2)
+    assert space["valid"] == 4362 and len(space["configs"]) == 2
+    assert set(space["configs"][0]) == set(space["parameters"])
+
+
+def test_replay_searches_a_recorded_space(repo):
+    result = tunekit.replay(repo / "data/convolution_milo/A100.json.gz", strategy="random",
+                            budget_evals=20, seed=3)
+    assert 1 <= result["evaluations"] <= 21
+    assert 0 < result["fraction_of_optimum"] <= 1
+    assert isinstance(result["report"], tunekit.Report) and result["report"].candidates
+    with pytest.raises(tunekit.UsageError):
+        tunekit.replay(repo / "data/convolution_milo/A100.json.gz", strategy="nosuch")
+
+
+def test_calibrate_writes_a_profile_explain_then_uses(tmp_path):
+    profile = tunekit.calibrate(quick=True, out=tmp_path / "host.json")
+    assert (tmp_path / "host.json").is_file() and profile["path"].endswith("host.json")
+    assert profile["envelope"]["threads"] >= 1
+    explained = tunekit.explain("sgemm", shape=SHAPE, profile=str(tmp_path / "host.json"))
+    assert "host.json" in explained["envelope_origin"]

@@ -1,6 +1,8 @@
 // Store: persistent choices per identity (DESIGN §8). An interface of a few methods; the
-// embedded SQLite store is the default. Stores are opened by a spec string:
-//   "sqlite:/path/to/file.db"   "none" or "memory" (memory only: no store)
+// embedded SQLite store is the default. Stores are opened by a spec string, parsed in one
+// place (the store kinds are registered by name, src/store/store_registry.cpp):
+//   "sqlite:/path/to/file.db"   "postgresql://user@host:5432/db" (docs/fleet.md)
+//   "none" or "memory" (memory only: no store)
 // A bare "sqlite" is not a spec open_store takes (it is a UsageError); the CLI resolves it,
 // and an empty --store, to "sqlite:" + default_store_path(...) before opening.
 #pragma once
@@ -191,18 +193,19 @@ struct StoreOptions {
 // caller runs memory-only); every one but ready, none and missing also with a warning naming
 // the file and what to do.
 enum class StoreState {
-  ready,         // opened read-write
-  read_only,     // the user cannot write the file or its directory: stored choices are served,
-                 // new ones stay in memory (one warning at the first one)
-  none,          // the spec asked for no store ("none", "memory")
-  missing,       // no file, and StoreOptions::create was false
-  locked,        // another process held a lock past read_wait (write_wait while creating)
-  unreadable,    // permission denied on the file or its directory
-  not_a_store,   // not SQLite, another application's database, corrupt or truncated
-  newer_schema,  // written by a newer tunekit
-  untrusted,     // others can write the directory or the file, or the file is another user's
-  not_a_file,    // a directory, FIFO, device, socket or dangling symlink sits at the path
-  not_creatable  // missing and could not be created
+  ready,          // opened read-write
+  read_only,      // the user cannot write the file or its directory: stored choices are served,
+                  // new ones stay in memory (one warning at the first one)
+  none,           // the spec asked for no store ("none", "memory")
+  missing,        // no file, and StoreOptions::create was false
+  locked,         // another process held a lock past read_wait (write_wait while creating)
+  unreadable,     // permission denied on the file or its directory
+  not_a_store,    // not SQLite, another application's database, corrupt or truncated
+  newer_schema,   // written by a newer tunekit
+  untrusted,      // others can write the directory or the file, or the file is another user's
+  not_a_file,     // a directory, FIFO, device, socket or dangling symlink sits at the path
+  not_creatable,  // missing and could not be created
+  unreachable     // a store server that could not be connected to (refused, timed out, DNS)
 };
 std::string_view to_string(StoreState state);
 
@@ -223,6 +226,17 @@ StoreOpening open_store_checked(std::string_view spec, const StoreOptions& optio
 // TUNEKIT_TRUST_STORE ("1" trusts, "0" or unset does not). A malformed value is a UsageError
 // naming the variable. `getenv` is a parameter (read once, at the edge).
 StoreOptions store_options_from_environment(const std::function<const char*(const char*)>& getenv);
+
+// TUNEKIT_STORE when set (a spec as open_store takes it: "postgresql://host/db"), else
+// "sqlite:" + default_store_path(getenv). `getenv` is a parameter (read once, at the edge).
+std::string store_spec_from_environment(const std::function<const char*(const char*)>& getenv);
+
+// A spec as messages and listings show it: a password in a URL replaced by "***".
+std::string shown_store_spec(std::string_view spec);
+
+// The file an "sqlite:PATH" spec names; empty for any other spec. A malformed spec is a
+// UsageError.
+std::string store_file_of(std::string_view spec);
 
 // The default store file: $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else
 // ~/.cache/tunekit; file choices.db. `getenv` is a parameter (read once, at the edge).

@@ -13,6 +13,7 @@
 
 #include "store/evidence_codec.hpp"
 #include "store/store_path_check.hpp"
+#include "store/store_rows.hpp"
 
 namespace tunekit::detail {
 namespace {
@@ -67,22 +68,6 @@ CREATE INDEX IF NOT EXISTS pending_op ON pending(op);
 
 // Schema 1 -> 2: entries gain `stale` (bans and pending come from kSchema).
 const char* const kMigrateTo2 = "ALTER TABLE choices ADD COLUMN stale TEXT NOT NULL DEFAULT '';";
-
-// The columns put() writes; `stale` is left to its default: a new entry serves.
-const char* const kColumns =
-    "identity_digest, op, key, key_digest, device, toolchain, environment, numerics_policy, "
-    "candidates, winner, winner_config, evidence, measured, budget_cut, created_at, "
-    "tunekit_version";
-const char* const kBanColumns = "identity_digest, op, key, candidate, reason, banned_at";
-const char* const kPendingColumns =
-    "identity_digest, op, key, candidates, device, environment, numerics_policy, count, "
-    "first_seen, last_seen";
-
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool is_busy(int rc) {
   return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
@@ -242,41 +227,6 @@ auto in_transaction(Connection& c, Body&& body) {
   }
 }
 
-// A row of `SELECT kColumns, stale`.
-StoredChoice read_row(Statement& s) {
-  StoredChoice c;
-  c.identity_digest = s.text(0);
-  c.op = s.text(1);
-  c.key = s.text(2);
-  c.key_digest = s.text(3);
-  c.device = device_from_text(s.text(4));
-  c.toolchain = toolchain_from_text(s.text(5));
-  c.environment = environment_from_text(s.text(6));
-  c.numerics_policy = s.text(7);
-  c.candidates = s.text(8);
-  c.winner = s.text(9);
-  c.winner_config = s.text(10);
-  DecodedEvidence evidence = evidence_from_text(s.text(11));
-  c.evidence = std::move(evidence.candidates);
-  c.search = std::move(evidence.search);
-  c.scope = std::move(evidence.scope);
-  c.measured = s.integer(12) != 0;
-  c.budget_cut = s.integer(13) != 0;
-  c.created_at = s.integer(14);
-  c.tunekit_version = s.text(15);
-  c.stale = s.text(16);
-  return c;
-}
-
-BannedCandidate read_ban(Statement& s) {
-  return {s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.integer(5)};
-}
-
-PendingMiss read_pending(Statement& s) {
-  return {s.text(0), s.text(1), s.text(2),    s.text(3),    s.text(4),
-          s.text(5), s.text(6), s.integer(7), s.integer(8), s.integer(9)};
-}
-
 // How the store was opened, for SqliteStore.
 struct OpenedAs {
   bool read_only = false;
@@ -302,7 +252,7 @@ class SqliteStore final : public Store {
     read([&] {
       Statement s(*c_, select_choices() + " WHERE identity_digest = ?");
       s.bind(1, identity_digest);
-      auto rows = rows_of<StoredChoice>(*c_, s, read_row);
+      auto rows = rows_of<StoredChoice>(*c_, s, choice_from_row<Statement>);
       if (!rows.empty()) found = std::move(rows.front());
     });
     return found;
@@ -310,22 +260,10 @@ class SqliteStore final : public Store {
 
   void put(const StoredChoice& c) override {
     write(Doing::write, options_.write_wait, [&] {
-      Statement s(*c_, std::string("INSERT OR REPLACE INTO choices(") + kColumns +
+      Statement s(*c_, std::string("INSERT OR REPLACE INTO choices(") + kChoiceColumns +
                            ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-      // The identity parts and the evidence are JSON text columns (docs/formats.md).
-      const std::string device = device_json(c.device);
-      const std::string toolchain = toolchain_json(c.toolchain);
-      const std::string environment = environment_json(c.environment);
-      // The scope travels in the evidence's object form: no column, no schema change.
-      const std::string evidence = evidence_text(c.evidence, c.search, c.scope);
       int i = 1;
-      for (std::string_view t :
-           {std::string_view(c.identity_digest), std::string_view(c.op), std::string_view(c.key),
-            std::string_view(c.key_digest), std::string_view(device), std::string_view(toolchain),
-            std::string_view(environment), std::string_view(c.numerics_policy),
-            std::string_view(c.candidates), std::string_view(c.winner),
-            std::string_view(c.winner_config), std::string_view(evidence)})
-        s.bind(i++, t);
+      for (const std::string& t : choice_texts(c)) s.bind(i++, t);
       s.bind(i++, std::int64_t{c.measured});
       s.bind(i++, std::int64_t{c.budget_cut});
       s.bind(i++, c.created_at);
@@ -340,7 +278,7 @@ class SqliteStore final : public Store {
       Statement s(*c_,
                   select_choices() + (op.empty() ? "" : " WHERE op = ?") + " ORDER BY op, key");
       if (!op.empty()) s.bind(1, op);
-      out = rows_of<StoredChoice>(*c_, s, read_row);
+      out = rows_of<StoredChoice>(*c_, s, choice_from_row<Statement>);
     });
     return out;
   }
@@ -372,8 +310,7 @@ class SqliteStore final : public Store {
   void mark_stale(std::string_view identity_digest, std::string_view reason) override {
     write(Doing::write, options_.write_wait, [&] {
       Statement s(*c_, "UPDATE choices SET stale = ? WHERE identity_digest = ?");
-      // An empty reason would read as "serves": the entry must stay stale.
-      s.bind(1, reason.empty() ? std::string_view("stale (no reason given)") : reason);
+      s.bind(1, stale_reason(reason));
       s.bind(2, identity_digest);
       step_done(*c_, s);
     });
@@ -399,7 +336,7 @@ class SqliteStore final : public Store {
                            (identity_digest.empty() ? "" : " WHERE identity_digest = ?") +
                            " ORDER BY banned_at, rowid");
       if (!identity_digest.empty()) s.bind(1, identity_digest);
-      out = rows_of<BannedCandidate>(*c_, s, read_ban);
+      out = rows_of<BannedCandidate>(*c_, s, ban_from_row<Statement>);
     });
     return out;
   }
@@ -431,7 +368,7 @@ class SqliteStore final : public Store {
       Statement s(*c_, std::string("SELECT ") + kPendingColumns + " FROM pending" +
                            (op.empty() ? "" : " WHERE op = ?") + " ORDER BY first_seen, rowid");
       if (!op.empty()) s.bind(1, op);
-      out = rows_of<PendingMiss>(*c_, s, read_pending);
+      out = rows_of<PendingMiss>(*c_, s, pending_from_row<Statement>);
     });
     return out;
   }
@@ -452,8 +389,8 @@ class SqliteStore final : public Store {
 
   // SELECT of every StoredChoice column; an older read-only file has no `stale`: it serves.
   std::string select_choices() const {
-    return std::string("SELECT ") + kColumns + (as_.version < 2 ? ", '' AS stale" : ", stale") +
-           " FROM choices";
+    return std::string("SELECT ") + kChoiceColumns +
+           (as_.version < 2 ? ", '' AS stale" : ", stale") + " FROM choices";
   }
 
   // One read under the mutex and the read wait; a failure is warned about (see failed()).
@@ -488,7 +425,7 @@ class SqliteStore final : public Store {
   bool writable() {
     if (as_.read_only && !warned_read_only_) {
       warned_read_only_ = true;
-      warn("tunekit: the store " + path_ + " is read-only (" + as_.read_only_why +
+      warn("the store " + path_ + " is read-only (" + as_.read_only_why +
            "): its choices are served, new ones stay in memory for this session");
     }
     return !as_.read_only && !writes_off_;
@@ -502,7 +439,7 @@ class SqliteStore final : public Store {
                        : doing == Doing::write ? "writing"
                                                : "removing from";
     if (!is_busy(rc)) {
-      warn("tunekit: " + std::string(what) + " the store " + path_ + " failed: " + why +
+      warn(std::string(what) + " the store " + path_ + " failed: " + why +
            "; the choice stays in memory for this session");
       return;
     }
@@ -510,7 +447,7 @@ class SqliteStore final : public Store {
     writes_off_ = true;
     if (doing == Doing::read) reads_off_ = true;
     if (already && doing != Doing::read) return;
-    warn("tunekit: the store " + path_ + " is " + why + " while " + what +
+    warn("the store " + path_ + " is " + why + " while " + what +
          (doing == Doing::read ? " it; running memory-only for the rest of this session"
                                : " it; new choices stay in memory for this session") +
          " (TUNEKIT_STORE_WAIT_MS sets how long to wait)");
@@ -772,7 +709,7 @@ StoreOpening open_sqlite_store(const std::string& path, const StoreOptions& opti
     StoreOpening o;
     o.state = p.state;
     o.why = p.why;
-    o.message = "tunekit: the store " + path + " is " + p.why +
+    o.message = "the store " + path + " is " + p.why +
                 "; running memory-only (the file is left as it is)" + advice(p.state);
     if (warn) warn(o.message);
     return o;
@@ -804,7 +741,7 @@ StoreOpening open_sqlite_store(const std::string& path, const StoreOptions& opti
   opened.state = as.read_only ? StoreState::read_only : StoreState::ready;
   if (as.read_only) {
     opened.why = as.read_only_why;
-    opened.message = "tunekit: the store " + path + " is read-only (" + as.read_only_why + ")";
+    opened.message = "the store " + path + " is read-only (" + as.read_only_why + ")";
   }
   opened.store = std::make_unique<SqliteStore>(std::move(o.c), path, options, std::move(as), warn);
   return opened;

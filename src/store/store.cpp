@@ -2,7 +2,7 @@
 #include <charconv>
 #include <string>
 
-#include "store/sqlite_store.hpp"
+#include "store/store_registry.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/store.hpp"
 
@@ -48,6 +48,8 @@ std::string_view to_string(StoreState state) {
       return "not_a_file";
     case StoreState::not_creatable:
       return "not_creatable";
+    case StoreState::unreachable:
+      return "unreachable";
   }
   return "unknown";
 }
@@ -88,11 +90,30 @@ StoreOptions store_options_from_environment(const std::function<const char*(cons
 
 StoreOpening open_store_checked(std::string_view spec, const StoreOptions& options,
                                 const WarningSink& warn) {
-  if (spec == "none" || spec == "memory") return {};
-  if (spec.rfind("sqlite:", 0) == 0 && spec.size() > 7)
-    return detail::open_sqlite_store(std::string(spec.substr(7)), options, warn);
-  throw UsageError("unknown store '" + std::string(spec) +
-                   "': use sqlite:PATH, or none to keep choices in memory only");
+  const detail::ParsedStoreSpec parsed = detail::parse_store_spec(spec);
+  if (!parsed.kind) return {};
+  return parsed.kind->open(parsed.location, options, warn);
+}
+
+std::string store_spec_from_environment(const std::function<const char*(const char*)>& getenv) {
+  if (const char* spec = getenv("TUNEKIT_STORE"); spec && *spec) {
+    try {
+      detail::parse_store_spec(spec);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("TUNEKIT_STORE: ") + e.what());
+    }
+    return spec;
+  }
+  return "sqlite:" + default_store_path(getenv);
+}
+
+std::string shown_store_spec(std::string_view spec) {
+  return detail::mask_password(spec);
+}
+
+std::string store_file_of(std::string_view spec) {
+  const detail::ParsedStoreSpec parsed = detail::parse_store_spec(spec);
+  return parsed.kind && parsed.kind->name == "sqlite" ? parsed.location : std::string();
 }
 
 std::unique_ptr<Store> open_store(std::string_view spec, const WarningSink& warn,

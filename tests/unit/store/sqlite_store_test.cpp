@@ -1,6 +1,7 @@
-// Tests for src/store/sqlite_store.cpp (and the path checks of store_path_check.cpp): round
-// trip, permissions, bad files left untouched, locked and read-only stores, what sits at the
-// path; stale entries, bans, pending misses and the migration of a schema-1 file.
+// Tests for src/store/sqlite_store.cpp (and the path checks of store_path_check.cpp):
+// permissions, bad files left untouched, locked and read-only stores, what sits at the path,
+// the migration of a schema-1 file. What every store does (round trip, stale entries, bans,
+// pending misses, concurrent writers) is the contract suite, store_contract_test.cpp.
 #include "store/sqlite_store.hpp"
 
 #include <gtest/gtest.h>
@@ -73,35 +74,6 @@ struct Warnings {
     return [this](std::string_view m) { seen.emplace_back(m); };
   }
 };
-
-TEST(SqliteStore, RoundTripListRemove) {
-  TempDir dir;
-  Warnings w;
-  auto store = open_store("sqlite:" + (dir / "sub/choices.db").string(), w.sink());
-  ASSERT_NE(store, nullptr) << (w.seen.empty() ? "" : w.seen[0]);
-  store->put(sample("aaa"));
-  store->put(sample("bbb", "softmax"));
-  auto got = store->find("aaa");
-  ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->winner, "fast");
-  EXPECT_EQ(got->winner_config, "mc=64");
-  EXPECT_TRUE(got->budget_cut);  // budget_cut is stored and read back
-  EXPECT_TRUE(got->measured);
-  EXPECT_EQ(got->created_at, 1700000000);
-  EXPECT_FALSE(store->find("zzz").has_value());
-  EXPECT_EQ(store->list().size(), 2u);
-  EXPECT_EQ(store->list("softmax").size(), 1u);
-  auto replaced = sample("aaa");
-  replaced.winner = "other";
-  replaced.budget_cut = false;
-  store->put(replaced);
-  EXPECT_EQ(store->find("aaa")->winner, "other");
-  EXPECT_FALSE(store->find("aaa")->budget_cut);
-  EXPECT_EQ(store->remove("softmax"), 1u);
-  EXPECT_EQ(store->remove("aaa"), 1u);
-  EXPECT_TRUE(store->list().empty());
-  EXPECT_TRUE(w.seen.empty());
-}
 
 TEST(SqliteStore, PermissionsAndReopen) {
   TempDir dir;
@@ -603,95 +575,6 @@ std::string schema_version_of(const fs::path& file) {
   return version;
 }
 
-TEST(SqliteStore, AStaleEntryIsKeptWithItsReasonUntilAPutReplacesIt) {
-  TempDir dir;
-  Warnings w;
-  auto store = open_store("sqlite:" + (dir / "choices.db").string(), w.sink());
-  ASSERT_NE(store, nullptr);
-  store->put(sample("aaa"));
-  store->put(sample("bbb"));
-  EXPECT_EQ(store->find("aaa")->stale, "");
-  store->mark_stale("aaa", "fails validation: max error 0.5 > 1e-5");
-  store->mark_stale("zzz", "no such entry");  // nothing happens
-  ASSERT_TRUE(store->find("aaa").has_value()) << "a stale entry is kept as evidence";
-  EXPECT_EQ(store->find("aaa")->stale, "fails validation: max error 0.5 > 1e-5");
-  EXPECT_EQ(store->find("aaa")->winner, "fast");
-  const auto listed = store->list();
-  ASSERT_EQ(listed.size(), 2u);
-  EXPECT_EQ(listed[0].stale, "fails validation: max error 0.5 > 1e-5");
-  EXPECT_EQ(listed[1].stale, "");
-  EXPECT_FALSE(store->find("zzz").has_value());
-  store->mark_stale("bbb", "");  // an empty reason still marks it
-  EXPECT_NE(store->find("bbb")->stale, "");
-  store->put(sample("aaa"));
-  EXPECT_EQ(store->find("aaa")->stale, "") << "a new choice for the identity serves again";
-  EXPECT_TRUE(w.seen.empty()) << joined(w.seen);
-}
-
-TEST(SqliteStore, BansAreOnePerIdentityAndCandidateAndGoWithTheirEntry) {
-  TempDir dir;
-  auto store = open_store("sqlite:" + (dir / "choices.db").string(), {});
-  ASSERT_NE(store, nullptr);
-  store->put(sample("aaa"));
-  store->ban(ban_of("aaa", "fast", "threw: bad alloc"));
-  store->ban(ban_of("aaa", "faster", "threw: segfault"));
-  store->ban(ban_of("bbb", "fast", "threw: other"));
-  store->ban(ban_of("aaa", "fast", "threw again"));  // replaces, does not add
-  const auto of_aaa = store->bans("aaa");
-  ASSERT_EQ(of_aaa.size(), 2u);
-  std::map<std::string, std::string> reasons;
-  for (const auto& b : of_aaa) {
-    reasons[b.candidate] = b.reason;
-    EXPECT_EQ(b.identity_digest, "aaa");
-    EXPECT_EQ(b.op, "sgemm");
-    EXPECT_EQ(b.key, "m=1,n=2");
-    EXPECT_GT(b.banned_at, 0) << "an unset time is now";
-  }
-  EXPECT_EQ(reasons["fast"], "threw again");
-  EXPECT_EQ(reasons["faster"], "threw: segfault");
-  EXPECT_EQ(store->bans().size(), 3u);
-  EXPECT_TRUE(store->bans("zzz").empty());
-  EXPECT_EQ(store->remove("aaa"), 1u);
-  EXPECT_TRUE(store->bans("aaa").empty()) << "cache rm forgets the entry's bans too";
-  EXPECT_EQ(store->bans("bbb").size(), 1u);
-}
-
-TEST(SqliteStore, MissesAreCountedListedOldestFirstAndRemoved) {
-  TempDir dir;
-  auto store = open_store("sqlite:" + (dir / "choices.db").string(), {});
-  ASSERT_NE(store, nullptr);
-  store->record_miss(miss_of("p2", "sum", 200));
-  store->record_miss(miss_of("p1", "sgemm", 100));
-  store->record_miss(miss_of("p3", "sum", 300));
-  PendingMiss again = miss_of("p2", "sum", 400);
-  again.count = 5;
-  store->record_miss(again);
-  const auto all = store->pending();
-  ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all[0].identity_digest, "p1");
-  EXPECT_EQ(all[1].identity_digest, "p2");
-  EXPECT_EQ(all[2].identity_digest, "p3");
-  EXPECT_EQ(all[1].count, 6);
-  EXPECT_EQ(all[1].first_seen, 200);
-  EXPECT_EQ(all[1].last_seen, 400);
-  EXPECT_EQ(all[1].key, "n=200");
-  EXPECT_EQ(all[1].environment, R"({"power":"ac"})");
-  EXPECT_EQ(all[1].device, R"({"product":"x"})");
-  EXPECT_EQ(all[1].numerics_policy, "reassociates");
-  EXPECT_EQ(all[1].candidates, "cs");
-  EXPECT_EQ(all[0].count, 1);
-  EXPECT_EQ(store->pending("sum").size(), 2u);
-  EXPECT_EQ(store->remove_pending("p2"), 1u);
-  EXPECT_EQ(store->remove_pending("p2"), 0u);
-  EXPECT_EQ(store->pending("sum").size(), 1u);
-  // cache rm of an identity (or an op) takes its pending record with it.
-  store->put(sample("p3", "sum"));
-  EXPECT_EQ(store->remove("p3"), 1u);
-  EXPECT_EQ(store->pending().size(), 1u);
-  EXPECT_EQ(store->remove("sgemm"), 0u) << "no entry of sgemm was stored";
-  EXPECT_TRUE(store->pending().empty());
-}
-
 TEST(SqliteStore, AMissRecordedFromAnIdentityFillsEveryField) {
   Identity id;
   id.op = "sum";
@@ -845,42 +728,6 @@ TEST(SqliteStore, AMissWaitsForALockOnlyAsLongAsARead) {
   for_put->put(sample("bbb"));
   const double put_seconds = seconds_since(start);
   EXPECT_LT(miss_seconds * 4, put_seconds) << miss_seconds << " s vs " << put_seconds << " s";
-}
-
-// Several serving processes recording the same miss at once: every miss counts once.
-TEST(SqliteStore, MissesRecordedByConcurrentProcessesAllCount) {
-  TempDir dir;
-  const fs::path file = store_with(dir, "aaa");
-  constexpr int kProcesses = 4;
-  constexpr int kMisses = 25;
-  std::vector<pid_t> children;
-  for (int p = 0; p < kProcesses; ++p) {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      StoreOptions options;
-      options.read_wait = milliseconds(30000);  // a miss waits as long as a read: be generous
-      auto store = open_store("sqlite:" + file.string(), {}, options);
-      if (!store) ::_exit(3);
-      for (int i = 0; i < kMisses; ++i) store->record_miss(miss_of("same", "sum", 10 + i));
-      store->record_miss(miss_of("own" + std::to_string(p), "sum", 5));
-      ::_exit(0);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  auto store = open_store("sqlite:" + file.string(), {});
-  const auto all = store->pending();
-  ASSERT_EQ(all.size(), static_cast<std::size_t>(kProcesses + 1));
-  for (const PendingMiss& m : all) {
-    if (m.identity_digest != "same") continue;
-    EXPECT_EQ(m.count, kProcesses * kMisses);
-    EXPECT_EQ(m.first_seen, 10);
-    EXPECT_EQ(m.last_seen, 10 + kMisses - 1);
-  }
 }
 
 }  // namespace

@@ -1,0 +1,468 @@
+#include "store/postgres_store.hpp"
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "store/pg_schema.hpp"
+#include "store/pg_session.hpp"
+#include "store/store_rows.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// How often a read, or a miss on the serving path, may try to reach a lost server again (a
+// put, a ban or a stale mark tries every time: they are rare and what they write matters).
+constexpr milliseconds kRetryInterval{1000};
+
+std::string placeholders(int count) {
+  std::string out;
+  for (int i = 1; i <= count; ++i) out += (i > 1 ? ",$" : "$") + std::to_string(i);
+  return out;
+}
+
+// "a = EXCLUDED.a, b = EXCLUDED.b" for every column of `columns` but the first (the key).
+std::string excluded_set(const char* columns) {
+  std::stringstream in(columns);
+  std::string column;
+  std::string out;
+  bool first = true;
+  while (std::getline(in, column, ',')) {
+    column.erase(0, column.find_first_not_of(' '));
+    if (!first) out += (out.empty() ? "" : ", ") + column + " = EXCLUDED." + column;
+    first = false;
+  }
+  return out;
+}
+
+// Every statement of the store, with the schema's tables named once. Values are only ever
+// parameters ($1, ...): the text below holds nothing but tunekit's own identifiers.
+struct PgStatements {
+  explicit PgStatements(const std::string& schema) {
+    const std::string choices = pg_table(schema, "choices");
+    const std::string bans_table = pg_table(schema, "bans");
+    const std::string pending_table = pg_table(schema, "pending");
+    const std::string select = std::string("SELECT ") + kChoiceColumns + ", stale FROM " + choices;
+    // Byte order, as SQLite sorts: the database's collation must not reorder a listing.
+    find = select + " WHERE identity_digest = $1";
+    const std::string order =
+        " ORDER BY op COLLATE \"C\", key COLLATE \"C\", identity_digest COLLATE \"C\"";
+    list_all = select + order;
+    list_op = select + " WHERE op = $1" + order;
+    put = "INSERT INTO " + choices + "(" + kChoiceColumns + ") VALUES(" + placeholders(16) +
+          ") ON CONFLICT (identity_digest) DO UPDATE SET " + excluded_set(kChoiceColumns) +
+          ", stale = ''";
+    stale = "UPDATE " + choices + " SET stale = $1 WHERE identity_digest = $2";
+    ban = "INSERT INTO " + bans_table + "(" + kBanColumns + ") VALUES(" + placeholders(6) +
+          ") ON CONFLICT (identity_digest, candidate) DO UPDATE SET op = EXCLUDED.op, key = "
+          "EXCLUDED.key, reason = EXCLUDED.reason, banned_at = EXCLUDED.banned_at";
+    const std::string select_bans = std::string("SELECT ") + kBanColumns + " FROM " + bans_table;
+    bans_all = select_bans + " ORDER BY banned_at, seq";
+    bans_of = select_bans + " WHERE identity_digest = $1 ORDER BY banned_at, seq";
+    miss = "INSERT INTO " + pending_table + "(" + kPendingColumns + ") VALUES(" + placeholders(10) +
+           ") ON CONFLICT (identity_digest) DO UPDATE SET count = " + pending_table +
+           ".count + EXCLUDED.count, last_seen = GREATEST(" + pending_table +
+           ".last_seen, EXCLUDED.last_seen)";
+    const std::string select_pending =
+        std::string("SELECT ") + kPendingColumns + " FROM " + pending_table;
+    pending_all = select_pending + " ORDER BY first_seen, seq";
+    pending_op = select_pending + " WHERE op = $1 ORDER BY first_seen, seq";
+    remove_pending = "DELETE FROM " + pending_table + " WHERE identity_digest = $1";
+    // The entries go with their bans and pending records: what was forgotten is forgotten whole.
+    const std::string matches = "identity_digest = $1 OR key_digest = $1 OR key = $1 OR op = $1";
+    const std::string related = "identity_digest IN (SELECT identity_digest FROM " + choices +
+                                " WHERE " + matches +
+                                ") OR identity_digest = $1 OR key = $1 OR op = $1";
+    remove = {"DELETE FROM " + bans_table + " WHERE " + related,
+              "DELETE FROM " + pending_table + " WHERE " + related,
+              "DELETE FROM " + choices + " WHERE " + matches};
+  }
+  std::string find, list_all, list_op, put, stale, ban, bans_all, bans_of, miss, pending_all,
+      pending_op, remove_pending;
+  std::vector<std::string> remove;
+};
+
+std::vector<std::string> put_params(const StoredChoice& c) {
+  const auto texts = choice_texts(c);
+  std::vector<std::string> p(texts.begin(), texts.end());
+  p.push_back(c.measured ? "1" : "0");
+  p.push_back(c.budget_cut ? "1" : "0");
+  p.push_back(std::to_string(c.created_at));
+  p.push_back(c.tunekit_version);
+  return p;
+}
+
+template <class T, class FromRow>
+std::vector<T> all_rows(const PgRows& rows, FromRow&& from_row) {
+  std::vector<T> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    PgRows::Row row = rows.row(i);
+    out.push_back(from_row(row));
+  }
+  return out;
+}
+
+class PostgresStore final : public Store {
+ public:
+  PostgresStore(PgLocation where, const StoreOptions& options, WarningSink warn,
+                std::unique_ptr<PgSession> session, std::string read_only_why)
+      : where_(std::move(where)),
+        options_(options),
+        warn_(std::move(warn)),
+        sql_(where_.schema),
+        session_(std::move(session)),
+        read_only_why_(std::move(read_only_why)) {}
+
+  // One last try for what was kept: a choice made while the server was away is not given up
+  // while it can still be written.
+  ~PostgresStore() override {
+    std::lock_guard lock(mutex_);
+    if (kept_.empty()) return;
+    if (!session_) reach();
+    if (!kept_.empty())
+      warn("tunekit: the store " + where_.shown +
+           " is still unreachable: " + std::to_string(kept_.size()) +
+           " writes kept in memory this session were not written (" + last_why_ + ")");
+  }
+
+  std::string describe() const override { return where_.shown; }
+
+  std::optional<StoredChoice> find(std::string_view identity_digest) override {
+    std::optional<StoredChoice> found;
+    read([&](PgSession& s) {
+      const PgRows rows = s.run(sql_.find, {std::string(identity_digest)});
+      if (rows.size() > 0) {
+        PgRows::Row row = rows.row(0);
+        found = choice_from_row(row);
+      }
+    });
+    return found;
+  }
+
+  void put(const StoredChoice& c) override {
+    write(options_.write_wait, Retry::always,
+          [this, params = put_params(c)](PgSession& s) { s.run(sql_.put, params); });
+  }
+
+  std::vector<StoredChoice> list(std::string_view op) override {
+    std::vector<StoredChoice> out;
+    read([&](PgSession& s) {
+      const PgRows rows =
+          op.empty() ? s.run(sql_.list_all) : s.run(sql_.list_op, {std::string(op)});
+      out = all_rows<StoredChoice>(rows, choice_from_row<PgRows::Row>);
+    });
+    return out;
+  }
+
+  std::size_t remove(std::string_view what) override {
+    std::size_t removed = 0;
+    now("removing from", [&](PgSession& s) {
+      removed = in_pg_transaction(s, [&] {
+        std::size_t n = 0;
+        for (const std::string& sql : sql_.remove) n = s.run(sql, {std::string(what)}).affected();
+        return n;  // the last statement's: the entries
+      });
+    });
+    return removed;
+  }
+
+  void mark_stale(std::string_view identity_digest, std::string_view reason) override {
+    write(options_.write_wait, Retry::always,
+          [this, params = std::vector<std::string>{std::string(stale_reason(reason)),
+                                                   std::string(identity_digest)}](PgSession& s) {
+            s.run(sql_.stale, params);
+          });
+  }
+
+  void ban(const BannedCandidate& b) override {
+    // The time is taken now: a ban kept while the server is away keeps when it happened.
+    std::vector<std::string> params{
+        b.identity_digest, b.op,     b.key,
+        b.candidate,       b.reason, std::to_string(b.banned_at != 0 ? b.banned_at : unix_now())};
+    write(options_.write_wait, Retry::always,
+          [this, params = std::move(params)](PgSession& s) { s.run(sql_.ban, params); });
+  }
+
+  std::vector<BannedCandidate> bans(std::string_view identity_digest) override {
+    std::vector<BannedCandidate> out;
+    read([&](PgSession& s) {
+      const PgRows rows = identity_digest.empty()
+                              ? s.run(sql_.bans_all)
+                              : s.run(sql_.bans_of, {std::string(identity_digest)});
+      out = all_rows<BannedCandidate>(rows, ban_from_row<PgRows::Row>);
+    });
+    return out;
+  }
+
+  // On the serving path of mode cached, which must not stall: it waits as long as a read, and
+  // a lost server is tried again at most once per kRetryInterval.
+  void record_miss(const PendingMiss& m) override {
+    const std::int64_t at = unix_now();
+    std::vector<std::string> params{m.identity_digest,
+                                    m.op,
+                                    m.key,
+                                    m.candidates,
+                                    m.device,
+                                    m.environment,
+                                    m.numerics_policy,
+                                    std::to_string(std::max<std::int64_t>(m.count, 1)),
+                                    std::to_string(m.first_seen != 0 ? m.first_seen : at),
+                                    std::to_string(m.last_seen != 0 ? m.last_seen : at)};
+    write(options_.read_wait, Retry::rate_limited,
+          [this, params = std::move(params)](PgSession& s) { s.run(sql_.miss, params); });
+  }
+
+  std::vector<PendingMiss> pending(std::string_view op) override {
+    std::vector<PendingMiss> out;
+    read([&](PgSession& s) {
+      const PgRows rows =
+          op.empty() ? s.run(sql_.pending_all) : s.run(sql_.pending_op, {std::string(op)});
+      out = all_rows<PendingMiss>(rows, pending_from_row<PgRows::Row>);
+    });
+    return out;
+  }
+
+  std::size_t remove_pending(std::string_view identity_digest) override {
+    std::size_t removed = 0;
+    now("removing from", [&](PgSession& s) {
+      removed = s.run(sql_.remove_pending, {std::string(identity_digest)}).affected();
+    });
+    return removed;
+  }
+
+ private:
+  using Apply = std::function<void(PgSession&)>;
+  enum class Retry { always, rate_limited };
+
+  // A read under the mutex and the read wait; nothing (memory-only) while the server is away.
+  template <class Fn>
+  void read(Fn&& fn) {
+    std::lock_guard lock(mutex_);
+    if (off_ || (!session_ && !retry_due())) return;
+    if (!attempt(Apply(std::forward<Fn>(fn)), options_.read_wait, "reading")) down(last_why_);
+  }
+
+  // A write that must not be lost: kept in memory while the server is away and written when
+  // a later write reaches it.
+  void write(milliseconds wait, Retry retry, Apply apply) {
+    std::lock_guard lock(mutex_);
+    if (!writable()) return;
+    const bool try_now = session_ || retry == Retry::always || retry_due();
+    if (try_now && attempt(apply, wait, "writing")) return;
+    keep(std::move(apply));
+    down(last_why_);
+  }
+
+  // A removal (a user's command): done now or not at all.
+  void now(const char* doing, const Apply& apply) {
+    std::lock_guard lock(mutex_);
+    if (!writable()) return;
+    if (!attempt(apply, options_.write_wait, doing)) down(last_why_);
+  }
+
+  // Runs `apply`, reaching the server again once when the connection was lost (a terminated
+  // backend or a restarted server costs no warning). False: the server is unreachable.
+  bool attempt(const Apply& apply, milliseconds wait, const char* doing) {
+    for (int round = 0; round < 2; ++round) {
+      if (!session_ && !reach()) return false;
+      try {
+        session_->wait_at_most(wait);
+        apply(*session_);
+        return true;
+      } catch (const PgError& e) {
+        if (e.failure() != PgFailure::lost) {
+          refused(e, doing);
+          return true;  // answered (with a refusal): nothing to keep
+        }
+        session_.reset();
+        last_why_ = e.what();
+      }
+    }
+    return false;
+  }
+
+  // Connects again and checks the schema; the writes kept meanwhile are written first, in
+  // the order they were made. False: still unreachable (or no longer usable).
+  bool reach() {
+    last_attempt_ = Clock::now();
+    try {
+      auto session = PgSession::connect(where_.url, options_.read_wait);
+      const PgSchemaState schema = ensure_pg_schema(*session, where_.schema, true);
+      if (schema.state != StoreState::ready) {
+        off_ = true;
+        warn("tunekit: the store " + where_.shown + " is " + schema.why +
+             "; running memory-only for the rest of this session");
+        return false;
+      }
+      session_ = std::move(session);
+    } catch (const PgError& e) {
+      last_why_ = e.what();
+      return false;
+    }
+    flush();
+    return session_ != nullptr;
+  }
+
+  void flush() {
+    std::size_t written = 0;
+    while (!kept_.empty()) {
+      try {
+        session_->wait_at_most(options_.write_wait);
+        kept_.front()(*session_);
+      } catch (const PgError& e) {
+        if (e.failure() == PgFailure::lost) {
+          session_.reset();
+          last_why_ = e.what();
+          return;
+        }
+        refused(e, "writing");
+      }
+      kept_.pop_front();
+      ++written;
+    }
+    if (!down_) return;
+    down_ = false;
+    warn("tunekit: the store " + where_.shown + " is reachable again: " + std::to_string(written) +
+         " writes kept in memory meanwhile were written");
+  }
+
+  // The first loss is warned about; later calls stay memory-only without a warning each.
+  void down(const std::string& why) {
+    if (down_) return;
+    down_ = true;
+    warn("tunekit: the store " + where_.shown + " cannot be reached (" + why +
+         "); running memory-only: choices made meanwhile are kept and written at the next write "
+         "that reaches it");
+  }
+
+  void keep(Apply apply) {
+    if (kept_.size() < kMaxKeptWrites) {
+      kept_.push_back(std::move(apply));
+    } else if (!warned_full_) {
+      warned_full_ = true;
+      warn("tunekit: the store " + where_.shown + " has been unreachable for " +
+           std::to_string(kMaxKeptWrites) + " writes; newer ones stay in memory only");
+    }
+  }
+
+  bool retry_due() const { return Clock::now() - last_attempt_ >= kRetryInterval; }
+
+  bool writable() {
+    if (!read_only_why_.empty() && !warned_read_only_) {
+      warned_read_only_ = true;
+      warn("tunekit: the store " + where_.shown + " is read-only (" + read_only_why_ +
+           "): its choices are served, new ones stay in memory for this session");
+    }
+    return read_only_why_.empty() && !off_;
+  }
+
+  // The server answered with an error: this write is not kept (it would fail again).
+  void refused(const PgError& e, const char* doing) {
+    if (e.failure() == PgFailure::denied) {
+      read_only_why_ = e.what();
+      writable();
+      return;
+    }
+    if (e.failure() == PgFailure::timed_out) {
+      if (warned_timeout_) return;
+      warned_timeout_ = true;
+    }
+    warn("tunekit: " + std::string(doing) + " the store " + where_.shown + " failed: " + e.what() +
+         (e.failure() == PgFailure::timed_out ? " (TUNEKIT_STORE_WAIT_MS sets how long to wait)"
+                                              : "") +
+         "; the choice stays in memory for this session");
+  }
+
+  void warn(const std::string& message) {
+    if (warn_) warn_(message);
+  }
+
+  std::mutex mutex_;  // one operation at a time on the one connection
+  PgLocation where_;
+  StoreOptions options_;
+  WarningSink warn_;
+  PgStatements sql_;
+  std::unique_ptr<PgSession> session_;  // null while the server is away
+  std::string read_only_why_;
+  std::deque<Apply> kept_;  // writes made while it was away, oldest first
+  std::string last_why_;
+  Clock::time_point last_attempt_ = Clock::now();
+  bool down_ = false;  // warned as unreachable, not yet back
+  bool off_ = false;   // no longer usable this session (e.g. migrated by a newer tunekit)
+  bool warned_full_ = false;
+  bool warned_read_only_ = false;
+  bool warned_timeout_ = false;
+};
+
+std::string advice(StoreState state) {
+  switch (state) {
+    case StoreState::unreachable:
+      return " (is the server up? check the host and port of the URL)";
+    case StoreState::unreadable:
+      return " (check the user, password and database of the URL, or the role's privileges)";
+    default:
+      return "";
+  }
+}
+
+// Whether this role may write the store; empty: it may, else why not.
+std::string read_only_why(PgSession& s, const std::string& schema) {
+  const PgRows rows =
+      s.run("SELECT has_table_privilege($1, 'INSERT')", {pg_table(schema, "choices")});
+  return rows.size() > 0 && rows.row(0).integer(0) != 0 ? "" : "the role may not write its tables";
+}
+
+}  // namespace
+
+StoreOpening open_postgres_store(const std::string& spec, const StoreOptions& options,
+                                 const WarningSink& warn) {
+  const PgLocation where = pg_location(spec);
+  auto refuse = [&](StoreState state, const std::string& why) {
+    StoreOpening o;
+    o.state = state;
+    o.why = why;
+    o.message = "tunekit: the store " + where.shown + " is " + why +
+                "; running memory-only (nothing on the server is changed)" + advice(state);
+    if (warn) warn(o.message);
+    return o;
+  };
+  std::unique_ptr<PgSession> session;
+  std::string read_only;
+  try {
+    session = PgSession::connect(where.url, options.read_wait);
+    session->wait_at_most(options.write_wait);
+    const PgSchemaState schema = ensure_pg_schema(*session, where.schema, options.create);
+    if (schema.state == StoreState::missing) {
+      StoreOpening o;
+      o.state = StoreState::missing;  // asked not to create it: nothing to warn about
+      o.why = "no tunekit tables in the PostgreSQL schema " + where.schema;
+      return o;
+    }
+    if (schema.state != StoreState::ready) return refuse(schema.state, schema.why);
+    read_only = read_only_why(*session, where.schema);
+  } catch (const PgError& e) {
+    if (e.failure() == PgFailure::denied)
+      return refuse(StoreState::unreadable, "not usable by you (" + std::string(e.what()) + ")");
+    if (e.failure() == PgFailure::timed_out)
+      return refuse(StoreState::locked, "busy past the wait (" + std::string(e.what()) + ")");
+    return refuse(StoreState::unreachable, "unreachable (" + std::string(e.what()) + ")");
+  }
+  StoreOpening opened;
+  opened.state = read_only.empty() ? StoreState::ready : StoreState::read_only;
+  if (!read_only.empty()) {
+    opened.why = read_only;
+    opened.message = "tunekit: the store " + where.shown + " is read-only (" + read_only + ")";
+  }
+  opened.store =
+      std::make_unique<PostgresStore>(where, options, warn, std::move(session), read_only);
+  return opened;
+}
+
+}  // namespace tunekit::detail

@@ -107,6 +107,17 @@ def test_an_exception_in_a_served_call_reaches_the_caller_as_raised():
         op(np.ones(3))
 
 
+def test_a_keyboard_interrupt_stops_the_search_and_is_raised_again():
+    def interrupted(x):
+        raise KeyboardInterrupt
+
+    op = tunekit.Op("test_interrupt", key=lambda x: {"n": len(x)}, inputs=scale_op.make_inputs,
+                    candidates=[np.copy, interrupted], tuner=tunekit.Tuner())
+    with pytest.raises(KeyboardInterrupt):
+        op.tune(n=8)
+    assert tunekit.cache.ls(op="test_interrupt") == []  # nothing half-decided was stored
+
+
 def test_bad_definitions_and_keys_say_what_to_do():
     with pytest.raises(tunekit.UsageError, match="unknown numerics 'fast'"):
         scale_op.make_op().candidate(lambda x: x, name="odd", numerics="fast")

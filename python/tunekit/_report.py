@@ -39,7 +39,8 @@ class Report:
 
     winner: the chosen candidate's name; source: where the answer came from (searched,
     cache_replay for the store, memory_hit, default, ...); candidates: every candidate the
-    search touched, in evaluation order (empty unless it searched)."""
+    search touched, in evaluation order (a stored choice's: the evidence it was stored with;
+    empty when nothing was measured)."""
 
     def __init__(self, text_or_dict):
         fields = json.loads(text_or_dict) if isinstance(text_or_dict, str) else text_or_dict

@@ -27,6 +27,7 @@ h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.2em; border-top: 2px solid #ccc; p
 h3 {{ font-size: 1em; margin: 1.2em 0 .3em; }} .key {{ font-weight: normal; color: #555; }}
 table {{ border-collapse: collapse; margin: .3em 0; }} td, th {{ padding: 2px 8px; text-align: left; vertical-align: top; }}
 table.cands tr:nth-child(even), table.fleet tr:nth-child(even) {{ background: #f4f4f4; }}
+td {{ white-space: nowrap; }} table.cands td:last-child, table.facts td {{ white-space: normal; }}
 table.facts th {{ color: #555; font-weight: normal; }} tr.win td {{ font-weight: bold; }}
 .win {{ color: #1a7f37; }} .def {{ color: #b35900; }} .none {{ color: #777; font-style: italic; }}
 figure {{ margin: .4em 0; }} figcaption {{ color: #555; font-size: .9em; max-width: 760px; }}

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   tunekit::cli::register_explain(app);
   tunekit::cli::register_strategies(app);
   tunekit::cli::register_stack(app);
+  tunekit::cli::register_report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

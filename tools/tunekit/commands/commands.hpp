@@ -29,6 +29,8 @@ void register_explain(CLI::App& app);
 void register_strategies(CLI::App& app);  // tunekit strategies [--json]
 // tunekit stack tune|explain|ls: a stack workload's operator, graph and application decisions.
 void register_stack(CLI::App& app);
+// tunekit report --out FILE [--op OP] [--key KEY]...: the stored decisions as an HTML page.
+void register_report(CLI::App& app);
 
 // A --store value as open_store takes it: empty or "sqlite" is the environment's SQLite file
 // ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit); others as given.

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -58,6 +59,7 @@ struct TuneCommand {
   double tie_band = 0.02;
   bool json = false;
   std::string reporter = "console";
+  std::string html;  // --html FILE: also write the report as an HTML page
   bool evict = false;
   std::string strategy;
   std::string schedule;
@@ -307,6 +309,9 @@ class CatalogOps {
 // tune --pending: the store's recorded misses of this device, tuned one after another. Exit
 // status 1 when a record of this device could not be tuned (it is kept, and said why).
 void run_tune_pending(const TuneCommand& command) {
+  if (!command.html.empty())
+    throw UsageError("--html writes one run's page: drop it with --pending ('tunekit report "
+                     "--out FILE' writes the stored decisions as a page)");
   if (!command.shape.empty() || command.model || command.save_artifact || command.exports.any() ||
       !command.mode.empty()) {
     throw UsageError(
@@ -333,6 +338,15 @@ void run_tune_pending(const TuneCommand& command) {
   const bool failed = std::any_of(outcomes.begin(), outcomes.end(),
                                   [](const PendingOutcome& o) { return o.failed(); });
   if (failed) throw CLI::RuntimeError(1);
+}
+
+// --html FILE: the run's page (docs/report.md), beside whatever went to stdout.
+template <class R>
+void write_html(const std::string& path, const R& report) {
+  std::ostringstream page;
+  make_reporter("html")->write(report, page);
+  write_report_file(path, page.str());
+  std::cerr << fmt::format("tunekit: wrote {}\n", path);
 }
 
 void run_tune(const TuneCommand& command) {
@@ -371,12 +385,14 @@ void run_tune(const TuneCommand& command) {
     ModelReport model;
     tuner.model_default(*op, key, &model);
     reporter->write(model, std::cout);
+    if (!command.html.empty()) write_html(command.html, model);
     return;
   }
   TuneReport report;
   tuner.select(*op, key, &report);
   progress.finish();
   reporter->write(report, std::cout);
+  if (!command.html.empty()) write_html(command.html, report);
   if (!command.json && command.reporter == "console") {
     if (auto spread = spread_line(report)) std::cout << *spread << '\n';
   }
@@ -408,8 +424,10 @@ void register_tune(CLI::App& app) {
                        "Candidates within this fraction of the best are tied (default 0.02)")
           ->check(real_in(0.0, 1.0));
   tune->add_flag("--json", command->json, "Write the report as JSON (same as --reporter json)");
-  tune->add_option("--reporter", command->reporter, "Report format: console | json")
+  tune->add_option("--reporter", command->reporter, "Report format: console | json | html")
       ->capture_default_str();
+  tune->add_option("--html", command->html,
+                   "Also write the report as a self-contained HTML page to FILE (docs/report.md)");
   tune->add_flag("--evict", command->evict, "Flush the last-level cache before each sample");
   tune->add_option(
       "--strategy", command->strategy,

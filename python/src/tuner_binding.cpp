@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -28,6 +29,16 @@ namespace tunekit::python {
 namespace {
 
 template <class T>
+constexpr const char* expected() {
+  if constexpr (std::is_same_v<T, std::string>) return "a str";
+  if constexpr (std::is_same_v<T, bool>) return "True or False";
+  if constexpr (std::is_floating_point_v<T>) return "a number";
+  if constexpr (std::is_unsigned_v<T>) return "an int >= 0";
+  return "an int";
+}
+
+// Removes the option `name` from `options`: its value, or nullopt when absent or None.
+template <class T>
 std::optional<T> take(nb::dict& options, const char* name) {
   if (!options.contains(name)) return std::nullopt;
   nb::object value = options[name];
@@ -36,7 +47,7 @@ std::optional<T> take(nb::dict& options, const char* name) {
   T out;
   if (!nb::try_cast(value, out)) {
     throw UsageError(std::string("Tuner(") + name + "=" + nb::cast<std::string>(nb::repr(value)) +
-                     "): wrong type");
+                     "): give " + expected<T>());
   }
   return out;
 }

@@ -50,6 +50,10 @@ def test_bad_arguments_raise_the_librarys_message():
         tunekit.Tuner(mode="sometimes")
     with pytest.raises(tunekit.UsageError, match="unknown option 'bogus'"):
         tunekit.Tuner(bogus=1)
+    with pytest.raises(tunekit.UsageError, match=r"budget_evals=-3\): give an int >= 0"):
+        tunekit.Tuner(budget_evals=-3)
+    with pytest.raises(tunekit.UsageError, match="threads"):
+        tunekit.Tuner(threads=-1)
     with pytest.raises(tunekit.UsageError):
         tunekit.Tuner(strategy="nosuchstrategy").tune("sgemm", shape=SHAPE)
     with pytest.raises(tunekit.UsageError, match=r"shape=\{...\} or as keywords, not both"):

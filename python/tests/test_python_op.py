@@ -129,6 +129,12 @@ def test_bad_definitions_and_keys_say_what_to_do():
                     candidates={"only": lambda x: x})
     with pytest.raises(tunekit.UsageError, match="a key or config value is an int, float, str"):
         op(np.ones(2))
+    with pytest.raises(tunekit.UsageError, match="has no input generator"):
+        tunekit.Op("test_no_inputs", key=lambda x: {"n": len(x)}, candidates=[np.copy, np.array],
+                   tuner=tunekit.Tuner()).tune(n=3)
+    with pytest.raises(tunekit.UsageError, match="a key must be a dict"):
+        tunekit.Op("test_int_key", key=len, candidates=[np.copy], tuner=tunekit.Tuner())(
+            np.ones(2))
     with pytest.raises(tunekit.UsageError, match="has a candidate 'vectorised' already"):
         scale_op.make_op().candidate(lambda x: x, name="vectorised")
     with pytest.raises(tunekit.UsageError, match="default candidate 'missing' does not exist"):

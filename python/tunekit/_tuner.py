@@ -42,6 +42,9 @@ class Tuner:
     ops' worker threads (0: one per core)."""
 
     def __init__(self, *, threads=0, **options):
+        if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= 4096:
+            raise UsageError(f"Tuner(threads={threads!r}): give an int in 0..4096 "
+                             "(0: one per core)")
         self._native = _tunekit._Tuner(threads, options)
 
     @property

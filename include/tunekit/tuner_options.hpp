@@ -109,8 +109,9 @@ struct MeasureOptions {
 // Where a Tuner keeps choices, finds artifacts, records misses and takes device locks.
 struct PersistOptions {
   // Persistent store: "none" keeps choices in memory only (the default of a plain
-  // TunerOptions{}); "sqlite:PATH" opens that file. from_environment() picks the SQLite file
-  // under $TUNEKIT_CACHE_DIR (else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit).
+  // TunerOptions{}); "sqlite:PATH" opens that file, "postgresql://..." a server (docs/fleet.md).
+  // from_environment() takes TUNEKIT_STORE, else the SQLite file under $TUNEKIT_CACHE_DIR
+  // (else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit).
   std::string store = "none";
   // How the store file is opened: how long a locked store is waited for (reads 2 s, writes
   // 5 s), whether a store others can write or another user owns is trusted (no). From

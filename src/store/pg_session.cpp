@@ -10,8 +10,14 @@ namespace {
 
 // libpq ends its messages with a newline (and sometimes several lines): one line for warnings.
 std::string one_line(const char* message) {
-  std::string text = message ? message : "";
-  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::string text;
+  for (const char* p = message ? message : ""; *p; ++p) {
+    const bool space = *p == '\n' || *p == '\t' || *p == ' ';
+    if (!space)
+      text += *p;
+    else if (!text.empty() && text.back() != ' ')
+      text += ' ';
+  }
   while (!text.empty() && text.back() == ' ') text.pop_back();
   return text.empty() ? "no message from libpq" : text;
 }
@@ -79,7 +85,8 @@ std::unique_ptr<PgSession> PgSession::connect(const std::string& url,
   }
   // The server's notices ("schema ... already exists, skipping") are not for the user: the
   // library prints nothing of its own.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PgSession>(new PgSession(conn));
 }
 

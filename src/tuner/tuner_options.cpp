@@ -40,7 +40,7 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
       throw UsageError(std::string("TUNEKIT_MODE: ") + e.what());
     }
   }
-  o.persist.store = "sqlite:" + default_store_path(getenv);
+  o.persist.store = store_spec_from_environment(getenv);  // TUNEKIT_STORE, else the SQLite file
   o.persist.store_options = store_options_from_environment(getenv);
   // Device profiles (tunekit calibrate) live beside the store file.
   o.model.profile_dir =

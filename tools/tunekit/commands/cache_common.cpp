@@ -12,8 +12,9 @@
 namespace tunekit::cli {
 
 std::string resolve_store_spec(const std::string& given) {
-  if (given.empty() || given == "sqlite")
-    return "sqlite:" + default_store_path([](const char* name) { return std::getenv(name); });
+  const auto getenv = [](const char* name) -> const char* { return std::getenv(name); };
+  if (given == "sqlite") return "sqlite:" + default_store_path(getenv);
+  if (given.empty()) return store_spec_from_environment(getenv);  // TUNEKIT_STORE, else SQLite
   return given;
 }
 
@@ -33,18 +34,20 @@ const char* read_env(const char* name) {
 
 OpenedStore open_by_spec(const CacheCommand& command, bool create, const WarningSink& warn) {
   OpenedStore opened;
-  opened.spec = resolve_store_spec(command.store);
+  const std::string spec = resolve_store_spec(command.store);
+  opened.spec = shown_store_spec(spec);  // messages and listings never show a password
   if (opened.spec == "none" || opened.spec == "memory") {
     throw UsageError(fmt::format(
         "--store {}: the cache commands work on a persistent store; use sqlite:PATH or leave "
         "--store out for the default file",
         opened.spec));
   }
-  if (opened.spec.rfind("sqlite:", 0) == 0) opened.path = opened.spec.substr(7);
   StoreOptions options = store_options_from_environment(read_env);
   options.create = create;
   try {
-    StoreOpening o = open_store_checked(opened.spec, options, warn);
+    opened.path = store_file_of(spec);                  // the SQLite file, or
+    if (opened.path.empty()) opened.path = opened.spec;  // a server's URL
+    StoreOpening o = open_store_checked(spec, options, warn);
     opened.store = std::move(o.store);
     opened.state = o.state;
     opened.why = std::move(o.why);

@@ -80,8 +80,7 @@ TEST_F(PostgresCli, AnUnreachableServerIsAClearErrorWithoutItsPassword) {
   EXPECT_TRUE(contains(ls.err, "unreachable")) << ls.err;
   EXPECT_FALSE(contains(ls.out + ls.err, "pa55word")) << ls.err;
   // A tune goes on memory-only, with the warning, and succeeds.
-  const CliResult tune =
-      tunekit(kTune, "TUNEKIT_STORE='postgresql://me:pa55word@127.0.0.1:1/db'");
+  const CliResult tune = tunekit(kTune, "TUNEKIT_STORE='postgresql://me:pa55word@127.0.0.1:1/db'");
   EXPECT_EQ(tune.status, 0) << tune.err;
   EXPECT_TRUE(contains(tune.err, "unreachable")) << tune.err;
   EXPECT_FALSE(contains(tune.out + tune.err, "pa55word")) << tune.err;

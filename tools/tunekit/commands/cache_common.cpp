@@ -45,7 +45,7 @@ OpenedStore open_by_spec(const CacheCommand& command, bool create, const Warning
   StoreOptions options = store_options_from_environment(read_env);
   options.create = create;
   try {
-    opened.path = store_file_of(spec);                  // the SQLite file, or
+    opened.path = store_file_of(spec);                   // the SQLite file, or
     if (opened.path.empty()) opened.path = opened.spec;  // a server's URL
     StoreOpening o = open_store_checked(spec, options, warn);
     opened.store = std::move(o.store);

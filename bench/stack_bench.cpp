@@ -137,7 +137,7 @@ TunerOptions tuner_options(const Options& o, const std::string& store_spec) {
   t.decide.budget_seconds = o.budget_seconds;
   t.decide.budget_evaluations = o.budget_evals;
   t.persist.store = store_spec;
-  t.hooks.on_warning = [](std::string_view w) { std::cerr << "warning: " << w << '\n'; };
+  t.hooks.log = Log::warnings_to([](std::string_view w) { std::cerr << "warning: " << w << '\n'; });
   return t;
 }
 
@@ -154,7 +154,7 @@ bool run_shape(const Options& o, std::size_t tokens, const std::string& store_sp
   stack::StackOptions sopt;
   sopt.mode = stack::Mode::explore;
   sopt.policy.samples = o.samples;
-  sopt.store = open_store(store_spec, topt.hooks.on_warning);
+  sopt.store = open_store(store_spec, topt.hooks.log.warning_sink());
   sopt.identity.device = device.identity();
   sopt.identity.toolchain = this_toolchain();
   stack::StackController controller(sopt);

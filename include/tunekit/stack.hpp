@@ -16,6 +16,7 @@
 #include "tunekit/errors.hpp"
 #include "tunekit/identity.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/log.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/stack_report.hpp"
 #include "tunekit/store.hpp"
@@ -156,7 +157,7 @@ struct StackOptions {
   Identity identity;  // the device, toolchain and environment parts of stored identities
   // A store that fails (a write, a ban, a read) is reported here and the decision stays in
   // memory; the caller's own result or error is unchanged. Empty: dropped.
-  WarningSink on_warning;
+  Log log;
 };
 
 // The stored identity of a decision: `base`'s device, toolchain and environment; op = the

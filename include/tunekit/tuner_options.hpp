@@ -12,6 +12,7 @@
 
 #include "tunekit/cost_model.hpp"
 #include "tunekit/identity.hpp"
+#include "tunekit/log.hpp"
 #include "tunekit/registry.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/stats.hpp"
@@ -169,9 +170,10 @@ struct TunerHooks {
   std::function<void(std::string_view candidate, const Outcome& cause)> on_unrecovered;
   // Called with every contended window before it is retried.
   std::function<void(std::string_view candidate, const TimingResult& contended)> on_retry;
-  // Warnings (an unusable store file, a skipped artifact). Empty: dropped.
-  // from_environment() sends them to stderr.
-  WarningSink on_warning;
+  // Messages: warnings (an unusable store file, a skipped artifact), info (what was searched,
+  // stored, served), debug (each candidate's outcome, each cut). Empty: dropped.
+  // from_environment() logs to stderr at TUNEKIT_LOG's level (default warn).
+  Log log;
 };
 
 // Grouped so that each part can be passed alone to the code that needs only it.
@@ -182,8 +184,8 @@ struct TunerOptions {
   ModelOptions model;
   TunerHooks hooks;
   // Reads TUNEKIT_MODE, TUNEKIT_CACHE_DIR, TUNEKIT_ARTIFACT_DIR, TUNEKIT_STORE_WAIT_MS,
-  // TUNEKIT_TRUST_STORE and TUNEKIT_MODEL_SERVE (1: model.serve) once through getenv (a
-  // parameter, so tests pass their own).
+  // TUNEKIT_TRUST_STORE, TUNEKIT_MODEL_SERVE (1: model.serve) and TUNEKIT_LOG (hooks.log's
+  // level) once through getenv (a parameter, so tests pass their own).
   static TunerOptions from_environment(const std::function<const char*(const char*)>& getenv);
   static TunerOptions from_environment();
 };

@@ -233,7 +233,7 @@ std::optional<std::size_t> find_artifact_choice(const std::string& dir, const Op
   auto skip = [&](const std::string& why) -> std::optional<std::size_t> {
     // The reason quotes the file's own strings: escaped, so a planted artifact cannot drive
     // the terminal the warning is printed on.
-    if (warn) warn(terminal_safe("tunekit: skipping artifact " + path + ": " + why));
+    if (warn) warn(terminal_safe("skipping artifact " + path + ": " + why));
     return std::nullopt;
   };
   Artifact found;

@@ -48,8 +48,7 @@ struct StackController::Impl {
     try {
       f();
     } catch (const std::exception& e) {
-      if (options.on_warning)
-        options.on_warning(std::string("tunekit stack: could not ") + what + ": " + e.what());
+      options.log.warn(std::string("stack: could not ") + what + ": " + e.what());
     }
   }
 

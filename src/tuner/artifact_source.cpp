@@ -10,7 +10,7 @@ std::optional<Served> ArtifactSource::find(ServeRequest& request) {
   if (!request.replay || options_.persist.artifact_dir.empty()) return std::nullopt;
   const OpBase& op = request.op;
   auto index = find_artifact_choice(options_.persist.artifact_dir, op, request.key, device_,
-                                    options_.hooks.on_warning);
+                                    options_.hooks.log.warning_sink());
   if (!index || bans_.banned(op.checksum(), request.key.digest(), *index)) return std::nullopt;
   // A candidate an earlier process saw fail live is not served from a deployed file either.
   if (store_ && device_.known &&
@@ -21,9 +21,8 @@ std::optional<Served> ArtifactSource::find(ServeRequest& request) {
                             " failed re-validation: " + std::string(to_string(checked->status)) +
                             ": " + checked->message;
     append_stale(request, why);
-    if (options_.hooks.on_warning)
-      options_.hooks.on_warning("tunekit: " + op.name() + " " + request.key.text() + ": " + why +
-                                " (in " + options_.persist.artifact_dir + "): not served");
+    options_.hooks.log.warn(op.name() + " " + request.key.text() + ": " + why + " (in " +
+                            options_.persist.artifact_dir + "): not served");
     return std::nullopt;
   }
   request.report = brief_report(op, request.key, device_, options_, *index, Source::artifact_replay,
@@ -42,10 +41,9 @@ void ArtifactSource::record(ServeRequest& request, const Served& served) {
                      "it was measured on): nothing was stored or published");
   }
   if (!served.measured) {
-    if (options_.hooks.on_warning)
-      options_.hooks.on_warning("tunekit: no artifact written for " + what +
-                                ": the search has no " + "clean measurement (" +
-                                request.report.reason + ")");
+    options_.hooks.log.warn("no artifact written for " + what +
+                            ": the search has no clean measurement (" + request.report.reason +
+                            ")");
     return;
   }
   const TuneReport& r = request.report;

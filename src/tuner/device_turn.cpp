@@ -33,7 +33,7 @@ void DeviceTurn::take_lock(const std::string& lock_path, double wait_seconds) {
   if (state == DeviceLock::State::unusable) {
     // Advisory: an unusable lock file must not stop tuning, only its exclusion of others.
     warning_ = fmt::format(
-        "tunekit: warning: device lock not used ({}): searching without excluding other "
+        "device lock not used ({}): searching without excluding other "
         "processes; fix the directory or set TunerOptions::persist.lock_dir",
         lock_->problem());
   } else if (waited_) {

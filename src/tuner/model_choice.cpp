@@ -81,8 +81,7 @@ EnvelopeSource resolve_envelope(const TunerOptions& options, const DeviceIdentit
     return {read_profile(path).envelope, "stored profile " + path};
   } catch (const UsageError& e) {
     // A damaged file in the cache is skipped with a warning, never fatal.
-    if (options.hooks.on_warning)
-      options.hooks.on_warning(std::string("tunekit: warning: ") + e.what() + " (ignored)");
+    options.hooks.log.warn(std::string(e.what()) + " (ignored)");
     return {};
   }
 }

@@ -13,8 +13,8 @@ std::optional<Served> SearchSource::find(ServeRequest& request) {
   const DeviceIdentity& device = device_.identity();
   // One search at a time per device, held until the winner is stored (DESIGN §11).
   DeviceTurn turn(device_, lock_path(), options_.persist.wait_for_device_seconds);
-  if (!turn.warning().empty() && options_.hooks.on_warning && !lock_warned_.exchange(true))
-    options_.hooks.on_warning(turn.warning());
+  if (!turn.warning().empty() && !lock_warned_.exchange(true))
+    options_.hooks.log.warn(turn.warning());
   if (!turn.granted()) {
     const std::size_t fallback = op.default_index(request.key);
     request.report = brief_report(op, request.key, device, options_, fallback, Source::use_default,

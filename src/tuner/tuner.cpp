@@ -12,6 +12,7 @@
 
 #include "core/classify.hpp"
 #include "tunekit/errors.hpp"
+#include "tuner/answer_log.hpp"
 #include "tuner/artifact_source.hpp"
 #include "tuner/default_source.hpp"
 #include "tuner/memory_source.hpp"
@@ -90,7 +91,7 @@ class Tuner::Impl {
           "TunerOptions: persist.wait_for_device_seconds must be a finite number of seconds >= 0 "
           "(0: "
           "serve the default while another process searches on the device)");
-    store_ = open_store(options_.persist.store, options_.hooks.on_warning,
+    store_ = open_store(options_.persist.store, options_.hooks.log.warning_sink(),
                         options_.persist.store_options);
     environment_ = options_.persist.environment;
     // A profile named explicitly fails here (missing, malformed), not at the first call.
@@ -364,6 +365,7 @@ Choice Tuner::Impl::answer(const OpBase& op, const Key& stored, const Key& asked
     if (!request.stale.empty() && served->source != Source::stale_replay)
       detail::add_reason(r, request.stale);
     if (!(stored == asked)) serve_in_bucket(op, asked, *served, r);
+    detail::log_answer(options_.hooks.log, r);
     if (report) *report = std::move(r);
     return {served->index, served->source};
   }
@@ -467,9 +469,7 @@ void Tuner::Impl::keep_ban(const OpBase& op, const Key& stored, const std::strin
     store_->ban(BannedCandidate{digest, op.name(), stored.text(), name, why,
                                 static_cast<std::int64_t>(std::time(nullptr))});
   } catch (const std::exception& e) {
-    if (options_.hooks.on_warning)
-      options_.hooks.on_warning(std::string("tunekit: the ban of ") + name +
-                                " could not be stored: " + e.what());
+    options_.hooks.log.warn("the ban of " + name + " could not be stored: " + e.what());
   }
 }
 

@@ -57,7 +57,8 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
                        "' is not 1 (serve the cost model's pick on a miss) or 0 (the default)");
     o.model.serve = v == "1";
   }
-  o.hooks.on_warning = [](std::string_view message) { std::cerr << message << '\n'; };
+  o.hooks.log = Log(
+      make_stream_logger(std::cerr, log_level_from_environment(getenv).value_or(LogLevel::warn)));
   return o;
 }
 

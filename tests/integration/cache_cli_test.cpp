@@ -190,7 +190,8 @@ TEST_F(CacheCli, NoMatchIsAnError) {
 }
 
 TEST_F(CacheCli, SaveArtifactWritesOneFileThatAFreshCacheReplays) {
-  const Result saved = tunekit(std::string(kTune) + " --save-artifact --artifact-dir '" +
+  // Without -q: the path is a note (info), which -q hides with the progress.
+  const Result saved = tunekit("tune sum --shape n=1000 --json --save-artifact --artifact-dir '" +
                                path("saved").string() + "'");
   ASSERT_EQ(saved.status, 0) << saved.err;
   EXPECT_EQ(parse(saved).at("source"), "searched");

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   tunekit::TunerOptions options;
   options.persist.store = std::string("sqlite:") + argv[1];
   options.persist.wait_for_device_seconds = std::atof(argv[3]);
-  options.hooks.on_warning = [](std::string_view m) { std::cerr << m << '\n'; };
+  options.hooks.log = tunekit::Log::warnings_to([](std::string_view m) { std::cerr << m << '\n'; });
   tunekit::Tuner tuner(device, options);
   tunekit::TuneReport report;
   tuner.select(*op, tunekit::Key{{"n", std::atoi(argv[2])}}, &report);

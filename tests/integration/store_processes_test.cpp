@@ -188,7 +188,8 @@ CachedRead cached_read(const std::string& store) {
   tunekit::TunerOptions options;
   options.persist.store = "sqlite:" + store;
   options.decide.mode = tunekit::Mode::cached;
-  options.hooks.on_warning = [&](std::string_view m) { r.warnings.emplace_back(m); };
+  options.hooks.log =
+      tunekit::Log::warnings_to([&](std::string_view m) { r.warnings.emplace_back(m); });
   const auto start = std::chrono::steady_clock::now();
   tunekit::Tuner tuner(device, options);
   r.source = tuner.select(*op, tunekit::Key{{"n", 1}}).source;

@@ -29,10 +29,10 @@ int main(int argc, char** argv) {
     options.decide.mode = loop % 2 ? tunekit::Mode::force : tunekit::Mode::tune;
     // The store is under test: processes search (and write) at once, unlocked by the device.
     options.persist.lock_dir = "none";
-    options.hooks.on_warning = [&](std::string_view m) {
+    options.hooks.log = tunekit::Log::warnings_to([&](std::string_view m) {
       ++warnings;
       std::cerr << m << '\n';
-    };
+    });
     tunekit::Tuner tuner(device, options);
     if (!tuner.store()) return 1;
     for (int n = first; n < first + count; ++n) {

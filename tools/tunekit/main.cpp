@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/verbosity.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/terminal_text.hpp"
 
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Run 'tunekit <command> --help' for the options of one command.");
   app.failure_message(failure_message);
+  tunekit::cli::add_verbosity_flags(app);  // before the commands: they inherit its fallthrough
   // TUNEKIT_VERSION, TUNEKIT_COMMIT and TUNEKIT_BACKENDS come from CMake (tools/tunekit/).
   app.set_version_flag("--version", fmt::format("tunekit {}\ncommit: {}\nbackends: {}",
                                                 TUNEKIT_VERSION, TUNEKIT_COMMIT, TUNEKIT_BACKENDS));

@@ -58,13 +58,13 @@ class Artifacts : public ::testing::Test {
   TunerOptions options(std::vector<std::string>* warnings = nullptr) {
     TunerOptions o;
     o.persist.artifact_dir = dir_.string();
-    o.hooks.on_warning = [warnings](std::string_view m) {
+    o.hooks.log = Log::warnings_to([warnings](std::string_view m) {
       if (warnings) {
         warnings->emplace_back(m);
       } else {
         ADD_FAILURE() << m;
       }
-    };
+    });
     return o;
   }
 

@@ -70,7 +70,7 @@ struct StackFailures : ::testing::Test {
     o.identity.device.backend = "cpu";
     o.identity.device.product = "Test CPU";
     o.identity.toolchain = this_toolchain();
-    o.on_warning = [this](std::string_view w) { warnings.emplace_back(w); };
+    o.log = Log::warnings_to([this](std::string_view w) { warnings.emplace_back(w); });
     return o;
   }
 };

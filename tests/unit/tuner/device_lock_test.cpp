@@ -311,7 +311,7 @@ TEST(DeviceSearchTurns, AnUnusableLockDirectoryWarnsOnceAndStillSearches) {
   TunerOptions options;
   options.persist.lock_dir = (file / "locks").string();
   std::vector<std::string> warnings;
-  options.hooks.on_warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  options.hooks.log = Log::warnings_to([&](std::string_view m) { warnings.emplace_back(m); });
   Tuner tuner(dev, options);
   EXPECT_EQ(tuner.select(*op, Key{{"n", 1}}).source, Source::searched);
   EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::searched);

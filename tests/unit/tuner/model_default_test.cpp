@@ -342,7 +342,7 @@ TEST_F(ModelDefault, TheStoredProfileOfTheDeviceIsFound) {
   // A damaged stored profile is a warning, and the default stands.
   std::ofstream(profile_path(dir.string(), p.device_digest)) << "{oops";
   std::string warned;
-  o.hooks.on_warning = [&](std::string_view m) { warned = m; };
+  o.hooks.log = Log::warnings_to([&](std::string_view m) { warned = m; });
   Tuner again(dev_, o);
   EXPECT_EQ(again.model_default(*op, key_).source, Source::use_default);
   EXPECT_NE(warned.find(".json"), std::string::npos) << warned;

@@ -27,7 +27,8 @@ class PendingTuningTest : public ::testing::Test {
   TunerOptions options() const {
     TunerOptions o;
     o.persist.store = "sqlite:" + (dir_ / "choices.db").string();
-    o.hooks.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    o.hooks.log =
+        Log::warnings_to([](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; });
     return o;
   }
 

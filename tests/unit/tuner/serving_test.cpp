@@ -39,7 +39,8 @@ class Serving : public ::testing::Test {
 
   TunerOptions options(Mode mode = Mode::tune) const {
     TunerOptions o = quiet(mode);
-    o.hooks.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    o.hooks.log =
+        Log::warnings_to([](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; });
     return o;
   }
   // Warnings expected (a skipped artifact): not checked.

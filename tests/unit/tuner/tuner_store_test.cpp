@@ -30,7 +30,8 @@ class TunerStore : public ::testing::Test {
   TunerOptions options() const {
     TunerOptions o;
     o.persist.store = "sqlite:" + (dir_ / "choices.db").string();
-    o.hooks.on_warning = [](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; };
+    o.hooks.log =
+        Log::warnings_to([](std::string_view m) { ADD_FAILURE() << "unexpected warning: " << m; });
     return o;
   }
 
@@ -179,7 +180,7 @@ TEST_F(TunerStore, UnusableStoreFileMeansMemoryOnlyWithAWarning) {
   std::ofstream(dir_ / "choices.db") << "not a database";
   std::vector<std::string> warnings;
   TunerOptions o = options();
-  o.hooks.on_warning = [&](std::string_view m) { warnings.emplace_back(m); };
+  o.hooks.log = Log::warnings_to([&](std::string_view m) { warnings.emplace_back(m); });
   auto op = fakes::make_fake_op(dev_, {"def", "fast"}, "def");
   Tuner t(dev_, o);
   EXPECT_EQ(t.store(), nullptr);

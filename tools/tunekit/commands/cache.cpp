@@ -26,6 +26,7 @@
 
 #include "commands/cache_common.hpp"
 #include "commands/commands.hpp"
+#include "commands/verbosity.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
@@ -131,12 +132,12 @@ constexpr LsRefusal kLsRefusals[] = {
     {StoreState::not_a_file, 9, "remove what sits there, or pass --store sqlite:PATH"},
 };
 
-[[noreturn]] void refuse_ls(const OpenedStore& opened) {
+[[noreturn]] void refuse_ls(const CacheCommand& command, const OpenedStore& opened) {
   const LsRefusal* refusal = &kLsRefusals[std::size(kLsRefusals) - 1];
   for (const LsRefusal& r : kLsRefusals)
     if (r.state == opened.state) refusal = &r;
-  std::cerr << fmt::format("tunekit: error: cannot list the store {}: it is {}; {}\n", opened.path,
-                           opened.why, refusal->advice);
+  command.log.error(fmt::format("cannot list the store {}: it is {}; {}", opened.path, opened.why,
+                                refusal->advice));
   throw CLI::RuntimeError(refusal->status);  // the status alone: the message is out
 }
 
@@ -153,7 +154,7 @@ void run_ls(const CacheCommand& command) {
     }
     return;
   }
-  if (!opened.store) refuse_ls(opened);
+  if (!opened.store) refuse_ls(command, opened);
   if (command.pending) {
     reporter_for(command)->write(
         PendingMissList{opened.spec, command.op, opened.store->pending(command.op)}, std::cout);
@@ -267,7 +268,7 @@ void run_rm(const CacheCommand& command) {
           fmt::format("nothing in {} matches {}: {}", opened.spec, typed, no_match_help(true)));
     }
     for (const std::string& what : r.unmatched)
-      std::cerr << fmt::format("tunekit: warning: '{}' matches no stored choice\n", what);
+      command.log.warn(fmt::format("'{}' matches no stored choice", what));
   }
   std::size_t removed = 0, misses = 0;
   for (const std::string& digest : r.choices) removed += store.remove(digest);
@@ -288,6 +289,13 @@ void register_cache(CLI::App& app) {
   CLI::App* cache = app.add_subcommand(
       "cache", "Look at, remove, export and import the stored choices (the tuning cache)");
   cache->require_subcommand(1);
+  // Each subcommand's callback: the tool's log (-v/-q) set, then the command run.
+  auto logged = [command](CLI::App* sub, void (*run)(const CacheCommand&)) {
+    return [command, sub, run] {
+      command->log = tool_log(*sub);
+      run(*command);
+    };
+  };
   const std::string store_help =
       "The store: sqlite:PATH (default: choices.db under $TUNEKIT_CACHE_DIR, else "
       "$XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit)";
@@ -303,7 +311,7 @@ void register_cache(CLI::App& app) {
       "Exit status: 0 listed, empty or not created yet; 5 locked by another process; 6 "
       "unreadable (permissions); 7 not a tunekit store or corrupt; 8 written by a newer "
       "tunekit; 9 refused (writable by others, another user's, or not a regular file).");
-  ls->callback([command] { run_ls(*command); });
+  ls->callback(logged(ls, run_ls));
 
   CLI::App* show = cache->add_subcommand(
       "show", "Show stored choices in full: identity in clear and every candidate's reading");
@@ -316,7 +324,7 @@ void register_cache(CLI::App& app) {
   show->add_option("--op", command->op, "With --shape: only this op's choices");
   show->add_flag("--json", command->json, "Write the entries as JSON");
   show->add_option("--store", command->store, store_help);
-  show->callback([command] { run_show(*command); });
+  show->callback(logged(show, run_show));
 
   CLI::App* rm = cache->add_subcommand("rm", "Remove stored choices");
   rm->add_option("what", command->what,
@@ -327,14 +335,14 @@ void register_cache(CLI::App& app) {
   rm->add_option("--op", command->op, "With --shape: only this op's choices");
   rm->add_flag("--all", command->all, "Remove every stored choice and pending miss");
   rm->add_option("--store", command->store, store_help);
-  rm->callback([command] { run_rm(*command); });
+  rm->callback(logged(rm, run_rm));
 
   CLI::App* exp = cache->add_subcommand(
       "export", "Write one deployable artifact per stored choice (see TUNEKIT_ARTIFACT_DIR)");
   exp->add_option("--dir", command->dir, "The directory to write the artifacts in")->required();
   exp->add_option("--op", command->op, "Only this op's choices");
   exp->add_option("--store", command->store, store_help);
-  exp->callback([command] { run_export(*command); });
+  exp->callback(logged(exp, run_export));
 
   CLI::App* imp = cache->add_subcommand(
       "import", "Store the choices of the artifacts (*.json) in a directory that fit this machine");
@@ -344,7 +352,7 @@ void register_cache(CLI::App& app) {
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   imp->add_option("--store", command->store, store_help);
-  imp->callback([command] { run_import(*command); });
+  imp->callback(logged(imp, run_import));
 }
 
 }  // namespace tunekit::cli

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <iostream>
 
 #include <fmt/format.h>
 
@@ -21,10 +20,6 @@ std::string resolve_store_spec(const std::string& given) {
 namespace cache_cmd {
 
 constexpr std::size_t kShortDigest = 12;  // what `ls` shows
-
-void warn_to_stderr(std::string_view message) {
-  std::cerr << message << '\n';
-}
 
 namespace {
 
@@ -64,7 +59,7 @@ OpenedStore look_at_store(const CacheCommand& command) {
 }
 
 OpenedStore open_cache_store(const CacheCommand& command, bool create, bool write) {
-  OpenedStore opened = open_by_spec(command, create, warn_to_stderr);
+  OpenedStore opened = open_by_spec(command, create, command.log.warning_sink());
   if (opened.state == StoreState::missing) return opened;
   if (!opened.store) {
     throw UsageError(

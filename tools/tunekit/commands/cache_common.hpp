@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tunekit/log.hpp"
 #include "tunekit/store.hpp"
 
 namespace tunekit::cli::cache_cmd {
@@ -21,9 +22,8 @@ struct CacheCommand {
   bool pending = false;             // ls --pending
   std::string dir;                  // export --dir, import D
   int threads = 0;                  // import: the pool the ops are built with (as tune)
+  Log log;                          // the tool's log (-v/-q, TUNEKIT_LOG)
 };
-
-void warn_to_stderr(std::string_view message);
 
 struct OpenedStore {
   std::unique_ptr<Store> store;  // nullptr when the file does not exist (and was not created)

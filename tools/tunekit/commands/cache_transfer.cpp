@@ -44,8 +44,8 @@ void run_export(const CacheCommand& command) {
   Store& store = require_existing(opened);
   const std::vector<StoredChoice> entries = store.list(command.op);
   if (entries.empty()) {
-    std::cerr << fmt::format("tunekit: nothing to export: the store {} is empty{}\n", opened.spec,
-                             command.op.empty() ? "" : fmt::format(" for op {}", command.op));
+    command.log.warn(fmt::format("nothing to export: the store {} is empty{}", opened.spec,
+                                 command.op.empty() ? "" : fmt::format(" for op {}", command.op)));
     return;
   }
   // Entries that differ only in what an artifact does not record (toolchain, environment
@@ -72,14 +72,14 @@ void run_export(const CacheCommand& command) {
         older = kept.entry;
         kept = {&c, std::move(artifact)};
       }
-      std::cerr << fmt::format(
-          "tunekit: not exporting {} ({} {}): a newer stored choice for the same op, key and "
-          "device is exported as {}\n",
-          short_digest(older->identity_digest), older->op, older->key, file);
+      command.log.info(fmt::format(
+          "not exporting {} ({} {}): a newer stored choice for the same op, key and device is "
+          "exported as {}",
+          short_digest(older->identity_digest), older->op, older->key, file));
     } catch (const UsageError& e) {
       ++failed;
-      std::cerr << fmt::format("tunekit: cannot export {} ({} {}): {}\n",
-                               short_digest(c.identity_digest), c.op, c.key, e.what());
+      command.log.warn(fmt::format("cannot export {} ({} {}): {}", short_digest(c.identity_digest),
+                                   c.op, c.key, e.what()));
     }
   }
   std::size_t exported = 0;
@@ -89,15 +89,15 @@ void run_export(const CacheCommand& command) {
       ++exported;
     } catch (const UsageError& e) {
       ++failed;
-      std::cerr << fmt::format("tunekit: cannot export {} ({} {}): {}\n",
-                               short_digest(p.entry->identity_digest), p.entry->op, p.entry->key,
-                               e.what());
+      command.log.warn(fmt::format("cannot export {} ({} {}): {}",
+                                   short_digest(p.entry->identity_digest), p.entry->op,
+                                   p.entry->key, e.what()));
     }
   }
   std::cout.flush();
-  std::cerr << fmt::format("tunekit: exported {} artifact{} to {}{}\n", exported,
-                           exported == 1 ? "" : "s", command.dir,
-                           failed ? fmt::format("; {} could not be exported", failed) : "");
+  command.log.info(fmt::format("exported {} artifact{} to {}{}", exported, exported == 1 ? "" : "s",
+                               command.dir,
+                               failed ? fmt::format("; {} could not be exported", failed) : ""));
   if (exported == 0 && failed > 0)
     throw UsageError(fmt::format("nothing was exported from {}", opened.spec));
 }
@@ -146,7 +146,7 @@ void run_import(const CacheCommand& command) {
   std::size_t skipped = 0;
   auto skip = [&](const fs::path& path, const std::string& why) {
     ++skipped;
-    std::cerr << fmt::format("tunekit: skipping artifact {}: {}\n", path.string(), why);
+    command.log.warn(fmt::format("skipping artifact {}: {}", path.string(), why));
   };
   for (const fs::path& path : files) {
     Artifact artifact;

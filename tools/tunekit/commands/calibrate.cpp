@@ -14,6 +14,7 @@
 #include "commands/bounds.hpp"
 #include "commands/commands.hpp"
 #include "commands/environment.hpp"
+#include "commands/verbosity.hpp"
 #include "progress_bar.hpp"
 #include "tunekit/calibration.hpp"
 #include "tunekit/cpu.hpp"
@@ -27,7 +28,8 @@ struct CalibrateCommand {
   std::string out;
   bool quick = false;
   int threads = 0;
-  bool quiet = false;
+  bool quiet = false;  // -q (the tool's flag): no progress
+  Log log;             // the tool's log (-v/-q, TUNEKIT_LOG)
 };
 
 std::string rate(double v, const char* unit) {
@@ -76,7 +78,7 @@ void run_calibrate(const CalibrateCommand& command) {
       if (ProgressBar::stderr_is_terminal()) {
         progress.update(ProgressEvent{"calibrate", done, total, what, nullptr});
       } else if (what != last_step) {
-        std::cerr << fmt::format("calibrate: {}\n", what);
+        command.log.info(fmt::format("calibrate: {}", what));
       }
       last_step = std::string(what);
     };
@@ -103,9 +105,9 @@ void run_calibrate(const CalibrateCommand& command) {
   } else {
     print_console(profile, c, std::cout);
   }
-  std::cerr << fmt::format("tunekit: wrote device profile {}\n", path);
+  command.log.info(fmt::format("wrote device profile {}", path));
   if (!profile.envelope.usable())
-    std::cerr << "tunekit: warning: the envelope lacks a constant; the model will decline\n";
+    command.log.warn("the envelope lacks a constant; the model will decline");
 }
 
 }  // namespace
@@ -125,8 +127,11 @@ void register_calibrate(CLI::App& app) {
                 "A short, noisier calibration (about a second): fewer repeats, a coarser sweep");
   sub->add_option("--threads,-t", command->threads, "Worker threads (0: one per core)")
       ->transform(integer_in(0, 4096));
-  sub->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
-  sub->callback([command] { run_calibrate(*command); });
+  sub->callback([command, sub] {
+    command->log = tool_log(*sub);
+    command->quiet = !shows_progress(*sub);
+    run_calibrate(*command);
+  });
 }
 
 }  // namespace tunekit::cli

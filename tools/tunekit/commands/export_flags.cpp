@@ -1,11 +1,10 @@
 #include "commands/export_flags.hpp"
 
-#include <iostream>
-
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "tunekit/interop.hpp"
+#include "tunekit/log.hpp"
 
 namespace tunekit::cli {
 
@@ -15,17 +14,16 @@ void ExportFlags::add_to(CLI::App& command, const std::string& what) {
   command.add_option("--export-t4", t4, fmt::format("Write {} as a T4 results file (JSON)", what));
 }
 
-void ExportFlags::write(const Recording& run) const {
+void ExportFlags::write(const Recording& run, const Log& log) const {
   const std::string summary =
       fmt::format("{} configurations, {} valid", run.size(), run.valid_count());
   if (!kernel_tuner.empty()) {
     write_kernel_tuner_cache(kernel_tuner, run);
-    std::cerr << fmt::format("tunekit: wrote Kernel Tuner cache file {} ({})\n", kernel_tuner,
-                             summary);
+    log.info(fmt::format("wrote Kernel Tuner cache file {} ({})", kernel_tuner, summary));
   }
   if (!t4.empty()) {
     write_t4_results(t4, run);
-    std::cerr << fmt::format("tunekit: wrote T4 results file {} ({})\n", t4, summary);
+    log.info(fmt::format("wrote T4 results file {} ({})", t4, summary));
   }
 }
 

@@ -8,8 +8,9 @@ class App;
 }
 
 namespace tunekit {
+class Log;
 class Recording;
-}
+}  // namespace tunekit
 
 namespace tunekit::cli {
 
@@ -19,8 +20,8 @@ struct ExportFlags {
 
   void add_to(CLI::App& command, const std::string& what);
   bool any() const { return !kernel_tuner.empty() || !t4.empty(); }
-  // Writes the files asked for and says so on stderr; errors are UsageErrors.
-  void write(const Recording& run) const;
+  // Writes the files asked for and says so on `log` (info); errors are UsageErrors.
+  void write(const Recording& run, const Log& log) const;
 };
 
 }  // namespace tunekit::cli

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/commands.hpp"
+#include "commands/verbosity.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/terminal_text.hpp"
@@ -26,6 +27,7 @@ struct ImportKtCommand {
   std::string file;
   std::string store;  // empty: the environment's SQLite file; "none": summary only
   bool json = false;
+  Log log;  // the tool's log (-v/-q, TUNEKIT_LOG)
 };
 
 // Failures by kind: "6 compile_failed, 155 launch_failed".
@@ -52,8 +54,7 @@ void run_import_kt(const ImportKtCommand& command) {
   const std::string spec = resolve_store_spec(command.store);
   if (spec != "none" && spec != "memory") {
     const std::unique_ptr<Store> store = open_store(
-        spec,
-        [](std::string_view warning) { std::cerr << "tunekit: warning: " << warning << '\n'; },
+        spec, command.log.warning_sink(),
         store_options_from_environment([](const char* name) { return std::getenv(name); }));
     if (!store)
       throw UsageError(fmt::format(
@@ -125,7 +126,10 @@ void register_import_kt(CLI::App& app) {
                   "choices.db under $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else "
                   "~/.cache/tunekit)");
   cmd->add_flag("--json", command->json, "Write the summary as JSON");
-  cmd->callback([command] { run_import_kt(*command); });
+  cmd->callback([command, cmd] {
+    command->log = tool_log(*cmd);
+    run_import_kt(*command);
+  });
 }
 
 }  // namespace tunekit::cli

@@ -17,6 +17,7 @@
 #include "commands/commands.hpp"
 #include "commands/duration.hpp"
 #include "commands/export_flags.hpp"
+#include "commands/verbosity.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/methodology.hpp"
@@ -39,6 +40,7 @@ struct ReplayOptions {
   std::uint64_t seed = 1;
   bool json = false;
   ExportFlags exports;
+  Log log;  // the tool's log (-v/-q, TUNEKIT_LOG)
 };
 
 void run_replay(const ReplayOptions& o) {
@@ -106,7 +108,7 @@ void run_replay(const ReplayOptions& o) {
     }
     runs.push_back(std::move(run));
   }
-  if (first_run) o.exports.write(*first_run);
+  if (first_run) o.exports.write(*first_run, o.log);
   if (o.json) {
     Json j;
     j["dataset"] = o.dataset;
@@ -166,7 +168,10 @@ void register_replay(CLI::App& app) {
       ->transform(unsigned_in(0, UINT64_MAX));
   cmd->add_flag("--json", o->json, "Write the result as JSON");
   o->exports.add_to(*cmd, "the first run's evaluations (their recorded results)");
-  cmd->callback([o] { run_replay(*o); });
+  cmd->callback([o, cmd] {
+    o->log = tool_log(*cmd);
+    run_replay(*o);
+  });
 }
 
 }  // namespace tunekit::cli

@@ -18,6 +18,7 @@
 #include "commands/commands.hpp"
 #include "commands/duration.hpp"
 #include "commands/environment.hpp"
+#include "commands/verbosity.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/reporter.hpp"
@@ -38,12 +39,14 @@ struct StackCommand {
   long long budget_evals = 0;
   int samples = 10;
   std::string store;
+  Log log;  // the tool's log (-v/-q, TUNEKIT_LOG)
 };
 
 // Decides (tune) or looks up (explain) every level of `command.workload` and reports it.
 void run_stack(const StackCommand& command, bool tune) {
   const StackWorkloadEntry& entry = find_stack_workload(command.workload);
   TunerOptions options = tune ? TunerOptions::from_environment() : options_ignoring_mode();
+  options.hooks.log = command.log;
   options.decide.mode = tune ? Mode::tune : Mode::cached;
   if (!command.store.empty()) options.persist.store = resolve_store_spec(command.store);
   if (!command.budget.empty())
@@ -58,12 +61,12 @@ void run_stack(const StackCommand& command, bool tune) {
   stack::StackOptions stack_options;
   stack_options.mode = tune ? stack::Mode::explore : stack::Mode::cache_only;
   stack_options.policy.samples = command.samples;
-  stack_options.store =
-      open_store(options.persist.store, options.hooks.on_warning, options.persist.store_options);
+  stack_options.store = open_store(options.persist.store, options.hooks.log.warning_sink(),
+                                   options.persist.store_options);
   stack_options.identity.device = device.identity();
   stack_options.identity.toolchain = this_toolchain();
   stack_options.identity.environment = options.persist.environment;
-  stack_options.on_warning = options.hooks.on_warning;
+  stack_options.log = options.hooks.log;
   stack::StackController controller(stack_options);
 
   const std::string shape = command.shape.empty() ? entry.example_shape : command.shape;
@@ -119,13 +122,19 @@ void register_stack(CLI::App& app) {
       ->add_option("--samples", tune->samples,
                    "A B B A pairs per graph / plan candidate against its reference")
       ->transform(integer_in(2, 1000));
-  tune_sub->callback([tune] { run_stack(*tune, true); });
+  tune_sub->callback([tune, tune_sub] {
+    tune->log = tool_log(*tune_sub);
+    run_stack(*tune, true);
+  });
 
   auto explain = std::make_shared<StackCommand>();
   CLI::App* explain_sub =
       stack->add_subcommand("explain", "Show what is known for every level; measures nothing");
   add_common(explain_sub, *explain);
-  explain_sub->callback([explain] { run_stack(*explain, false); });
+  explain_sub->callback([explain, explain_sub] {
+    explain->log = tool_log(*explain_sub);
+    run_stack(*explain, false);
+  });
 
   auto json = std::make_shared<bool>(false);
   CLI::App* ls = stack->add_subcommand("ls", "The built-in stack workloads");

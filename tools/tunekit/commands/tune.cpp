@@ -33,6 +33,7 @@
 #include "commands/environment.hpp"
 #include "commands/export_flags.hpp"
 #include "commands/spread.hpp"
+#include "commands/verbosity.hpp"
 #include "progress_bar.hpp"
 #include "tunekit/artifact.hpp"
 #include "tunekit/catalog.hpp"
@@ -73,7 +74,8 @@ struct TuneCommand {
   std::string isolation;  // automatic | worker | in_process
   int confirm_pairs = -1;
   int rotate = 0;
-  bool quiet = false;
+  bool quiet = false;        // -q (the tool's flag): no progress bar
+  Log log;                   // the tool's log (-v/-q, TUNEKIT_LOG)
   std::string store;         // empty: the environment's SQLite file
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
   bool save_artifact = false;
@@ -172,18 +174,17 @@ std::optional<Artifact> measured_artifact(const TuneReport& report, Tuner& tuner
   }
 }
 
-void save_artifact(const std::string& dir, const TuneReport& report, Tuner& tuner, const OpBase& op,
-                   const Key& key, const DeviceIdentity& device) {
+void save_artifact(const TuneCommand& command, const std::string& dir, const TuneReport& report,
+                   Tuner& tuner, const OpBase& op, const Key& key, const DeviceIdentity& device) {
   const std::optional<Artifact> artifact = measured_artifact(report, tuner, op, key, device);
   if (!artifact) {
-    std::cerr << fmt::format(
-        "tunekit: warning: no artifact written: the winner {} was not measured (source {}{})\n",
-        report.winner_name, to_string(report.source),
-        report.reason.empty() ? "" : ": " + report.reason);
+    command.log.warn(fmt::format(
+        "no artifact written: the winner {} was not measured (source {}{})", report.winner_name,
+        to_string(report.source), report.reason.empty() ? "" : ": " + report.reason));
     return;
   }
   const std::string path = write_artifact(dir, *artifact);
-  std::cerr << fmt::format("tunekit: wrote artifact {}\n", path);
+  command.log.info(fmt::format("wrote artifact {}", path));
 }
 
 // The search flags (what is measured, how, for how long) onto `options`.
@@ -246,6 +247,7 @@ TunerOptions tuner_options(const TuneCommand& command) {
     }
   }
   apply_search_flags(command, options);
+  options.hooks.log = command.log;
   if (!command.store.empty()) options.persist.store = resolve_store_spec(command.store);
   if (!command.artifact_dir.empty()) options.persist.artifact_dir = command.artifact_dir;
   if (command.save_artifact && options.persist.artifact_dir.empty()) {
@@ -369,8 +371,8 @@ void run_tune(const TuneCommand& command) {
   std::string shape = command.shape;
   if (shape.empty()) {
     shape = entry.example_shape;
-    std::cerr << fmt::format("tunekit: no --shape given; using {}'s example shape {}\n", entry.name,
-                             shape);
+    command.log.info(
+        fmt::format("no --shape given; using {}'s example shape {}", entry.name, shape));
   }
   const Key key = parse_shape(*op, entry, shape);
 
@@ -398,8 +400,9 @@ void run_tune(const TuneCommand& command) {
   }
   std::cout.flush();
   if (command.save_artifact)
-    save_artifact(options.persist.artifact_dir, report, tuner, *op, key, device.identity());
-  if (command.exports.any()) command.exports.write(recording_from_report(report, key));
+    save_artifact(command, options.persist.artifact_dir, report, tuner, *op, key,
+                  device.identity());
+  if (command.exports.any()) command.exports.write(recording_from_report(report, key), command.log);
 }
 
 }  // namespace
@@ -465,7 +468,6 @@ void register_tune(CLI::App& app) {
   tune->add_option("--isolation", command->isolation,
                    "Where trials run: automatic (a worker process each on the CPU) | worker | "
                    "in_process");
-  tune->add_flag("--quiet,-q", command->quiet, "No progress on stderr");
   tune->add_option("--backend", command->backend,
                    "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels)");
   tune->add_option("--device", command->device,
@@ -494,7 +496,11 @@ void register_tune(CLI::App& app) {
                  "--pending') for this device, with the ops' input generators; exits 1 when one "
                  "could not be tuned (kept in the store)");
   command->exports.add_to(*tune, "the measured candidates");
-  tune->callback([command] { command->pending ? run_tune_pending(*command) : run_tune(*command); });
+  tune->callback([command, tune] {
+    command->log = tool_log(*tune);
+    command->quiet = !shows_progress(*tune);
+    command->pending ? run_tune_pending(*command) : run_tune(*command);
+  });
 }
 
 }  // namespace tunekit::cli

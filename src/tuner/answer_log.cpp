@@ -1,0 +1,51 @@
+#include "tuner/answer_log.hpp"
+
+#include <fmt/format.h>
+
+namespace tunekit::detail {
+namespace {
+
+std::string searched_line(const TuneReport& r) {
+  std::string line = fmt::format(
+      "{} {}: searched {} of {} candidates ({}, seed {}) in {:.3g} s: {} wins, {:.3g}x the "
+      "default {}",
+      r.op, r.key, r.candidates.size(), r.space_size, r.strategy, r.seed, r.seconds_total,
+      r.winner_name, r.speedup, r.default_name);
+  if (r.budget.cut) line += fmt::format("; budget cut: {}", r.budget.stopped);
+  if (!r.reason.empty()) line += fmt::format(" ({})", r.reason);
+  return line;
+}
+
+std::string candidate_line(const TuneReport& r, const CandidateReport& c) {
+  // A space's points are named by their config: shown once.
+  std::string line = fmt::format("{} {}: candidate {}", r.op, r.key, c.name);
+  if (!c.config.empty() && c.config != c.name) line += fmt::format(" [{}]", c.config);
+  line += fmt::format(": {}", to_string(c.outcome.status));
+  if (c.outcome.ok())
+    line += fmt::format(", {:.4g} s, {:.3g}x the default", c.score, c.vs_default);
+  else if (!c.outcome.message.empty())
+    line += ": " + c.outcome.message;
+  return line;
+}
+
+}  // namespace
+
+void log_answer(const Log& log, const TuneReport& r) {
+  if (r.source == Source::memory_hit) {
+    log.lazy(LogLevel::debug,
+             [&] { return fmt::format("{} {}: {} from memory", r.op, r.key, r.winner_name); });
+    return;
+  }
+  if (!log.enabled(LogLevel::info)) return;
+  if (r.source == Source::searched) {
+    log.info(searched_line(r));
+    if (log.enabled(LogLevel::debug))
+      for (const CandidateReport& c : r.candidates) log.debug(candidate_line(r, c));
+    return;
+  }
+  std::string line = fmt::format("{} {}: {} ({})", r.op, r.key, r.winner_name, to_string(r.source));
+  if (!r.reason.empty()) line += ": " + r.reason;
+  log.info(line);
+}
+
+}  // namespace tunekit::detail

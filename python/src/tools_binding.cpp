@@ -133,6 +133,7 @@ nb::list ops() {
 // `tunekit cache ls [--op OP] [--pending] --json`: "[]" when the store does not exist yet; an
 // unusable store is a UsageError saying what it is and that it was left as it is.
 std::string cache_ls(const std::string& given, const std::string& op, bool pending) {
+  nb::gil_scoped_release released;  // a locked store is waited for (TUNEKIT_STORE_WAIT_MS)
   std::string spec = given;
   if (spec.empty() || spec == "sqlite") spec = "sqlite:" + default_store_path(read_env);
   if (spec == "none" || spec == "memory")

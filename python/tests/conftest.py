@@ -12,7 +12,8 @@ def cache_dir(tmp_path, monkeypatch):
     directory = tmp_path / "cache"
     monkeypatch.setenv("TUNEKIT_CACHE_DIR", str(directory))
     monkeypatch.delenv("TUNEKIT_MODE", raising=False)
-    monkeypatch.delenv("TUNEKIT_ARTIFACT_DIR", raising=False)
+    for name in ("TUNEKIT_ARTIFACT_DIR", "TUNEKIT_STORE", "TUNEKIT_MODEL_SERVE"):
+        monkeypatch.delenv(name, raising=False)
     return directory
 
 

@@ -141,3 +141,14 @@ def test_bad_definitions_and_keys_say_what_to_do():
         tunekit.Op("test_no_default", key=lambda x: {"n": 1}, inputs=scale_op.make_inputs,
                    default="missing", candidates=[np.copy],
                    tuner=tunekit.Tuner()).tune(n=4)
+
+
+def test_search_measures_again_whatever_the_table_holds():
+    tuner = tunekit.Tuner()
+    op = scale_op.make_op(tuner)
+    assert tuner.decision(op, n=N) is None  # nothing served yet
+    op.tune(n=N)
+    scale_op.calls.clear()
+    again = tuner.search(op, n=N)
+    assert again.source == "searched" and again.winner == "vectorised"
+    assert scale_op.calls["elementwise"] > 0  # the default was measured again

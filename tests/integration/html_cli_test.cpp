@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes/test_envelope.hpp"
 #include "integration/cli_runner.hpp"
+#include "tunekit/cost_model.hpp"
 
 namespace tunekit::testing {
 namespace {
@@ -60,6 +62,20 @@ TEST_F(HtmlCli, ReportWritesTheFleetAndEveryDecision) {
   EXPECT_TRUE(contains(html, "n=512"));
   // A fresh cache directory has no device profile: the model plot says what to run.
   EXPECT_TRUE(contains(html, "run &#39;tunekit calibrate&#39;")) << html;
+}
+
+TEST_F(HtmlCli, ReportWithAProfileDrawsModelScoreAgainstMeasured) {
+  const CliResult tune = tunekit("tune sum --shape n=4096 --quiet");  // every candidate
+  ASSERT_EQ(tune.status, 0) << tune.err;
+  DeviceProfile profile;
+  profile.envelope = test_envelope();
+  const std::string path = write_profile((dir_ / "profile.json").string(), profile);
+  const fs::path page = dir_ / "model.html";
+  const CliResult run = tunekit("report --profile '" + path + "' --out '" + page.string() + "'");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string html = read_text(page);
+  EXPECT_TRUE(contains(html, "Spearman rank correlation:")) << html;
+  EXPECT_FALSE(contains(html, "no cost-model scores for this decision"));
 }
 
 TEST_F(HtmlCli, ReportSelectsByOpAndKey) {

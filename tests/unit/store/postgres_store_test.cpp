@@ -2,8 +2,9 @@
 // server (TUNEKIT_TEST_POSTGRES_URL; scripts/test starts a private cluster): the schema made
 // once under concurrent openers, a newer or foreign schema refused and left alone, an
 // unreachable server named with its password masked, a terminated backend reconnected, a
-// server gone mid-run (choices kept, written when it is back), a read-only role, a refused
-// write. What every store does is the contract suite (store_contract_test.cpp).
+// server gone mid-run (choices kept, written when it is back; also under a Tuner), a
+// read-only role, a refused write. What every store does is the contract suite
+// (store_contract_test.cpp).
 #include "store/postgres_store.hpp"
 
 #include <gtest/gtest.h>
@@ -13,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "fakes/fake_device.hpp"
 #include "store/pg_schema.hpp"
 #include "store/pg_session.hpp"
 #include "tunekit/store.hpp"
+#include "tunekit/tuner.hpp"
 #include "unit/store/store_under_test.hpp"
 
 namespace tunekit {
@@ -222,6 +225,36 @@ TEST_F(PostgresStore, AServerGoneMidRunKeepsItsWritesAndWritesThemWhenBack) {
   shut_out(false);
   store.reset();
   EXPECT_TRUE(open_store(spec(), {})->find("d").has_value());
+}
+
+// The "server gone mid-run" through a Tuner: tuning goes on memory-only, a warning
+// names the server, and the choice made meanwhile is on the server once it is back.
+TEST_F(PostgresStore, ATunerGoesOnWhileTheServerIsGoneAndItsChoicesLandWhenItIsBack) {
+  const std::string role = make_role();
+  fakes::FakeDevice device;
+  device.behaviour["def"].seconds = 2e-3;
+  device.behaviour["fast"].seconds = 1e-3;
+  auto op = fakes::make_fake_op(device, {"def", "fast"}, "def");
+  Warnings w;
+  TunerOptions options;
+  options.persist.store = with_parameter(spec(), "user=" + role);
+  options.hooks.log = Log::warnings_to(w.sink());
+  Tuner tuner(device, options);
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 1}}).source, Source::searched);
+  auto admin = postgres_admin();
+  admin->run("ALTER ROLE \"" + role + "\" NOLOGIN");
+  admin->run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", {role});
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::searched) << "tuning goes on";
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 2}}).source, Source::memory_hit);
+  ASSERT_EQ(w.seen.size(), 1u) << w.all();
+  EXPECT_NE(w.seen[0].find(shown_store_spec(options.persist.store)), std::string::npos)
+      << w.seen[0];
+  EXPECT_EQ(open_store(spec(), {})->list().size(), 1u) << "n=2 is not on the server yet";
+  admin->run("ALTER ROLE \"" + role + "\" LOGIN");
+  EXPECT_EQ(tuner.select(*op, Key{{"n", 3}}).source, Source::searched);
+  const auto stored = open_store(spec(), {})->list();
+  ASSERT_EQ(stored.size(), 3u) << "the choice made while it was gone was written";
+  for (const StoredChoice& c : stored) EXPECT_EQ(c.winner, "fast") << c.key;
 }
 
 TEST_F(PostgresStore, ARoleThatMayOnlyReadIsServedReadOnly) {

@@ -312,7 +312,7 @@ TEST(Clip, CutsOnCodePointsAndKeepsOneLine) {
 }
 
 TEST(MakeReporter, KnownNamesAndUnknownNameIsAUsageErrorListingThem) {
-  EXPECT_EQ(reporter_names(), (std::vector<std::string>{"console", "json"}));
+  EXPECT_EQ(reporter_names(), (std::vector<std::string>{"console", "json", "html"}));
   EXPECT_NE(make_reporter("console"), nullptr);
   EXPECT_NE(make_reporter("json"), nullptr);
   try {

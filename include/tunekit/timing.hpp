@@ -41,6 +41,17 @@ struct TimingOptions {
   // hopeless_ratio of this incumbent reading (seconds per launch). 0: never.
   double hopeless_against = 0;
   double hopeless_ratio = 1.5;
+  // The far-behind cut, with an incumbent (hopeless_against > 0): the window is cut as
+  // hopeless once it holds two samples and the fastest of them (and of prior_reading) is at
+  // least far_behind_ratio x the incumbent. Interference only ever adds time, so the fastest of
+  // two or three readings that far behind is not a fast kernel seen during a stall. 0: off
+  // (the median rule above alone); a ratio under hopeless_ratio counts as hopeless_ratio.
+  double far_behind_ratio = 8;
+  // One launch read before this window on the same clock (the tuner passes the validation
+  // run: cold, so never faster than the kernel); 0: none. The far-behind cut takes it into
+  // its fastest reading, and when it is already over hopeless_ratio x the incumbent the warmup
+  // is skipped (that run was the warmup).
+  double prior_reading = 0;
   std::function<bool()> stop;  // asked before the warmup and before every sample (batch)
   std::function<void(const TimingResult&)> on_call;  // every completed timing
 };

@@ -142,7 +142,7 @@ std::string encode(const TrialRequest& q) {
   for (int v : {t.warmup, t.repeats_floor, t.max_runs, t.depth_cap, t.fixed_depth})
     w.put<std::int32_t>(v);
   for (double v : {t.sample_budget, t.stall_ratio, t.contended_fraction, t.batch_target,
-                   t.hopeless_against, t.hopeless_ratio})
+                   t.hopeless_against, t.hopeless_ratio, t.far_behind_ratio, t.prior_reading})
     w.put(v);
   w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0));
   return w.take();
@@ -164,7 +164,7 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
   for (int* v : {&t.warmup, &t.repeats_floor, &t.max_runs, &t.depth_cap, &t.fixed_depth})
     *v = r.get<std::int32_t>();
   for (double* v : {&t.sample_budget, &t.stall_ratio, &t.contended_fraction, &t.batch_target,
-                    &t.hopeless_against, &t.hopeless_ratio})
+                    &t.hopeless_against, &t.hopeless_ratio, &t.far_behind_ratio, &t.prior_reading})
     *v = r.get<double>();
   const auto has = r.get<std::uint8_t>();
   q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4;
@@ -177,6 +177,7 @@ std::string encode(const TrialAnswer& answer) {
   w.put(kMagic);
   w.put(answer.outcome);
   w.put(answer.compile_seconds);
+  w.put(answer.validation_call_seconds);
   w.put(answer.timing);
   w.put(answer.fatal);
   return w.take();
@@ -188,6 +189,7 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
   TrialAnswer a;
   a.outcome = r.outcome();
   a.compile_seconds = r.get<double>();
+  a.validation_call_seconds = r.get<double>();
   a.timing = r.maybe_timing();
   a.fatal = r.text();
   if (!r.ok() || !r.at_end()) return std::nullopt;

@@ -33,6 +33,8 @@ struct TrialRequest {
 struct TrialAnswer {
   Outcome outcome;
   double compile_seconds = 0;  // the build the phase did (0: none)
+  // admit: the validation run's launch and sync on the device's clock (0: not reached)
+  double validation_call_seconds = 0;
   std::optional<TimingResult> timing;
   std::string fatal;  // a FatalError in the worker: the host throws it again
 };

@@ -2,6 +2,9 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "core/classify.hpp"
 #include "tunekit/errors.hpp"
@@ -38,6 +41,9 @@ void check_options(const TimingOptions& o) {
     throw UsageError("time_routine: queued mode needs batch_target > 0 and depth_cap >= 1");
   if (o.hopeless_against < 0 || !(o.hopeless_ratio >= 1))
     throw UsageError("time_routine: hopeless_against >= 0 (0: off) and hopeless_ratio >= 1");
+  if (!(o.far_behind_ratio == 0 || o.far_behind_ratio >= 1) ||
+      !(o.prior_reading >= 0 && std::isfinite(o.prior_reading)))
+    throw UsageError("time_routine: far_behind_ratio 0 (off) or >= 1, prior_reading >= 0");
   if (o.repeats_floor < 1 || o.max_runs < 1 || o.warmup < 0)
     throw UsageError("time_routine: repeats_floor and max_runs must be >= 1, warmup >= 0");
   if (!(o.sample_budget >= 0) || !(o.stall_ratio > 1) || !(o.contended_fraction >= 0))
@@ -69,6 +75,37 @@ bool hopeless(const TimingOptions& o, const std::vector<double>& samples, double
       std::count_if(samples.begin(), samples.end(), [&](double x) { return x > threshold; });
   const int n_max = max_final_samples(o, static_cast<int>(samples.size()), accumulated);
   return above > n_max / 2;
+}
+
+// The incumbent is so far ahead that the warmup would be wasted: the prior reading (the
+// validation run) is already over the median rule's line, and it warmed the kernel anyway.
+bool warmup_skipped(const TimingOptions& o) {
+  return o.hopeless_against > 0 && o.prior_reading >= o.hopeless_ratio * o.hopeless_against;
+}
+
+// The far-behind cut (TimingOptions::far_behind_ratio): two samples at least, the fastest of
+// them and of the prior reading that many times the incumbent. Two samples, not one and the
+// prior: a cold validation run and one stalled sample must not cut a fast kernel.
+// Never closer than the median rule's line: a caller who loosens hopeless_ratio loosens this.
+double far_line(const TimingOptions& o) {
+  return std::max(o.far_behind_ratio, o.hopeless_ratio) * o.hopeless_against;
+}
+
+bool far_behind(const TimingOptions& o, const std::vector<double>& samples) {
+  if (o.hopeless_against <= 0 || o.far_behind_ratio <= 0 || samples.size() < 2) return false;
+  double fastest = *std::min_element(samples.begin(), samples.end());
+  if (o.prior_reading > 0) fastest = std::min(fastest, o.prior_reading);
+  return fastest >= far_line(o);
+}
+
+std::string far_behind_message(const TimingOptions& o, const std::vector<double>& samples) {
+  double fastest = *std::min_element(samples.begin(), samples.end());
+  if (o.prior_reading > 0) fastest = std::min(fastest, o.prior_reading);
+  return "cut after " + std::to_string(samples.size()) + " sample" +
+         (samples.size() == 1 ? "" : "s") + ": its fastest reading" +
+         (o.prior_reading > 0 ? " (the validation run included)" : "") + " is " +
+         fmt::format("{:.3g}x the incumbent (far_behind_ratio {:g})", fastest / o.hopeless_against,
+                     std::max(o.far_behind_ratio, o.hopeless_ratio));
 }
 
 }  // namespace
@@ -107,7 +144,8 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
 
   try {
     if (stopped()) return finish({Status::stopped, "stopped before the warmup"});
-    for (int w = 0; w < options.warmup; ++w) {
+    const int warmups = warmup_skipped(options) ? 0 : options.warmup;
+    for (int w = 0; w < warmups; ++w) {
       trial.launch();
       trial.sync();
       ++r.dispatches;
@@ -154,6 +192,8 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
         if (!valid_reading(t)) return zero_reading(t);
         r.samples.push_back(t / r.depth);
         accumulated += t;
+        if (far_behind(options, r.samples))
+          return finish({Status::hopeless, far_behind_message(options, r.samples)});
         if (hopeless(options, r.samples, accumulated)) {
           return finish({Status::hopeless, "cut after " + std::to_string(r.samples.size()) +
                                                " samples: its median can no longer come within " +

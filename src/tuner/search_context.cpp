@@ -135,6 +135,7 @@ bool SearchContext::admit(std::size_t index) {
   TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index));
   const double took = since(start);
   validated_[index] = took;
+  validation_call_[index] = a.validation_call_seconds;
   if (!built_[index]) {
     entry(index).compile_seconds = a.compile_seconds;
     r_.seconds_compiling += a.compile_seconds;
@@ -199,6 +200,10 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
   TimingOptions timing = options_.measure.timing;
   if ((options_.measure.evict || op_.evicts()) && !timing.evictor)
     timing.evictor = device_.evictor();
+  // The validation run, a cold launch read on the same clock, is one reading of the
+  // far-behind cut (the default is never cut: it has no incumbent).
+  if (auto it = validation_call_.find(index); it != validation_call_.end())
+    timing.prior_reading = it->second;
   if (stop_ && index != r_.default_index) {
     // The caller's stop() and the budget's: either ends the window.
     timing.stop = [user = timing.stop, budget = stop_] { return (user && user()) || budget(); };

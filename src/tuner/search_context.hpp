@@ -120,9 +120,11 @@ class SearchContext {
   TrialInputs inputs_;
   std::unique_ptr<TrialRunner> runner_;
   bool isolated_ = false;
-  std::unordered_map<std::size_t, bool> built_;          // index -> built (compile pass or admit)
-  std::unordered_map<std::size_t, bool> checked_;        // index -> its checked calls ran
-  std::unordered_map<std::size_t, double> validated_;    // index -> seconds its admission took
+  std::unordered_map<std::size_t, bool> built_;        // index -> built (compile pass or admit)
+  std::unordered_map<std::size_t, bool> checked_;      // index -> its checked calls ran
+  std::unordered_map<std::size_t, double> validated_;  // index -> seconds its admission took
+  // index -> its validation run's launch on the device clock (TimingOptions::prior_reading)
+  std::unordered_map<std::size_t, double> validation_call_;
   std::unordered_map<std::size_t, std::string> banned_;  // index -> why
   std::function<bool()> stop_;
   std::function<double()> time_left_;

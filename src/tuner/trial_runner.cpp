@@ -1,6 +1,7 @@
 #include "tuner/trial_runner.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <set>
 #include <string>
@@ -74,11 +75,19 @@ void release_quietly(std::unique_ptr<Trial>& trial) {
 }
 
 // One checked call: poison (and the op's hook), launch, sync, compare (and the op's hook).
-Outcome checked_call(Trial& trial, OutputCheck& check, std::string_view during) {
+// With `clock`, the launch and sync are read on it into `seconds` (0 when the reading is not
+// valid).
+Outcome checked_call(Trial& trial, OutputCheck& check, std::string_view during,
+                     Clock* clock = nullptr, double* seconds = nullptr) {
   check.arm();
   try {
+    if (clock) clock->begin();
     trial.launch();
     trial.sync();
+    if (clock) {
+      const double t = clock->end();
+      *seconds = t > 0 && std::isfinite(t) ? t : 0;
+    }
   } catch (...) {
     return classify_exception(std::current_exception(), during);
   }
@@ -136,7 +145,9 @@ TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index
   a.outcome = prepare(*keep);
   if (a.outcome.ok()) {
     OutputCheck check(*in.workload, *in.reference, in.tolerance);
-    a.outcome = checked_call(*keep, check, "validation run");
+    // Read on the device's clock: a kernel far behind the incumbent is cut on it and one sample.
+    a.outcome =
+        checked_call(*keep, check, "validation run", &device.clock(), &a.validation_call_seconds);
   }
   if (a.outcome.ok() && !in.more_sets.empty()) {
     // One candidate's buffers at a time: the timing trial is made again after the others.

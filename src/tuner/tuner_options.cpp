@@ -122,6 +122,10 @@ void check_timing_options(const TimingOptions& t, std::string_view where) {
   real_in(where, "hopeless_against", t.hopeless_against, 0, kYear, " (seconds; 0: never)");
   // Infinity is allowed: it never cuts a window.
   real_in(where, "hopeless_ratio", t.hopeless_ratio, 1, std::numeric_limits<double>::infinity());
+  if (t.far_behind_ratio != 0)
+    real_in(where, "far_behind_ratio", t.far_behind_ratio, 1,
+            std::numeric_limits<double>::infinity(), " (0: off)");
+  real_in(where, "prior_reading", t.prior_reading, 0, kYear, " (seconds; 0: none)");
 }
 
 void check_tuner_options(const TunerOptions& o) {

@@ -266,12 +266,13 @@ TEST(QueuedTiming, StopHonouredWithinOneBatch) {
 TEST(HopelessCut, FiresExactlyWhenTheIncumbentCanNoLongerBeReached) {
   // Samples of 10 ms against an incumbent of 1 ms (ratio 1.5): the 25 ms budget is spent at
   // the third sample, so the window can end with at most 16 samples; the median is out of
-  // reach once 9 of them are slow.
+  // reach once 9 of them are slow. (The far-behind cut, off here, would end it sooner.)
   CountingTrial trial;
   ScriptedClock clock;
   clock.then = [] { return 0.010; };
   TimingOptions o;
   o.hopeless_against = 1e-3;
+  o.far_behind_ratio = 0;
   TimingResult r = time_routine(trial, clock, o);
   EXPECT_EQ(r.outcome.status, Status::hopeless);
   EXPECT_EQ(r.samples.size(), 9u);
@@ -294,6 +295,127 @@ TEST(HopelessCut, FiresExactlyWhenTheIncumbentCanNoLongerBeReached) {
   TimingResult t = time_routine(trial, small, tiny);
   EXPECT_EQ(t.outcome.status, Status::hopeless);
   EXPECT_EQ(t.samples.size(), 33u);
+}
+
+// The far-behind cut (TimingOptions::far_behind_ratio, default 8): two samples whose fastest
+// (the validation run's reading included) is 8x the incumbent end the window.
+TEST(FarBehindCut, TheValidationRunAndTwoSamplesSufficeAndTheWarmupIsSkipped) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 0.300; };  // 300x an incumbent of 1 ms
+  TimingOptions o;
+  o.hopeless_against = 1e-3;
+  o.prior_reading = 0.300;
+  const TimingResult r = time_routine(trial, clock, o);
+  EXPECT_EQ(r.outcome.status, Status::hopeless);
+  EXPECT_EQ(r.samples.size(), 2u);
+  EXPECT_EQ(trial.launches, 2) << "the warmup ran, or more than two samples";
+  EXPECT_NE(r.outcome.message.find("validation run included"), std::string::npos)
+      << r.outcome.message;
+  EXPECT_NE(r.outcome.message.find("far_behind_ratio 8"), std::string::npos) << r.outcome.message;
+}
+
+TEST(FarBehindCut, WithoutAPriorReadingTheWarmupRuns) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 0.300; };
+  TimingOptions o;
+  o.hopeless_against = 1e-3;
+  const TimingResult r = time_routine(trial, clock, o);
+  EXPECT_EQ(r.outcome.status, Status::hopeless);
+  EXPECT_EQ(r.samples.size(), 2u);
+  EXPECT_EQ(trial.launches, 3) << "the warmup and two samples";
+}
+
+TEST(FarBehindCut, AColdRunAndAStalledSampleNeverCutAFastKernel) {
+  // A cold validation run and a first sample during a stall, both far behind; the second
+  // sample is the kernel's real speed, within reach: the fastest reading decides, no cut.
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.script = {0.050};
+  clock.then = [] { return 1.1e-3; };
+  TimingOptions o;
+  o.hopeless_against = 1e-3;
+  o.prior_reading = 0.050;
+  const TimingResult r = time_routine(trial, clock, o);
+  EXPECT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(trial.launches, static_cast<int>(r.samples.size())) << "warmup skipped: cold 50x";
+  EXPECT_NEAR(r.median, 1.1e-3, 1e-12);
+}
+
+TEST(FarBehindCut, OneFastReadingAmongSlowOnesKeepsTheWindowOpen) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.script = {0.300, 0.300};
+  clock.then = [] { return 0.300; };
+  TimingOptions o;
+  o.hopeless_against = 1e-3;
+  o.prior_reading = 1e-3;  // a validation run at the incumbent's speed
+  const TimingResult r = time_routine(trial, clock, o);
+  EXPECT_EQ(r.outcome.status, Status::hopeless);
+  EXPECT_EQ(r.samples.size(), 9u) << "the median rule, not the far-behind cut, ended it";
+}
+
+TEST(FarBehindCut, JustUnderTheRatioIsLeftToTheMedianRule) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 7.9e-3; };
+  TimingOptions o;
+  o.hopeless_against = 1e-3;
+  o.prior_reading = 7.9e-3;
+  const TimingResult r = time_routine(trial, clock, o);
+  EXPECT_EQ(r.outcome.status, Status::hopeless);
+  EXPECT_EQ(r.samples.size(), 9u) << "cut by the median rule, as without the far-behind cut";
+  EXPECT_EQ(trial.launches, 9) << "the prior reading was over 1.5x: no warmup";
+}
+
+TEST(FarBehindCut, APriorReadingUnderTheHopelessLineKeepsTheWarmup) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 1.2e-3; };
+  TimingOptions o;
+  o.hopeless_against = 1e-3;
+  o.prior_reading = 1.2e-3;
+  const TimingResult r = time_routine(trial, clock, o);
+  EXPECT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(trial.launches, 1 + static_cast<int>(r.samples.size()));
+}
+
+TEST(FarBehindCut, OffWithoutAnIncumbentOrWhenZero) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 0.300; };
+  TimingOptions o;
+  o.prior_reading = 0.300;  // no incumbent: the default's own window
+  TimingResult r = time_routine(trial, clock, o);
+  EXPECT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(trial.launches, 1 + static_cast<int>(r.samples.size())) << "its warmup ran";
+  o.hopeless_against = 1e-3;
+  o.far_behind_ratio = 0;
+  r = time_routine(trial, clock, o);
+  EXPECT_EQ(r.outcome.status, Status::hopeless);
+  EXPECT_EQ(r.samples.size(), 9u) << "the median rule alone";
+  // A loosened median rule loosens the far-behind line with it: 300x is not 1000x.
+  o.far_behind_ratio = 8;
+  o.hopeless_ratio = 1000;
+  r = time_routine(trial, clock, o);
+  EXPECT_TRUE(r.ok()) << r.outcome.message;
+}
+
+TEST(FarBehindCut, BadRatiosAndReadingsAreRefused) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 1e-3; };
+  for (double bad : {0.5, -1.0, std::nan("")}) {
+    TimingOptions o;
+    o.far_behind_ratio = bad;  // under 1, negative, NaN
+    EXPECT_THROW(time_routine(trial, clock, o), UsageError) << bad;
+  }
+  for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    TimingOptions o;
+    o.prior_reading = bad;
+    EXPECT_THROW(time_routine(trial, clock, o), UsageError) << bad;
+  }
 }
 
 }  // namespace

@@ -20,6 +20,30 @@ const CandidateReport& find(const TuneReport& r, const std::string& name) {
   throw std::runtime_error("no candidate " + name);
 }
 
+// A candidate 300x behind the incumbent costs its validation run and two samples (the
+// far-behind cut), not a warmup and half a window.
+TEST(Tuner, AFarBehindCandidateCostsItsValidationRunAndTwoSamples) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 1e-3;
+  dev.behaviour["naive"].seconds = 0.3;
+  int naive_launches = 0;
+  dev.behaviour["naive"].hook = [&] { ++naive_launches; };
+  auto op = make_fake_op(dev, {"def", "naive"}, "def");
+  TunerOptions options;
+  options.persist.store = "none";
+  Tuner tuner(dev, options);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 8}}, &r);
+  const CandidateReport& naive = find(r, "naive");
+  EXPECT_EQ(naive.outcome.status, Status::hopeless);
+  ASSERT_TRUE(naive.timing);
+  EXPECT_EQ(naive.timing->samples.size(), 2u);
+  EXPECT_NE(naive.outcome.message.find("validation run included"), std::string::npos)
+      << naive.outcome.message;
+  EXPECT_EQ(naive_launches, 3) << "validation run + two samples, no warmup";
+  EXPECT_EQ(r.winner_name, "def");
+}
+
 TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
   FakeDevice dev;
   dev.behaviour["def"].seconds = 2e-3;

@@ -105,6 +105,11 @@ std::string exception_text(nb::python_error& error) {
   return text;
 }
 
+// In a catch block: a BaseException that is not an Exception stops whatever tunekit is doing.
+void stop_on_interrupt(nb::python_error& error) {
+  if (!error.matches(PyExc_Exception)) throw PythonInterrupt(std::move(error));
+}
+
 // Calls a Python callable of the op with the call's arguments, the GIL held for the call only.
 void call_python(const GilRef& fn, PyCall& call, const std::string& role) {
   nb::gil_scoped_acquire gil;
@@ -118,7 +123,7 @@ void call_python(const GilRef& fn, PyCall& call, const std::string& role) {
     }
     keep_outputs(call, std::move(returned));
   } catch (nb::python_error& error) {
-    if (!error.matches(PyExc_Exception)) throw PythonInterrupt(std::move(error));
+    stop_on_interrupt(error);
     if (call.live) throw;
     throw std::runtime_error(role + " raised " + exception_text(error));
   }
@@ -183,7 +188,7 @@ PythonOp::PythonOp(const PythonOpSpec& spec) : op_(spec.name, spec.schema_versio
     try {
       return python_op_key(key->get()(*call.args.get()));
     } catch (nb::python_error& error) {
-      if (!error.matches(PyExc_Exception)) throw PythonInterrupt(std::move(error));
+      stop_on_interrupt(error);
       throw;
     }
   });
@@ -196,9 +201,14 @@ PythonOp::PythonOp(const PythonOpSpec& spec) : op_(spec.name, spec.schema_versio
     auto make = [inputs](const Key& key, int input_set, int sets) {
       nb::gil_scoped_acquire gil;
       if (!inputs->valid()) throw UsageError("the inputs: its op was cleared by the collector");
-      nb::object made =
-          sets == 2 ? inputs->get()(key_to_dict(key), input_set) : inputs->get()(key_to_dict(key));
-      return generated_call(std::move(made));
+      try {
+        nb::object made = sets == 2 ? inputs->get()(key_to_dict(key), input_set)
+                                    : inputs->get()(key_to_dict(key));
+        return generated_call(std::move(made));
+      } catch (nb::python_error& error) {
+        stop_on_interrupt(error);
+        throw std::runtime_error("the inputs generator raised " + exception_text(error));
+      }
     };
     if (spec.input_sets == 2)
       op_.inputs([make](const Key& key, int input_set) { return make(key, input_set, 2); });

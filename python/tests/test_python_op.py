@@ -118,6 +118,17 @@ def test_a_keyboard_interrupt_stops_the_search_and_is_raised_again():
     assert tunekit.cache.ls(op="test_interrupt") == []  # nothing half-decided was stored
 
 
+def test_an_inputs_generator_that_raises_leaves_the_default_and_says_why():
+    def no_inputs(key):
+        raise ValueError("cannot make inputs")
+
+    op = tunekit.Op("test_bad_inputs", key=lambda x: {"n": len(x)}, inputs=no_inputs,
+                    candidates=[np.copy, np.array], tuner=tunekit.Tuner())
+    report = op.tune(n=3)
+    assert (report.source, report.winner) == ("pre_search_failure", "copy")
+    assert "the inputs generator raised ValueError: cannot make inputs" in report.reason
+
+
 def test_bad_definitions_and_keys_say_what_to_do():
     with pytest.raises(tunekit.UsageError, match="unknown numerics 'fast'"):
         scale_op.make_op().candidate(lambda x: x, name="odd", numerics="fast")

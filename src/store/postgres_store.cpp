@@ -127,8 +127,7 @@ class PostgresStore final : public Store {
     if (kept_.empty()) return;
     if (!session_) reach();
     if (!kept_.empty())
-      warn("tunekit: the store " + where_.shown +
-           " is still unreachable: " + std::to_string(kept_.size()) +
+      warn("the store " + where_.shown + " is still unreachable: " + std::to_string(kept_.size()) +
            " writes kept in memory this session were not written (" + last_why_ + ")");
   }
 
@@ -297,7 +296,7 @@ class PostgresStore final : public Store {
       const PgSchemaState schema = ensure_pg_schema(*session, where_.schema, true);
       if (schema.state != StoreState::ready) {
         off_ = true;
-        warn("tunekit: the store " + where_.shown + " is " + schema.why +
+        warn("the store " + where_.shown + " is " + schema.why +
              "; running memory-only for the rest of this session");
         return false;
       }
@@ -329,7 +328,7 @@ class PostgresStore final : public Store {
     }
     if (!down_) return;
     down_ = false;
-    warn("tunekit: the store " + where_.shown + " is reachable again: " + std::to_string(written) +
+    warn("the store " + where_.shown + " is reachable again: " + std::to_string(written) +
          " writes kept in memory meanwhile were written");
   }
 
@@ -337,7 +336,7 @@ class PostgresStore final : public Store {
   void down(const std::string& why) {
     if (down_) return;
     down_ = true;
-    warn("tunekit: the store " + where_.shown + " cannot be reached (" + why +
+    warn("the store " + where_.shown + " cannot be reached (" + why +
          "); running memory-only: choices made meanwhile are kept and written at the next write "
          "that reaches it");
   }
@@ -347,7 +346,7 @@ class PostgresStore final : public Store {
       kept_.push_back(std::move(apply));
     } else if (!warned_full_) {
       warned_full_ = true;
-      warn("tunekit: the store " + where_.shown + " has been unreachable for " +
+      warn("the store " + where_.shown + " has been unreachable for " +
            std::to_string(kMaxKeptWrites) + " writes; newer ones stay in memory only");
     }
   }
@@ -357,7 +356,7 @@ class PostgresStore final : public Store {
   bool writable() {
     if (!read_only_why_.empty() && !warned_read_only_) {
       warned_read_only_ = true;
-      warn("tunekit: the store " + where_.shown + " is read-only (" + read_only_why_ +
+      warn("the store " + where_.shown + " is read-only (" + read_only_why_ +
            "): its choices are served, new ones stay in memory for this session");
     }
     return read_only_why_.empty() && !off_;
@@ -374,7 +373,7 @@ class PostgresStore final : public Store {
       if (warned_timeout_) return;
       warned_timeout_ = true;
     }
-    warn("tunekit: " + std::string(doing) + " the store " + where_.shown + " failed: " + e.what() +
+    warn(std::string(doing) + " the store " + where_.shown + " failed: " + e.what() +
          (e.failure() == PgFailure::timed_out ? " (TUNEKIT_STORE_WAIT_MS sets how long to wait)"
                                               : "") +
          "; the choice stays in memory for this session");
@@ -428,7 +427,7 @@ StoreOpening open_postgres_store(const std::string& spec, const StoreOptions& op
     StoreOpening o;
     o.state = state;
     o.why = why;
-    o.message = "tunekit: the store " + where.shown + " is " + why +
+    o.message = "the store " + where.shown + " is " + why +
                 "; running memory-only (nothing on the server is changed)" + advice(state);
     if (warn) warn(o.message);
     return o;
@@ -458,7 +457,7 @@ StoreOpening open_postgres_store(const std::string& spec, const StoreOptions& op
   opened.state = read_only.empty() ? StoreState::ready : StoreState::read_only;
   if (!read_only.empty()) {
     opened.why = read_only;
-    opened.message = "tunekit: the store " + where.shown + " is read-only (" + read_only + ")";
+    opened.message = "the store " + where.shown + " is read-only (" + read_only + ")";
   }
   opened.store =
       std::make_unique<PostgresStore>(where, options, warn, std::move(session), read_only);

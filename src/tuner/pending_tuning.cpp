@@ -110,7 +110,7 @@ std::unique_ptr<Store> pending_store(const TunerOptions& options) {
   if (opened.store) return std::move(opened.store);
   if (opened.state == StoreState::none) {
     throw UsageError("pending misses are kept in a store, and the store is '" +
-                     options.persist.store +
+                     shown_store_spec(options.persist.store) +
                      "': name one (sqlite:PATH; the CLI's default is the environment's)");
   }
   if (opened.state == StoreState::missing) return nullptr;  // nothing was ever recorded

@@ -69,11 +69,10 @@ std::string SearchSource::lock_path() const {
   std::string dir = options_.persist.lock_dir;
   if (dir == "none") return "";
   if (dir.empty()) {
-    constexpr std::string_view sqlite = "sqlite:";
-    if (options_.persist.store.rfind(sqlite, 0) != 0) return "";
-    dir = (std::filesystem::path(options_.persist.store.substr(sqlite.size())).parent_path() /
-           "locks")
-              .string();
+    // Beside a store file; a server store (or none) has no directory to lock in.
+    const std::string file = store_file_of(options_.persist.store);
+    if (file.empty()) return "";
+    dir = (std::filesystem::path(file).parent_path() / "locks").string();
   }
   return DeviceLock::path_for(dir, device_.identity());
 }

@@ -1,6 +1,6 @@
 // Runs the built tunekit binary for end-to-end tests: each run gets a private environment
-// (TUNEKIT_MODE, TUNEKIT_ARTIFACT_DIR and XDG_CACHE_HOME unset; TUNEKIT_CACHE_DIR given), so
-// nothing of the user's or of another test leaks in.
+// (TUNEKIT_MODE, TUNEKIT_ARTIFACT_DIR, XDG_CACHE_HOME, TUNEKIT_STORE and TUNEKIT_LOG unset;
+// TUNEKIT_CACHE_DIR given), so nothing of the user's or of another test leaks in.
 #pragma once
 
 #include <stdlib.h>
@@ -80,7 +80,8 @@ inline CliResult run_cli(const std::string& args, const std::filesystem::path& c
   CliResult run;
   const std::string err_path = (scratch / "stderr").string();
   const std::string command =
-      "env -u TUNEKIT_MODE -u TUNEKIT_ARTIFACT_DIR -u XDG_CACHE_HOME TUNEKIT_CACHE_DIR='" +
+      "env -u TUNEKIT_MODE -u TUNEKIT_ARTIFACT_DIR -u XDG_CACHE_HOME -u TUNEKIT_STORE -u "
+      "TUNEKIT_LOG TUNEKIT_CACHE_DIR='" +
       cache_dir.string() + "' " + env + " '" TUNEKIT_CLI_PATH "' " + args + " 2>'" + err_path + "'";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {

@@ -130,10 +130,16 @@ constexpr LsRefusal kLsRefusals[] = {
      "another user could have planted its choices: fix the permissions, or set "
      "TUNEKIT_TRUST_STORE=1 to use it anyway"},
     {StoreState::not_a_file, 9, "remove what sits there, or pass --store sqlite:PATH"},
+    {StoreState::unreachable, 10,
+     "check that the server runs and the URL (host, port, user, database) is right, or pass "
+     "--store sqlite:PATH for a local store"},
 };
+// A state without a row of its own (none is expected): said as it is, with the usual way out.
+constexpr LsRefusal kOtherRefusal{StoreState::not_creatable, 9,
+                                  "pass --store sqlite:PATH to use another store"};
 
 [[noreturn]] void refuse_ls(const CacheCommand& command, const OpenedStore& opened) {
-  const LsRefusal* refusal = &kLsRefusals[std::size(kLsRefusals) - 1];
+  const LsRefusal* refusal = &kOtherRefusal;
   for (const LsRefusal& r : kLsRefusals)
     if (r.state == opened.state) refusal = &r;
   command.log.error(fmt::format("cannot list the store {}: it is {}; {}", opened.path, opened.why,
@@ -310,7 +316,8 @@ void register_cache(CLI::App& app) {
   ls->footer(
       "Exit status: 0 listed, empty or not created yet; 5 locked by another process; 6 "
       "unreadable (permissions); 7 not a tunekit store or corrupt; 8 written by a newer "
-      "tunekit; 9 refused (writable by others, another user's, or not a regular file).");
+      "tunekit; 9 refused (writable by others, another user's, or not a regular file); 10 a "
+      "store server that cannot be reached.");
   ls->callback(logged(ls, run_ls));
 
   CLI::App* show = cache->add_subcommand(

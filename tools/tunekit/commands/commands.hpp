@@ -32,8 +32,9 @@ void register_stack(CLI::App& app);
 // tunekit report --out FILE [--op OP] [--key KEY]...: the stored decisions as an HTML page.
 void register_report(CLI::App& app);
 
-// A --store value as open_store takes it: empty or "sqlite" is the environment's SQLite file
-// ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit); others as given.
+// A --store value as open_store takes it: empty is $TUNEKIT_STORE, else the environment's
+// SQLite file; "sqlite" is that file ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else
+// ~/.cache/tunekit) whatever TUNEKIT_STORE says; others (sqlite:PATH, postgresql://...) as given.
 std::string resolve_store_spec(const std::string& given);
 
 }  // namespace tunekit::cli

@@ -60,7 +60,7 @@ void run_import_kt(const ImportKtCommand& command) {
       throw UsageError(fmt::format(
           "nothing imported: the store {} cannot be used (see the warning above); pass --store "
           "sqlite:PATH for another file, or --store none for the summary only",
-          spec));
+          shown_store_spec(spec)));
     replaced = store->find(c.identity_digest).has_value();
     store->put(c);
     stored_in = store->describe();

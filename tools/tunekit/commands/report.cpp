@@ -15,6 +15,7 @@
 #include "commands/cache_common.hpp"
 #include "commands/commands.hpp"
 #include "commands/environment.hpp"
+#include "commands/verbosity.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
@@ -31,6 +32,7 @@ struct ReportCommand {
   std::string out;
   std::string profile;
   int threads = 0;
+  Log log;  // the tool's log (-v/-q, TUNEKIT_LOG)
 };
 
 const CatalogEntry* builtin(const std::string& name) {
@@ -113,6 +115,7 @@ void run_report(const ReportCommand& command) {
   if (command.out.empty()) throw UsageError("say where the page goes: --out report.html");
   cache_cmd::CacheCommand cache;
   cache.store = command.store;
+  cache.log = command.log;
   const cache_cmd::OpenedStore opened = cache_cmd::open_cache_store(cache, /*create=*/false);
   Store& store = cache_cmd::require_existing(opened);
   cpu::ThreadPool pool(command.threads);
@@ -124,8 +127,7 @@ void run_report(const ReportCommand& command) {
   std::ostringstream page;
   make_reporter("html")->write_decisions(report, page);
   write_report_file(command.out, page.str());
-  std::cerr << fmt::format("tunekit: wrote {} ({} decisions)\n", command.out,
-                           report.list.choices.size());
+  command.log.info(fmt::format("wrote {} ({} decisions)", command.out, report.list.choices.size()));
 }
 
 }  // namespace
@@ -149,7 +151,10 @@ void register_report(CLI::App& app) {
   sub->add_option("--threads,-t", command->threads,
                   "Worker threads the ops are built with to read keys (0: one per core)")
       ->transform(integer_in(0, 4096));
-  sub->callback([command] { run_report(*command); });
+  sub->callback([command, sub] {
+    command->log = tool_log(*sub);
+    run_report(*command);
+  });
 }
 
 }  // namespace tunekit::cli

@@ -312,8 +312,9 @@ class CatalogOps {
 // status 1 when a record of this device could not be tuned (it is kept, and said why).
 void run_tune_pending(const TuneCommand& command) {
   if (!command.html.empty())
-    throw UsageError("--html writes one run's page: drop it with --pending ('tunekit report "
-                     "--out FILE' writes the stored decisions as a page)");
+    throw UsageError(
+        "--html writes one run's page: drop it with --pending ('tunekit report "
+        "--out FILE' writes the stored decisions as a page)");
   if (!command.shape.empty() || command.model || command.save_artifact || command.exports.any() ||
       !command.mode.empty()) {
     throw UsageError(
@@ -344,11 +345,11 @@ void run_tune_pending(const TuneCommand& command) {
 
 // --html FILE: the run's page (docs/report.md), beside whatever went to stdout.
 template <class R>
-void write_html(const std::string& path, const R& report) {
+void write_html(const TuneCommand& command, const std::string& path, const R& report) {
   std::ostringstream page;
   make_reporter("html")->write(report, page);
   write_report_file(path, page.str());
-  std::cerr << fmt::format("tunekit: wrote {}\n", path);
+  command.log.info(fmt::format("wrote {}", path));
 }
 
 void run_tune(const TuneCommand& command) {
@@ -387,14 +388,14 @@ void run_tune(const TuneCommand& command) {
     ModelReport model;
     tuner.model_default(*op, key, &model);
     reporter->write(model, std::cout);
-    if (!command.html.empty()) write_html(command.html, model);
+    if (!command.html.empty()) write_html(command, command.html, model);
     return;
   }
   TuneReport report;
   tuner.select(*op, key, &report);
   progress.finish();
   reporter->write(report, std::cout);
-  if (!command.html.empty()) write_html(command.html, report);
+  if (!command.html.empty()) write_html(command, command.html, report);
   if (!command.json && command.reporter == "console") {
     if (auto spread = spread_line(report)) std::cout << *spread << '\n';
   }

@@ -49,8 +49,8 @@ struct TimingOptions {
   double far_behind_ratio = 8;
   // One launch read before this window on the same clock (the tuner passes the validation
   // run: cold, so never faster than the kernel); 0: none. The far-behind cut takes it into
-  // its fastest reading, and when it is already over hopeless_ratio x the incumbent the warmup
-  // is skipped (that run was the warmup).
+  // its fastest reading, and in isolated mode, when it is already over hopeless_ratio x the
+  // incumbent, the warmup is skipped (that run was the warmup).
   double prior_reading = 0;
   std::function<bool()> stop;  // asked before the warmup and before every sample (batch)
   std::function<void(const TimingResult&)> on_call;  // every completed timing

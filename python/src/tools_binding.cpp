@@ -135,7 +135,9 @@ nb::list ops() {
 std::string cache_ls(const std::string& given, const std::string& op, bool pending) {
   nb::gil_scoped_release released;  // a locked store is waited for (TUNEKIT_STORE_WAIT_MS)
   std::string spec = given;
-  if (spec.empty() || spec == "sqlite") spec = "sqlite:" + default_store_path(read_env);
+  if (spec == "sqlite") spec = "sqlite:" + default_store_path(read_env);
+  if (spec.empty()) spec = store_spec_from_environment(read_env);  // as `tunekit cache ls`
+  const std::string shown = shown_store_spec(spec);  // messages never show a password
   if (spec == "none" || spec == "memory")
     throw UsageError("cache.ls: '" + spec + "' is no persistent store: give sqlite:PATH or None");
   StoreOptions options = store_options_from_environment(read_env);
@@ -143,14 +145,14 @@ std::string cache_ls(const std::string& given, const std::string& op, bool pendi
   StoreOpening opened = open_store_checked(spec, options, {});
   if (opened.state == StoreState::missing) return "[]";
   if (!opened.store)
-    throw UsageError("cannot list the store " + spec + ": it is " + opened.why +
+    throw UsageError("cannot list the store " + shown + ": it is " + opened.why +
                      "; it is left as it is (pass store='sqlite:PATH' to list another)");
   std::ostringstream text;
   const auto reporter = make_reporter("json");
   if (pending)
-    reporter->write(PendingMissList{spec, op, opened.store->pending(op)}, text);
+    reporter->write(PendingMissList{shown, op, opened.store->pending(op)}, text);
   else
-    reporter->write(StoredChoiceList{spec, op, {}, opened.store->list(op)}, text);
+    reporter->write(StoredChoiceList{shown, op, {}, opened.store->list(op)}, text);
   return text.str();
 }
 

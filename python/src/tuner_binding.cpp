@@ -52,10 +52,12 @@ std::optional<T> take(nb::dict& options, const char* name) {
   return out;
 }
 
-// "sqlite" and "" name the environment's default file, as `tunekit tune --store` does.
+// As `tunekit tune --store` reads it: "" is $TUNEKIT_STORE, else the environment's SQLite
+// file; "sqlite" is that file; others as given.
 std::string store_spec(const std::string& given) {
-  if (given.empty() || given == "sqlite")
-    return "sqlite:" + default_store_path([](const char* name) { return std::getenv(name); });
+  const auto getenv = [](const char* name) -> const char* { return std::getenv(name); };
+  if (given == "sqlite") return "sqlite:" + default_store_path(getenv);
+  if (given.empty()) return store_spec_from_environment(getenv);
   return given;
 }
 

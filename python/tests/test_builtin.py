@@ -31,6 +31,13 @@ def test_cache_ls_lists_what_was_tuned_and_a_new_tuner_replays_it():
     assert (again.source, again.winner) == ("cache_replay", winner)
 
 
+def test_cache_ls_of_an_unreachable_server_never_shows_its_password():
+    with pytest.raises(tunekit.UsageError) as raised:
+        tunekit.cache.ls(store="postgresql://me:pa55word@127.0.0.1:1/db")
+    assert "postgresql://me:***@127.0.0.1:1/db" in str(raised.value)
+    assert "pa55word" not in str(raised.value)
+
+
 def test_cache_ls_of_a_store_not_created_yet_is_empty(tmp_path):
     assert tunekit.cache.ls(store=f"sqlite:{tmp_path / 'nothing.db'}") == []
     with pytest.raises(tunekit.UsageError, match="no persistent store"):

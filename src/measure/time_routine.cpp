@@ -79,8 +79,11 @@ bool hopeless(const TimingOptions& o, const std::vector<double>& samples, double
 
 // The incumbent is so far ahead that the warmup would be wasted: the prior reading (the
 // validation run) is already over the median rule's line, and it warmed the kernel anyway.
+// Isolated mode only: in queued mode the incumbent is a per-launch time of batches, which one
+// launch and its sync are no measure against.
 bool warmup_skipped(const TimingOptions& o) {
-  return o.hopeless_against > 0 && o.prior_reading >= o.hopeless_ratio * o.hopeless_against;
+  return o.mode == TimingMode::isolated && o.hopeless_against > 0 &&
+         o.prior_reading >= o.hopeless_ratio * o.hopeless_against;
 }
 
 // The far-behind cut (TimingOptions::far_behind_ratio): two samples at least, the fastest of

@@ -1,6 +1,7 @@
 #include "report/svg_plots.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -15,12 +16,16 @@ namespace {
 constexpr double kWidth = 760;
 constexpr std::size_t kLabelChars = 30;
 
+// The finite values' range (stored evidence is outside data: an inf or NaN sample is not
+// plotted into the scale); {0, 1} when there is none.
 std::pair<double, double> extent(const std::vector<double>& values) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (double v : values) {
+    if (!std::isfinite(v)) continue;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
+  if (lo > hi) return {0, 1};
   return {lo, hi};
 }
 
@@ -42,7 +47,11 @@ double jitter(std::size_t i) {
 }
 
 void draw_strip_row(Svg& svg, const Scale& x, const StripRow& row, double y, double half) {
-  const std::vector<double>& s = row.samples;
+  std::vector<double> s;  // the finite samples (a stored inf or NaN is not a reading)
+  for (double v : row.samples)
+    if (std::isfinite(v)) s.push_back(v);
+  const std::size_t readings = s.size();
+  if (s.empty()) s.push_back(x.lo);
   const char* cls = row_class(row.is_default, row.winner);
   svg.text(x.from - 8, y + 4, row_label(row), std::string("name ") + cls, Anchor::end, row.name);
   const double q1 = stats::quantile(s, 0.25), q3 = stats::quantile(s, 0.75);
@@ -52,7 +61,7 @@ void draw_strip_row(Svg& svg, const Scale& x, const StripRow& row, double y, dou
   svg.line(x.at(q3), y, x.at(hi), y, "whisker");
   svg.rect(x.at(q1), y - half, x.at(q3) - x.at(q1), 2 * half, std::string("box ") + cls,
            fmt::format("{}: median {}, 25-75 % {} .. {}, {} samples", row.name, seconds_tick(med),
-                       seconds_tick(q1), seconds_tick(q3), s.size()));
+                       seconds_tick(q1), seconds_tick(q3), readings));
   for (std::size_t i = 0; i < s.size(); ++i)
     svg.circle(x.at(s[i]), y + jitter(i) * half * 0.8, 1.6, std::string("pt ") + cls);
   svg.line(x.at(med), y - half - 1, x.at(med), y + half + 1, "median");

@@ -94,8 +94,9 @@ std::string svg_number(double value) {
 }
 
 double Scale::at(double value) const {
-  const double t = log ? (std::log10(value) - std::log10(lo)) / (std::log10(hi) - std::log10(lo))
-                       : (value - lo) / (hi - lo);
+  double t = log ? (std::log10(value) - std::log10(lo)) / (std::log10(hi) - std::log10(lo))
+                 : (value - lo) / (hi - lo);
+  if (std::isnan(t)) t = 0;  // a NaN reading sits at the axis' start, never "nan" in the SVG
   return from + std::clamp(t, 0.0, 1.0) * (to - from);
 }
 
@@ -114,8 +115,14 @@ std::vector<double> Scale::ticks() const {
     return out;
   }
   const double step = nice_step(hi - lo, 6);
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+  if (!(step > 0) || !std::isfinite(step)) return out;
+  // By index, bounded: a step under the values' ULP would never advance `v += step`.
+  const double first = std::ceil(lo / step) * step;
+  for (int k = 0; k < 100; ++k) {
+    const double v = first + k * step;
+    if (v > hi + step * 1e-9) break;
     out.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+  }
   return out;
 }
 
@@ -123,7 +130,9 @@ Scale Scale::fit(double lo, double hi, double from, double to, bool allow_log) {
   Scale s;
   s.from = from;
   s.to = to;
-  if (!(lo < hi)) {  // one value (or none): widen it so it sits mid-axis
+  if (!std::isfinite(lo) || !std::isfinite(hi)) lo = hi = 0;
+  // One value, none, or values a few ULPs apart: widen so the value sits mid-axis.
+  if (!(hi - lo > 1e-9 * std::max(std::abs(lo), std::abs(hi)))) {
     const double half = lo != 0 ? std::abs(lo) * 0.1 : 1.0;
     lo -= half;
     hi += half;

@@ -200,9 +200,10 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
   TimingOptions timing = options_.measure.timing;
   if ((options_.measure.evict || op_.evicts()) && !timing.evictor)
     timing.evictor = device_.evictor();
-  // The validation run, a cold launch read on the same clock, is one reading of the
-  // far-behind cut (the default is never cut: it has no incumbent).
-  if (auto it = validation_call_.find(index); it != validation_call_.end())
+  // The validation run, a cold launch read on the same clock on this very trial, is one
+  // reading of the far-behind cut (the default is never cut: it has no incumbent). With more
+  // input sets the timing trial is made again after them: that run warmed another trial.
+  if (auto it = validation_call_.find(index); it != validation_call_.end() && op_.input_sets() == 1)
     timing.prior_reading = it->second;
   if (stop_ && index != r_.default_index) {
     // The caller's stop() and the budget's: either ends the window.

@@ -381,6 +381,24 @@ TEST(FarBehindCut, APriorReadingUnderTheHopelessLineKeepsTheWarmup) {
   EXPECT_EQ(trial.launches, 1 + static_cast<int>(r.samples.size()));
 }
 
+TEST(FarBehindCut, QueuedWindowsKeepTheirWarmup) {
+  // In queued mode the incumbent is a per-launch time of batches: one cold launch and its
+  // sync over it says nothing, so the warmup runs.
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 0.020; };  // every batch 20 ms: depth calibration settles at once
+  TimingOptions o;
+  o.mode = TimingMode::queued;
+  o.hopeless_against = 1e-3;
+  o.prior_reading = 0.020;
+  o.far_behind_ratio = 0;
+  const TimingResult r = time_routine(trial, clock, o);
+  EXPECT_EQ(trial.launches, r.dispatches);
+  EXPECT_EQ(r.dispatches, 1 + static_cast<long long>(r.probes.size()) * r.depth +
+                              static_cast<long long>(r.samples.size()) * r.depth)
+      << "the warmup launch is missing";
+}
+
 TEST(FarBehindCut, OffWithoutAnIncumbentOrWhenZero) {
   CountingTrial trial;
   ScriptedClock clock;

@@ -282,6 +282,22 @@ TEST(SvgWriter, ScalesTicksAndNumbersAreFixed) {
   EXPECT_EQ(detail::clip_text("abcd", 4), "abcd");
 }
 
+// Stored samples are outside data: values one ULP apart, infinities and NaN draw a plot, they
+// never hang the report (a step under the values' ULP once looped forever) or print "nan".
+TEST(SvgWriter, HostileValuesDrawABoundedPlot) {
+  const double lo = 1e-3, hi = std::nextafter(lo, 1.0);
+  const detail::Scale tight = detail::Scale::fit(lo, hi, 0, 100, true);
+  EXPECT_LE(tight.ticks().size(), 100u);
+  EXPECT_FALSE(tight.ticks().empty());
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::string svg = detail::strip_box_plot(
+      {{"a", {lo, hi, hi}, true, false}, {"b", {inf, std::nan(""), 2e-3}, false, true}});
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  const detail::Scale none = detail::Scale::fit(inf, -inf, 0, 100, false);
+  EXPECT_LE(none.ticks().size(), 100u);
+}
+
 TEST(RankCorrelation, SpearmanOfOrderedTiedAndTooFewPairs) {
   const std::vector<double> a{1, 2, 3, 4}, same{10, 20, 30, 40}, reversed{4, 3, 2, 1};
   EXPECT_DOUBLE_EQ(detail::spearman(a, same), 1.0);

@@ -35,8 +35,12 @@ std::string device_text(const DeviceIdentity& d) {
     put(out, field);
   put(out, std::to_string(d.features.size()));
   for (const auto& f : d.features) put(out, f);
-  for (std::uint64_t n : {static_cast<std::uint64_t>(d.compute_units), d.memory_bytes, d.l1d_bytes,
-                          d.l2_bytes, d.l3_bytes})
+  // Not memory_bytes: a machine's memory size does not change which kernel is fastest, and it
+  // is not stable (hwloc reads a virtual machine's NUMA MemTotal, which was seen moving by
+  // 512 MB between two processes a few seconds apart): in the digest it made stored choices,
+  // device profiles and device locks miss their own machine.
+  for (std::uint64_t n :
+       {static_cast<std::uint64_t>(d.compute_units), d.l1d_bytes, d.l2_bytes, d.l3_bytes})
     put(out, std::to_string(n));
   put(out, d.driver);
   return out;

@@ -69,9 +69,20 @@ std::unique_ptr<PgSession> PgSession::connect(const std::string& url,
   // libpq takes whole seconds, at least 2 (a smaller value is raised to 2 by libpq itself).
   const auto seconds = std::max<long long>(2, (connect_timeout.count() + 999) / 1000);
   const std::string timeout = std::to_string(seconds);
-  // Earlier keywords are overridden by what the URL (expanded from dbname) says.
-  const char* const keys[] = {"application_name", "connect_timeout", "dbname", nullptr};
-  const char* const values[] = {"tunekit", timeout.c_str(), url.c_str(), nullptr};
+  // Earlier keywords are overridden by what the URL (expanded from dbname) says. Keepalives
+  // and a TCP user timeout: a network that vanishes mid-statement ends the call in about 30 s
+  // instead of the kernel's retransmission limit (often 15 minutes).
+  const char* const keys[] = {"application_name",
+                              "connect_timeout",
+                              "keepalives",
+                              "keepalives_idle",
+                              "keepalives_interval",
+                              "keepalives_count",
+                              "tcp_user_timeout",
+                              "dbname",
+                              nullptr};
+  const char* const values[] = {"tunekit", timeout.c_str(), "1",         "10",   "5",
+                                "3",       "30000",         url.c_str(), nullptr};
   pg_conn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (!conn) throw PgError(PgFailure::lost, "", "out of memory in libpq");
   if (PQstatus(conn) != CONNECTION_OK) {

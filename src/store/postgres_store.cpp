@@ -290,10 +290,16 @@ class PostgresStore final : public Store {
   // Connects again and checks the schema; the writes kept meanwhile are written first, in
   // the order they were made. False: still unreachable (or no longer usable).
   bool reach() {
-    last_attempt_ = Clock::now();
+    // The next retry is timed from the end of this attempt: a connect that waits out its
+    // timeout (longer than the retry interval) must not make every later call wait again.
+    struct Stamp {
+      Clock::time_point& at;
+      ~Stamp() { at = Clock::now(); }
+    } stamp{last_attempt_};
     try {
       auto session = PgSession::connect(where_.url, options_.read_wait);
-      const PgSchemaState schema = ensure_pg_schema(*session, where_.schema, true);
+      session->wait_at_most(options_.write_wait);  // the schema lock and reads are bounded too
+      const PgSchemaState schema = ensure_pg_schema(*session, where_.schema, options_.create);
       if (schema.state != StoreState::ready) {
         off_ = true;
         warn("the store " + where_.shown + " is " + schema.why +

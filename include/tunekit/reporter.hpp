@@ -72,7 +72,8 @@ class Reporter {
   virtual void write_decisions(const DecisionsReport& report, std::ostream& out);
 };
 
-// "console" (a table), "json" or "html" (one self-contained page); an unknown name is a UsageError listing the known ones.
+// "console" (a table), "json" or "html" (one self-contained page); an unknown name is a UsageError
+// listing the known ones.
 std::unique_ptr<Reporter> make_reporter(std::string_view name);
 std::vector<std::string> reporter_names();
 

@@ -137,7 +137,7 @@ std::string cache_ls(const std::string& given, const std::string& op, bool pendi
   std::string spec = given;
   if (spec == "sqlite") spec = "sqlite:" + default_store_path(read_env);
   if (spec.empty()) spec = store_spec_from_environment(read_env);  // as `tunekit cache ls`
-  const std::string shown = shown_store_spec(spec);  // messages never show a password
+  const std::string shown = shown_store_spec(spec);                // messages never show a password
   if (spec == "none" || spec == "memory")
     throw UsageError("cache.ls: '" + spec + "' is no persistent store: give sqlite:PATH or None");
   StoreOptions options = store_options_from_environment(read_env);

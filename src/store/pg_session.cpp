@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "store/store_registry.hpp"
+
 namespace tunekit::detail {
 namespace {
 
@@ -86,7 +88,8 @@ std::unique_ptr<PgSession> PgSession::connect(const std::string& url,
   pg_conn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (!conn) throw PgError(PgFailure::lost, "", "out of memory in libpq");
   if (PQstatus(conn) != CONNECTION_OK) {
-    const std::string why = one_line(PQerrorMessage(conn));
+    // libpq quotes the URI, or a token of it, in some messages: never its secrets.
+    const std::string why = scrub_secrets(one_line(PQerrorMessage(conn)), url);
     const bool auth = PQconnectionNeedsPassword(conn) ||
                       why.find("authentication") != std::string::npos ||
                       why.find("permission denied") != std::string::npos ||

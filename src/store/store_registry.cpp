@@ -1,5 +1,11 @@
 #include "store/store_registry.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "store/postgres_store.hpp"
 #include "store/sqlite_store.hpp"
 #include "tunekit/errors.hpp"
@@ -49,29 +55,75 @@ ParsedStoreSpec parse_store_spec(std::string_view spec) {
   throw UsageError("unknown store '" + mask_password(spec) + "': " + accepted());
 }
 
-std::string mask_password(std::string_view url) {
-  std::string out(url);
-  // The user part: scheme://user:password@host
-  const std::size_t start = out.find("://");
-  if (start != std::string::npos) {
+namespace {
+
+// Where a URL's secrets sit, as [begin, end) ranges of its text: the password of the user
+// part (scheme://user:PASSWORD@host; the user part ends at the last '@' before the first '/',
+// so a raw '?' or ':' in a password is still covered) and the value of every query parameter
+// whose name, percent-decoded and in any case, ends in "password" (password=, sslpassword=).
+std::vector<std::pair<std::size_t, std::size_t>> secret_ranges(std::string_view url) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  const std::size_t start = url.find("://");
+  if (start != std::string_view::npos) {
     const std::size_t authority = start + 3;
-    const std::size_t end = std::min(out.find_first_of("/?", authority), out.size());
-    const std::size_t at = out.rfind('@', end - 1);
-    if (at != std::string::npos && at >= authority && at < end) {
-      const std::size_t colon = out.find(':', authority);
-      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    const std::size_t slash = std::min(url.find('/', authority), url.size());
+    const std::size_t at = url.substr(0, slash).rfind('@');
+    if (at != std::string_view::npos && at >= authority) {
+      const std::size_t colon = url.find(':', authority);
+      if (colon < at) out.emplace_back(colon + 1, at);
     }
   }
-  // A password= parameter of the query.
-  const std::size_t query = out.find('?');
-  if (query == std::string::npos) return out;
-  for (std::size_t p = query; p != std::string::npos && p < out.size(); p = out.find('&', p + 1)) {
+  const std::size_t query = url.find('?');
+  if (query == std::string_view::npos) return out;
+  for (std::size_t p = query; p < url.size(); p = url.find('&', p + 1)) {
     const std::size_t name = p + 1;
-    if (out.compare(name, 9, "password=") != 0) continue;
-    const std::size_t value = name + 9;
-    const std::size_t stop = std::min(out.find('&', value), out.size());
-    out.replace(value, stop - value, "***");
+    const std::size_t equals = url.find('=', name);
+    const std::size_t stop = std::min(url.find('&', name), url.size());
+    if (equals >= stop) continue;
+    std::string decoded;
+    for (std::size_t i = name; i < equals; ++i) {
+      char c = url[i];
+      if (c == '%' && i + 2 < equals && std::isxdigit(static_cast<unsigned char>(url[i + 1])) &&
+          std::isxdigit(static_cast<unsigned char>(url[i + 2]))) {
+        c = static_cast<char>(std::stoi(std::string(url.substr(i + 1, 2)), nullptr, 16));
+        i += 2;
+      }
+      decoded += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    constexpr std::string_view kPassword = "password";
+    if (decoded.size() >= kPassword.size() &&
+        decoded.compare(decoded.size() - kPassword.size(), kPassword.size(), kPassword) == 0)
+      out.emplace_back(equals + 1, stop);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string mask_password(std::string_view url) {
+  std::string out(url);
+  auto ranges = secret_ranges(url);
+  // From the last to the first, so earlier offsets stay valid.
+  std::sort(ranges.begin(), ranges.end());
+  for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
+    out.replace(it->first, it->second - it->first, "***");
+  return out;
+}
+
+std::string scrub_secrets(std::string_view text, std::string_view url) {
+  std::string out(text);
+  auto replace_all = [&out](std::string_view what, std::string_view with) {
+    if (what.empty()) return;
+    for (std::size_t at = out.find(what); at != std::string::npos;
+         at = out.find(what, at + with.size()))
+      out.replace(at, what.size(), with);
+  };
+  // The whole URL first (libpq quotes it in some messages), then each secret alone (it quotes
+  // single tokens in others, e.g. a bad percent-encoding).
+  const std::string masked = mask_password(url);
+  if (masked != url) replace_all(url, masked);
+  for (const auto& [begin, end] : secret_ranges(url))
+    if (end - begin >= 3) replace_all(url.substr(begin, end - begin), "***");
   return out;
 }
 

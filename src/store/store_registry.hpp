@@ -36,7 +36,11 @@ struct ParsedStoreSpec {
 // location, is a UsageError listing what is accepted.
 ParsedStoreSpec parse_store_spec(std::string_view spec);
 
-// A URL with its password (in the user part or a password= parameter) replaced by "***".
+// A URL with its secrets replaced by "***": the password of the user part, and every query
+// parameter whose (percent-decoded) name ends in "password".
 std::string mask_password(std::string_view url);
+// `text` (a message from libpq, say) with `url`, and each of its secrets of 3 characters or
+// more, replaced by the masked URL and "***".
+std::string scrub_secrets(std::string_view text, std::string_view url);
 
 }  // namespace tunekit::detail

@@ -135,12 +135,9 @@ TEST(Log, WarningsToAndWarningSinkCarryWarningsOnly) {
 
 TEST(LogFromEnvironment, TunerOptionsTakeTheLevelOfTunekitLog) {
   EXPECT_TRUE(TunerOptions::from_environment(env_with(nullptr)).hooks.log.enabled(LogLevel::warn));
-  EXPECT_FALSE(
-      TunerOptions::from_environment(env_with(nullptr)).hooks.log.enabled(LogLevel::info));
-  EXPECT_TRUE(
-      TunerOptions::from_environment(env_with("debug")).hooks.log.enabled(LogLevel::debug));
-  EXPECT_FALSE(
-      TunerOptions::from_environment(env_with("error")).hooks.log.enabled(LogLevel::warn));
+  EXPECT_FALSE(TunerOptions::from_environment(env_with(nullptr)).hooks.log.enabled(LogLevel::info));
+  EXPECT_TRUE(TunerOptions::from_environment(env_with("debug")).hooks.log.enabled(LogLevel::debug));
+  EXPECT_FALSE(TunerOptions::from_environment(env_with("error")).hooks.log.enabled(LogLevel::warn));
   EXPECT_THROW(TunerOptions::from_environment(env_with("chatty")), UsageError);
 }
 

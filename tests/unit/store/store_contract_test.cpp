@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tunekit/store.hpp"
+#include "unit/store/store_samples.hpp"
 #include "unit/store/store_under_test.hpp"
 
 namespace tunekit {
@@ -20,26 +21,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-StoredChoice sample(std::string digest, std::string op = "sgemm") {
-  StoredChoice c;
-  c.identity_digest = std::move(digest);
-  c.op = std::move(op);
-  c.key = "m=1,n=2";
-  c.key_digest = "kd";
-  c.device.product = "x";
-  c.numerics_policy = "reassociates";
-  c.candidates = "cs";
-  c.winner = "fast";
-  c.winner_config = "mc=64";
-  c.budget_cut = true;
-  c.created_at = 1700000000;
-  c.tunekit_version = "0.1.0";
-  return c;
-}
+using testing::sample;
 
-BannedCandidate ban_of(std::string digest, std::string candidate, std::string reason) {
-  return {std::move(digest), "sgemm", "m=1,n=2", std::move(candidate), std::move(reason), 0};
-}
+using testing::ban_of;
 
 PendingMiss miss_of(std::string digest, std::string op, std::int64_t seen) {
   PendingMiss m;

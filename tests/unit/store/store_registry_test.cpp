@@ -65,6 +65,35 @@ TEST(StoreRegistry, PasswordsAreMaskedInTheUserPartAndTheQuery) {
   EXPECT_EQ(shown_store_spec("postgresql://u:s@h/db"), "postgresql://u:***@h/db");
 }
 
+// What libpq accepts, masked too: a raw '?' in the password (the user part ends at '@'), any
+// parameter named ...password, a percent-encoded parameter name.
+TEST(StoreRegistry, PasswordsAreMaskedWhereverLibpqWouldReadThem) {
+  EXPECT_EQ(detail::mask_password("postgresql://u:pa?ss@h/db"), "postgresql://u:***@h/db");
+  EXPECT_EQ(detail::mask_password("postgresql://u@h/db?sslpassword=keypw"),
+            "postgresql://u@h/db?sslpassword=***");
+  EXPECT_EQ(detail::mask_password("postgresql://u@h/db?pass%77ord=pw&x=1"),
+            "postgresql://u@h/db?pass%77ord=***&x=1");
+  EXPECT_EQ(detail::mask_password("postgresql://u@h/db?PASSWORD=pw"),
+            "postgresql://u@h/db?PASSWORD=***");
+  EXPECT_EQ(detail::mask_password("postgresql://u:a@b@h/db"), "postgresql://u:***@h/db");
+}
+
+// libpq's own messages quote the URI or one of its tokens: scrubbed before they are shown.
+TEST(StoreRegistry, LibpqMessagesLoseTheSecretsTheyQuote) {
+  const std::string url = "postgresql://u:50%off@h/db";
+  const std::string scrubbed =
+      detail::scrub_secrets("invalid percent-encoded token: \"50%off\"", url);
+  EXPECT_EQ(scrubbed.find("50%off"), std::string::npos) << scrubbed;
+  const std::string v6 = "postgresql://u:secret@[::1/db";
+  const std::string quoted = detail::scrub_secrets(
+      "end of string reached when looking for matching \"]\" in IPv6 host address in URI: \"" + v6 +
+          "\"",
+      v6);
+  EXPECT_EQ(quoted.find("secret"), std::string::npos) << quoted;
+  EXPECT_NE(quoted.find("postgresql://u:***@[::1/db"), std::string::npos) << quoted;
+  EXPECT_EQ(detail::scrub_secrets("connection refused", url), "connection refused");
+}
+
 TEST(StoreRegistry, TunekitsSchemaParameterIsReadAndNotPassedToLibpq) {
   const auto plain = detail::pg_location("postgresql://h/db");
   EXPECT_EQ(plain.schema, "tunekit");

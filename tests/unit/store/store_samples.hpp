@@ -1,0 +1,32 @@
+// The entries the store tests write: one stored choice and one ban, the same for every store.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "tunekit/store.hpp"
+
+namespace tunekit::testing {
+
+inline StoredChoice sample(std::string digest, std::string op = "sgemm") {
+  StoredChoice c;
+  c.identity_digest = std::move(digest);
+  c.op = std::move(op);
+  c.key = "m=1,n=2";
+  c.key_digest = "kd";
+  c.device.product = "x";
+  c.numerics_policy = "reassociates";
+  c.candidates = "cs";
+  c.winner = "fast";
+  c.winner_config = "mc=64";
+  c.budget_cut = true;
+  c.created_at = 1700000000;
+  c.tunekit_version = "0.1.0";
+  return c;
+}
+
+inline BannedCandidate ban_of(std::string digest, std::string candidate, std::string reason) {
+  return {std::move(digest), "sgemm", "m=1,n=2", std::move(candidate), std::move(reason), 0};
+}
+
+}  // namespace tunekit::testing

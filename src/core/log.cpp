@@ -58,7 +58,9 @@ class FunctionLogger final : public Logger {
  private:
   LogLevel threshold_;
   std::function<void(LogLevel, std::string_view)> write_;
-  std::mutex mutex_;
+  // One call at a time (callers collect into plain vectors), but a callback that logs again
+  // on its own thread must not deadlock.
+  std::recursive_mutex mutex_;
 };
 
 }  // namespace

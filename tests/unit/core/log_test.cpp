@@ -122,6 +122,17 @@ TEST(Log, LazyTextIsBuiltOnlyWhenItsLevelShows) {
   EXPECT_EQ(got, std::vector<std::string>{"info:text"});
 }
 
+TEST(Log, AFunctionLoggerCallbackMayLogAgain) {
+  std::vector<std::string> got;
+  std::shared_ptr<Logger> logger;
+  logger = make_function_logger(LogLevel::info, [&](LogLevel, std::string_view m) {
+    got.emplace_back(m);
+    if (m == "outer") logger->write(LogLevel::info, "inner");  // re-entered on this thread
+  });
+  Log(logger).info("outer");
+  EXPECT_EQ(got, (std::vector<std::string>{"outer", "inner"}));
+}
+
 TEST(Log, WarningsToAndWarningSinkCarryWarningsOnly) {
   std::vector<std::string> got;
   const Log log = Log::warnings_to([&](std::string_view m) { got.emplace_back(m); });

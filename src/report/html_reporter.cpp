@@ -80,9 +80,11 @@ std::string fleet_table(const StoredChoiceList& list) {
   return html + "</table>\n";
 }
 
+// The model's view of this decision's key on this decision's device: an entry of another
+// device type with the same key gets no model scores (they would be this machine's).
 const ModelReport* model_for(const DecisionsReport& report, const StoredChoice& c) {
   for (const ModelReport& m : report.models)
-    if (m.op == c.op && m.key == c.key) return &m;
+    if (m.op == c.op && m.key == c.key && m.device == c.device.product) return &m;
   return nullptr;
 }
 

@@ -124,6 +124,25 @@ TEST(HtmlGolden, StorePageWithTheFleetViewAndTheModelScatter) {
   expect_golden("store.html", decisions_page(report));
 }
 
+// The model is scored on this machine: another device type's entry of the same key gets no
+// model scatter (it would show this machine's model against that machine's measurements).
+TEST(HtmlReporter, ADecisionOfAnotherDeviceGetsNoModelScores) {
+  const TuneReport r = html_fixed_report();
+  DecisionsReport report;
+  report.list.choices = {html_stored(r, "aa11"), html_stored(r, "cc33")};
+  report.list.choices[1].device.product = "Other CPU 1";
+  report.models = {html_model(r)};
+  report.models_note = "the model is scored for this device only";
+  const std::string page = decisions_page(report);
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = page.find(what); at != std::string::npos; at = page.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("Spearman rank correlation"), 1u) << page;
+  EXPECT_EQ(count("no cost-model scores for this decision"), 1u) << page;
+}
+
 TEST(HtmlReporter, IsFoundByName) {
   const auto reporter = make_reporter("html");
   std::ostringstream out;

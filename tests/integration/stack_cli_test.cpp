@@ -101,10 +101,12 @@ TEST_F(StackCli, DecisionsAreStoredBesideKernelChoicesAndListedWithTheirScope) {
   EXPECT_GT(searched, 0) << t.dump(2);
   // A level decided by measurement (source tuned) is stored, named by its problem, with its
   // scope; its winner is the level's choice. One that scored nothing stores nothing.
+  int tuned = 0;
   for (const json& level : t["levels"]) {
     const std::string scope = level.value("scope", "");
     const json e = find_entry(entries, scope, level.value("problem", ""));
     if (level.value("source", "") == "tuned") {
+      ++tuned;
       ASSERT_FALSE(e.is_null()) << level.dump(2) << "\n" << entries.dump(2);
       EXPECT_EQ(e.value("winner", ""), level.value("choice", ""));
       EXPECT_EQ(e.value("key", ""), "tokens=64,d=64,heads=4");
@@ -112,10 +114,11 @@ TEST_F(StackCli, DecisionsAreStoredBesideKernelChoicesAndListedWithTheirScope) {
       EXPECT_TRUE(e.is_null()) << level.dump(2) << "\n" << entries.dump(2);
     }
   }
-  // The console listing has the scope column.
+  // The console listing has the scope column when a higher level is stored (under load a level
+  // may score nothing and store nothing: then the listing is of kernel choices only).
   const CliResult text = tunekit("cache ls " + store());
   ASSERT_EQ(text.status, 0) << text.err;
-  EXPECT_TRUE(contains(text.out, "scope")) << text.out;
+  EXPECT_EQ(contains(text.out, "scope"), tuned > 0) << tuned << " levels tuned\n" << text.out;
 }
 
 TEST_F(StackCli, ExplainAfterTuneReplaysTheStoredDecisionsAndMeasuresNothing) {

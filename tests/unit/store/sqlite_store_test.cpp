@@ -531,18 +531,7 @@ TEST(SqliteStore, NothingIsCreatedWhenAskedNotTo) {
 
 using testing::ban_of;
 
-PendingMiss miss_of(std::string digest, std::string op, std::int64_t seen) {
-  PendingMiss m;
-  m.identity_digest = std::move(digest);
-  m.op = std::move(op);
-  m.key = "n=" + std::to_string(seen);
-  m.candidates = "cs";
-  m.device = R"({"product":"x"})";
-  m.environment = R"({"power":"ac"})";
-  m.numerics_policy = "reassociates";
-  m.first_seen = m.last_seen = seen;
-  return m;
-}
+using testing::miss_of;
 
 std::string schema_version_of(const fs::path& file) {
   sqlite3* db = nullptr;

@@ -1,6 +1,8 @@
-// The entries the store tests write: one stored choice and one ban, the same for every store.
+// The entries the store tests write (a stored choice, a ban, a pending miss), the same for
+// every store.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -27,6 +29,19 @@ inline StoredChoice sample(std::string digest, std::string op = "sgemm") {
 
 inline BannedCandidate ban_of(std::string digest, std::string candidate, std::string reason) {
   return {std::move(digest), "sgemm", "m=1,n=2", std::move(candidate), std::move(reason), 0};
+}
+
+inline PendingMiss miss_of(std::string digest, std::string op, std::int64_t seen) {
+  PendingMiss m;
+  m.identity_digest = std::move(digest);
+  m.op = std::move(op);
+  m.key = "n=" + std::to_string(seen);
+  m.candidates = "cs";
+  m.device = R"({"product":"x"})";
+  m.environment = R"({"power":"ac"})";
+  m.numerics_policy = "reassociates";
+  m.first_seen = m.last_seen = seen;
+  return m;
 }
 
 }  // namespace tunekit::testing

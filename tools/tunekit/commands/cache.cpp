@@ -45,28 +45,6 @@ std::unique_ptr<Reporter> reporter_for(const CacheCommand& command) {
 // ---------------------------------------------------------------------------------------------
 // Finding entries by what the user typed
 
-// Reads a typed key as a built-in op does (so `n=1000` finds `n=1000,dtype=f32`: defaults
-// filled, fields ordered; a bucketed op's key finds its bucket's entry). The lookup itself is
-// the library's (find_stored).
-KeyCanonicaliser catalog_keys() {
-  auto pool = std::make_shared<std::unique_ptr<cpu::ThreadPool>>();
-  return
-      [pool](const std::string& op_name, const std::string& typed) -> std::optional<std::string> {
-        try {
-          for (const CatalogEntry& e : builtin_ops()) {
-            if (e.name != op_name) continue;
-            if (!*pool) *pool = std::make_unique<cpu::ThreadPool>(1);
-            const std::unique_ptr<OpBase> op = e.make(**pool);
-            const Key key = op->parse_shape(typed);
-            return (op->buckets() ? op->bucket_of(key) : key).text();
-          }
-          return Key::parse(typed).text();
-        } catch (const UsageError&) {
-          return std::nullopt;
-        }
-      };
-}
-
 // The entries one argument names (an ambiguous digest prefix is a UsageError listing them);
 // a --shape value names by key only, in --op's entries when given.
 std::vector<const StoredChoice*> resolve(const CacheCommand& command,

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "commands/commands.hpp"
+#include "tunekit/catalog.hpp"
+#include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 
 namespace tunekit::cli {
@@ -53,6 +55,28 @@ OpenedStore open_by_spec(const CacheCommand& command, bool create, const Warning
 }
 
 }  // namespace
+
+// Reads a typed key as a built-in op does (so `n=1000` finds `n=1000,dtype=f32`: defaults
+// filled, fields ordered; a bucketed op's key finds its bucket's entry). The lookup itself is
+// the library's (find_stored).
+KeyCanonicaliser catalog_keys() {
+  auto pool = std::make_shared<std::unique_ptr<cpu::ThreadPool>>();
+  return
+      [pool](const std::string& op_name, const std::string& typed) -> std::optional<std::string> {
+        try {
+          for (const CatalogEntry& e : builtin_ops()) {
+            if (e.name != op_name) continue;
+            if (!*pool) *pool = std::make_unique<cpu::ThreadPool>(1);
+            const std::unique_ptr<OpBase> op = e.make(**pool);
+            const Key key = op->parse_shape(typed);
+            return (op->buckets() ? op->bucket_of(key) : key).text();
+          }
+          return Key::parse(typed).text();
+        } catch (const UsageError&) {
+          return std::nullopt;
+        }
+      };
+}
 
 OpenedStore look_at_store(const CacheCommand& command) {
   return open_by_spec(command, /*create=*/false, {});

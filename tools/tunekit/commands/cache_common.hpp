@@ -43,6 +43,10 @@ OpenedStore look_at_store(const CacheCommand& command);
 // UsageError too.
 OpenedStore open_cache_store(const CacheCommand& command, bool create, bool write = false);
 
+// Reads a typed key as its built-in op does (`n=1000` finds `n=1000,dtype=f32`; a bucketed
+// op's key finds its bucket's entry), for find_stored: cache show/rm --shape, report --key.
+KeyCanonicaliser catalog_keys();
+
 // For commands that have nothing to work on without an existing store.
 Store& require_existing(const OpenedStore& opened);
 

@@ -41,31 +41,14 @@ const CatalogEntry* builtin(const std::string& name) {
   return nullptr;
 }
 
-// A typed key read as its built-in op reads it (defaults filled, fields ordered), so
-// `--key n=1000` finds `n=1000,dtype=f32`; the lookup itself is the library's (find_stored).
-KeyCanonicaliser catalog_keys(cpu::ThreadPool& pool) {
-  return
-      [&pool](const std::string& op_name, const std::string& typed) -> std::optional<std::string> {
-        try {
-          const CatalogEntry* entry = builtin(op_name);
-          if (!entry) return Key::parse(typed).text();
-          const std::unique_ptr<OpBase> op = entry->make(pool);
-          const Key key = op->parse_shape(typed);
-          return (op->buckets() ? op->bucket_of(key) : key).text();
-        } catch (const UsageError&) {
-          return std::nullopt;
-        }
-      };
-}
-
 // The entries the --key values name (every entry when none is given), each once.
 std::vector<StoredChoice> selected(const ReportCommand& command, std::vector<StoredChoice> all,
-                                   const std::string& spec, cpu::ThreadPool& pool) {
+                                   const std::string& spec) {
   if (command.keys.empty()) return all;
   StoredLookup how;
   how.digests = false;
   how.op = command.op;
-  how.canonical = catalog_keys(pool);
+  how.canonical = cache_cmd::catalog_keys();
   std::vector<StoredChoice> out;
   for (const std::string& key : command.keys) {
     const std::vector<const StoredChoice*> found = find_stored(all, key, how);
@@ -122,7 +105,7 @@ void run_report(const ReportCommand& command) {
   DecisionsReport report;
   report.list.store = store.describe();
   report.list.op = command.op;
-  report.list.choices = selected(command, store.list(command.op), opened.spec, pool);
+  report.list.choices = selected(command, store.list(command.op), opened.spec);
   add_models(command, report, pool);
   std::ostringstream page;
   make_reporter("html")->write_decisions(report, page);

@@ -77,15 +77,24 @@ class PostgresStore : public ::testing::Test {
     role_ = testing::unique_name("r_");
     auto admin = postgres_admin();
     admin->run("CREATE ROLE \"" + role_ + "\" LOGIN");
-    admin->run("GRANT CREATE ON DATABASE postgres TO \"" + role_ + "\"");
+    changing_database_acl(*admin, "GRANT CREATE ON DATABASE postgres TO \"" + role_ + "\"");
     return role_;
   }
   void TearDown() override {
     if (role_.empty()) return;
     auto admin = postgres_admin();
     admin->run("DROP SCHEMA IF EXISTS \"" + schema() + "\" CASCADE");
-    admin->run("DROP OWNED BY \"" + role_ + "\"");
+    changing_database_acl(*admin, "DROP OWNED BY \"" + role_ + "\"");
     admin->run("DROP ROLE \"" + role_ + "\"");
+  }
+  // GRANT ON DATABASE and DROP OWNED rewrite the one pg_database row: two tests doing it at once
+  // fail with "tuple concurrently updated", so they take turns under an advisory lock.
+  static void changing_database_acl(detail::PgSession& admin, const std::string& statement) {
+    detail::in_pg_transaction(admin, [&] {
+      admin.run("SELECT pg_advisory_xact_lock(7317001)");
+      admin.run(statement);
+      return 0;
+    });
   }
 
  private:

@@ -42,9 +42,9 @@ void row(const float* x, const float* w, float* y, std::size_t n, float eps) {
   for (std::size_t j = 0; j < n; ++j) y[j] = x[j] * inv * w[j];
 }
 
-using RowFn = void (*)(const float*, const float*, float*, std::size_t, float);
+using RmsnormRowFn = void (*)(const float*, const float*, float*, std::size_t, float);
 
-RowFn row_kernel(int vec) {
+RmsnormRowFn rmsnorm_row_kernel(int vec) {
   switch (vec) {
     case 1:
       return row<1>;
@@ -59,7 +59,7 @@ RowFn row_kernel(int vec) {
   }
 }
 
-std::size_t dimension(const Key& key, std::string_view name) {
+std::size_t rmsnorm_dimension(const Key& key, std::string_view name) {
   return key_dimension(key, name, "rmsnorm", kRmsnormMaxDim);
 }
 
@@ -67,7 +67,7 @@ std::size_t dimension(const Key& key, std::string_view name) {
 
 void rmsnorm_run(const RmsnormPlan& plan, cpu::ThreadPool& pool, RmsnormArgs& args) {
   if (plan.rows_per_task == 0) throw std::invalid_argument("rmsnorm: rows_per_task must be >= 1");
-  const RowFn kernel = row_kernel(plan.vec);
+  const RmsnormRowFn kernel = rmsnorm_row_kernel(plan.vec);
   const std::size_t rows = args.rows, cols = args.cols, per = plan.rows_per_task;
   const float eps = args.eps;
   const float* x = args.x.data();
@@ -125,7 +125,8 @@ std::unique_ptr<Op<RmsnormArgs>> make_rmsnorm_op_typed(cpu::ThreadPool& pool) {
       .key_check([](const Key& key) { check_rmsnorm_key(key); })
       .inputs([](const Key& key, int input_set) {
         check_rmsnorm_key(key);
-        return make_rmsnorm_args(dimension(key, "rows"), dimension(key, "cols"), input_set);
+        return make_rmsnorm_args(rmsnorm_dimension(key, "rows"), rmsnorm_dimension(key, "cols"),
+                                 input_set);
       })
       .outputs(
           [](RmsnormArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.y))}; })

@@ -236,7 +236,7 @@ void packed(const SgemmPacked& plan, cpu::ThreadPool& pool, SgemmArgs& args) {
   throw std::invalid_argument("sgemm: unknown loop order");
 }
 
-std::size_t dimension(const Key& key, std::string_view name) {
+std::size_t sgemm_dimension(const Key& key, std::string_view name) {
   return key_dimension(key, name, "sgemm", kSgemmMaxDim);
 }
 
@@ -462,8 +462,8 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
            })
       .inputs([](const Key& key, int input_set) {
         require_f32(key, "sgemm");
-        return make_sgemm_args(dimension(key, "m"), dimension(key, "n"), dimension(key, "k"),
-                               input_set);
+        return make_sgemm_args(sgemm_dimension(key, "m"), sgemm_dimension(key, "n"),
+                               sgemm_dimension(key, "k"), input_set);
       })
       .outputs([](SgemmArgs& x) { return std::vector<OutputView>{OutputView::of(std::span(x.c))}; })
       .reference([&pool](SgemmArgs& x) { sgemm_reference(pool, x); })

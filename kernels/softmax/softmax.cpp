@@ -116,10 +116,10 @@ void row_online(const float* x, float* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - mx) * inv;
 }
 
-using RowFn = void (*)(const float*, float*, std::size_t);
+using SoftmaxRowFn = void (*)(const float*, float*, std::size_t);
 
 template <int L>
-RowFn row_kernel(SoftmaxAlgo algo) {
+SoftmaxRowFn softmax_row_kernel(SoftmaxAlgo algo) {
   switch (algo) {
     case SoftmaxAlgo::two_pass:
       return row_two_pass<L, false>;
@@ -131,22 +131,22 @@ RowFn row_kernel(SoftmaxAlgo algo) {
   throw std::invalid_argument("softmax: unknown algorithm");
 }
 
-RowFn row_kernel(SoftmaxAlgo algo, int vec) {
+SoftmaxRowFn softmax_row_kernel(SoftmaxAlgo algo, int vec) {
   switch (vec) {
     case 1:
-      return row_kernel<1>(algo);
+      return softmax_row_kernel<1>(algo);
     case 4:
-      return row_kernel<4>(algo);
+      return softmax_row_kernel<4>(algo);
     case 8:
-      return row_kernel<8>(algo);
+      return softmax_row_kernel<8>(algo);
     case 16:
-      return row_kernel<16>(algo);
+      return softmax_row_kernel<16>(algo);
     default:
       throw std::invalid_argument("softmax: vec must be 1, 4, 8 or 16, not " + std::to_string(vec));
   }
 }
 
-std::size_t dimension(const Key& key, std::string_view name) {
+std::size_t softmax_dimension(const Key& key, std::string_view name) {
   return key_dimension(key, name, "softmax", kSoftmaxMaxDim);
 }
 
@@ -166,7 +166,7 @@ std::string_view to_string(SoftmaxAlgo algo) {
 
 void softmax_run(const SoftmaxPlan& plan, cpu::ThreadPool& pool, SoftmaxArgs& args) {
   if (plan.rows_per_task == 0) throw std::invalid_argument("softmax: rows_per_task must be >= 1");
-  const RowFn row = row_kernel(plan.algo, plan.vec);
+  const SoftmaxRowFn row = softmax_row_kernel(plan.algo, plan.vec);
   const std::size_t rows = args.rows, cols = args.cols, per = plan.rows_per_task;
   const float* x = args.x.data();
   float* y = args.y.data();
@@ -223,7 +223,8 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
       .key_check([](const Key& key) { check_softmax_key(key); })
       .inputs([](const Key& key, int input_set) {
         check_softmax_key(key);
-        return make_softmax_args(dimension(key, "rows"), dimension(key, "cols"), input_set);
+        return make_softmax_args(softmax_dimension(key, "rows"), softmax_dimension(key, "cols"),
+                                 input_set);
       })
       .outputs(
           [](SoftmaxArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.y))}; })

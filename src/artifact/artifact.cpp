@@ -12,9 +12,9 @@
 namespace tunekit {
 namespace {
 
-using Json = nlohmann::ordered_json;
-constexpr const char* kFormat = "tunekit-artifact";
-constexpr int kVersion = 1;
+using OrderedJson = nlohmann::ordered_json;
+constexpr const char* kArtifactFormat = "tunekit-artifact";
+constexpr int kArtifactVersion = 1;
 
 void check_name(std::string_view name) {
   if (name.empty() || name.find('/') != name.npos || name.find('\\') != name.npos ||
@@ -24,7 +24,7 @@ void check_name(std::string_view name) {
   }
 }
 
-Value json_value(const Json& j, const std::string& where) {
+Value artifact_config_value(const OrderedJson& j, const std::string& where) {
   if (j.is_boolean()) return Value(j.get<bool>());
   if (j.is_number_integer()) return Value(static_cast<long long>(j.get<std::int64_t>()));
   if (j.is_number_float()) return Value(j.get<double>());
@@ -32,14 +32,14 @@ Value json_value(const Json& j, const std::string& where) {
   throw ParseError(where + " must be a number, a string or a boolean", 0);
 }
 
-const Json& member(const Json& obj, const char* name, const std::string& where) {
+const OrderedJson& member(const OrderedJson& obj, const char* name, const std::string& where) {
   if (!obj.is_object() || !obj.contains(name))
     throw ParseError(where + " lacks \"" + name + "\"", 0);
   return obj.at(name);
 }
 
-std::string string_member(const Json& obj, const char* name, const std::string& where) {
-  const Json& j = member(obj, name, where);
+std::string string_member(const OrderedJson& obj, const char* name, const std::string& where) {
+  const OrderedJson& j = member(obj, name, where);
   if (!j.is_string()) throw ParseError(where + "." + name + " must be a string", 0);
   return j.get<std::string>();
 }
@@ -63,32 +63,32 @@ std::string Artifact::file_name() const {
 }
 
 std::string Artifact::to_json() const {
-  Json j;
-  j["format"] = kFormat;
-  j["version"] = kVersion;
+  OrderedJson j;
+  j["format"] = kArtifactFormat;
+  j["version"] = kArtifactVersion;
   j["identity"]["name"] = name;
   j["identity"]["key"] = key.text();
   j["identity"]["device"]["product"] = product;
   j["identity"]["device"]["arch"] = architecture;
   j["identity"]["device"]["compute_units"] = compute_units;
   j["candidate"] = candidate;
-  j["config"] = Json::object();
+  j["config"] = OrderedJson::object();
   for (const Field& f : config.fields()) j["config"][f.name] = value_json(f.value);
   j["evidence"] = detail::evidence_json(evidence, search);
   return j.dump(2) + "\n";
 }
 
 Artifact Artifact::parse(std::string_view text) {
-  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  OrderedJson j = OrderedJson::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw ParseError("artifact is not valid JSON", 0);
   if (!j.is_object()) throw ParseError("artifact must be a JSON object", 0);
-  if (string_member(j, "format", "artifact") != kFormat)
+  if (string_member(j, "format", "artifact") != kArtifactFormat)
     throw ParseError("artifact format is not \"tunekit-artifact\"", 0);
-  const Json& version = member(j, "version", "artifact");
-  if (!version.is_number_integer() || version.get<std::int64_t>() != kVersion)
-    throw ParseError("artifact version must be " + std::to_string(kVersion), 0);
+  const OrderedJson& version = member(j, "version", "artifact");
+  if (!version.is_number_integer() || version.get<std::int64_t>() != kArtifactVersion)
+    throw ParseError("artifact version must be " + std::to_string(kArtifactVersion), 0);
   Artifact a;
-  const Json& id = member(j, "identity", "artifact");
+  const OrderedJson& id = member(j, "identity", "artifact");
   a.name = string_member(id, "name", "identity");
   check_name(a.name);
   try {
@@ -96,20 +96,20 @@ Artifact Artifact::parse(std::string_view text) {
   } catch (const ParseError& e) {
     throw ParseError(std::string("identity.key: ") + e.what(), 0);
   }
-  const Json& device = member(id, "device", "identity");
+  const OrderedJson& device = member(id, "device", "identity");
   a.product = string_member(device, "product", "identity.device");
   a.architecture = string_member(device, "arch", "identity.device");
-  const Json& cu = member(device, "compute_units", "identity.device");
+  const OrderedJson& cu = member(device, "compute_units", "identity.device");
   if (!cu.is_number_integer() || cu.get<std::int64_t>() < 0 || cu.get<std::int64_t>() > 1 << 24)
     throw ParseError("identity.device.compute_units must be a non-negative integer", 0);
   a.compute_units = static_cast<int>(cu.get<std::int64_t>());
   a.candidate = string_member(j, "candidate", "artifact");
-  const Json& config = member(j, "config", "artifact");
+  const OrderedJson& config = member(j, "config", "artifact");
   if (!config.is_object()) throw ParseError("artifact.config must be an object", 0);
   for (const auto& [name, value] : config.items())
-    a.config.set(name, json_value(value, "config." + name));
+    a.config.set(name, artifact_config_value(value, "config." + name));
   if (j.contains("evidence")) {
-    const Json& e = j["evidence"];
+    const OrderedJson& e = j["evidence"];
     const bool object_form =
         e.is_object() && e.contains("candidates") && e["candidates"].is_array();
     if (!e.is_array() && !object_form)

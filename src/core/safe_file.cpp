@@ -26,7 +26,7 @@ std::string quoted(const fs::path& path) {
   return "'" + path.string() + "'";
 }
 
-std::string errno_text(int error) {
+std::string strerror_text(int error) {
   return std::strerror(error);
 }
 
@@ -95,7 +95,7 @@ void refuse_non_regular_target(const fs::path& path, std::string_view what) {
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return;
     throw UsageError("cannot write the " + std::string(what) + " " + quoted(path) + ": " +
-                     errno_text(errno));
+                     strerror_text(errno));
   }
   if (!S_ISREG(st.st_mode)) {
     throw UsageError(
@@ -126,7 +126,7 @@ Fd create_temp(const fs::path& path, fs::path& temp, std::string_view what) {
     if (errno != EEXIST) {
       throw UsageError("cannot write the " + std::string(what) + " " + quoted(path) +
                        ": creating a temp file in " + quoted(directory_of(path)) +
-                       " failed: " + errno_text(errno));
+                       " failed: " + strerror_text(errno));
     }
   }
   throw UsageError("cannot write the " + std::string(what) + " " + quoted(path) +
@@ -178,7 +178,7 @@ void write_file_atomically(const fs::path& path, std::string_view bytes, std::st
   if (error != 0 || closed != 0) {
     ::unlink(temp.c_str());
     throw UsageError("cannot write the " + std::string(what) + " " + quoted(path) + ": " +
-                     errno_text(error != 0 ? error : errno));
+                     strerror_text(error != 0 ? error : errno));
   }
   try {
     refuse_non_regular_target(path, what);  // something may have appeared meanwhile
@@ -190,7 +190,7 @@ void write_file_atomically(const fs::path& path, std::string_view bytes, std::st
     const int rename_error = errno;
     ::unlink(temp.c_str());
     throw UsageError("cannot write the " + std::string(what) + " " + quoted(path) +
-                     ": rename failed: " + errno_text(rename_error));
+                     ": rename failed: " + strerror_text(rename_error));
   }
   sync_directory(directory_of(path));
 }
@@ -209,7 +209,7 @@ void make_private_directories(const fs::path& path) {
     }
     if (errno != ENOENT || (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)) {
       throw UsageError("cannot create the directory " + quoted(path) + ": " + quoted(partial) +
-                       ": " + errno_text(errno));
+                       ": " + strerror_text(errno));
     }
     ::chmod(partial.c_str(), 0700);  // as for files: the umask must not decide the mode
   }
@@ -219,7 +219,8 @@ Trust directory_trust(const fs::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return {};
-    return {Distrust::uninspectable, quoted(path) + " cannot be inspected: " + errno_text(errno)};
+    return {Distrust::uninspectable,
+            quoted(path) + " cannot be inspected: " + strerror_text(errno)};
   }
   const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0) {
@@ -241,13 +242,13 @@ std::string read_outside_file(const fs::path& path, std::size_t max_bytes, std::
   struct stat st {};
   // Judge the type before opening: opening a device or a FIFO may itself have effects.
   if (::stat(path.c_str(), &st) != 0)
-    throw UsageError("cannot read the " + name + ": " + errno_text(errno));
+    throw UsageError("cannot read the " + name + ": " + strerror_text(errno));
   if (!S_ISREG(st.st_mode))
     throw UsageError("refusing to read the " + name + ": it is " + file_kind(st.st_mode) +
                      ", not a regular file");
   // O_NONBLOCK: if a FIFO was swapped in since the stat, the open must not wait for a writer.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) throw UsageError("cannot read the " + name + ": " + errno_text(errno));
+  if (fd.get() < 0) throw UsageError("cannot read the " + name + ": " + strerror_text(errno));
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     throw UsageError("refusing to read the " + name + ": it is not a regular file");
   const auto cap_text = [&] { return "the cap is " + std::to_string(max_bytes) + " bytes"; };
@@ -266,7 +267,7 @@ std::string read_outside_file(const fs::path& path, std::size_t max_bytes, std::
     }
     const ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw UsageError("cannot read the " + name + ": " + errno_text(errno));
+    if (n < 0) throw UsageError("cannot read the " + name + ": " + strerror_text(errno));
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }

@@ -24,8 +24,8 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t& cp) 
     if ((byte(k) & 0xC0) != 0x80) return 0;
     cp = (cp << 6) | (byte(k) & 0x3F);
   }
-  static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  static constexpr std::uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinForLength[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return n;
 }
 

@@ -19,7 +19,7 @@
 namespace tunekit {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // Sorts results into the order Enumeration::from_points gives their points; the order they
 // come in (the order the run evaluated them) becomes the recording's order(), which the
@@ -105,8 +105,8 @@ const char* t4_invalidity(Status s) {
   }
 }
 
-Json values_json(const std::vector<Value>& values) {  // T4
-  Json j = Json::array();
+OrderedJson values_json(const std::vector<Value>& values) {  // T4
+  OrderedJson j = OrderedJson::array();
   for (const Value& v : values) j.push_back(value_json(v));
   return j;
 }
@@ -193,12 +193,12 @@ Recording recording_from_history(const Recording& source, const History& history
 
 std::string kernel_tuner_cache_json(const Recording& recording) {
   const Enumeration& space = recording.space();
-  Json doc;
+  OrderedJson doc;
   doc["device_name"] = recording.device_name();
   doc["kernel_name"] = recording.kernel_name();
   doc["problem_size"] = values_json(recording.problem_size());
-  doc["tune_params_keys"] = Json::array();
-  doc["tune_params"] = Json::object();
+  doc["tune_params_keys"] = OrderedJson::array();
+  doc["tune_params"] = OrderedJson::object();
   for (const Parameter& p : space.parameters()) {
     doc["tune_params_keys"].push_back(p.name);
     doc["tune_params"][p.name] = values_json(p.values);
@@ -208,8 +208,9 @@ std::string kernel_tuner_cache_json(const Recording& recording) {
   // Kernel Tuner writes its cache. ordered_json's own insertion looks each key up linearly,
   // which is quadratic over tens of thousands of entries: a hash set refuses repeats and the
   // entries are appended to the object's underlying vector.
-  Json cache = Json::object();
-  auto& entries = static_cast<Json::object_t::Container&>(cache.get_ref<Json::object_t&>());
+  OrderedJson cache = OrderedJson::object();
+  auto& entries =
+      static_cast<OrderedJson::object_t::Container&>(cache.get_ref<OrderedJson::object_t&>());
   entries.reserve(space.size());
   std::unordered_set<std::string> keys;
   keys.reserve(space.size());
@@ -217,7 +218,7 @@ std::string kernel_tuner_cache_json(const Recording& recording) {
     const Config config = space.config(i);
     const RecordedResult& r = recording.result(i);
     std::string key;
-    Json entry;
+    OrderedJson entry;
     for (const Field& f : config.fields()) {
       key += (key.empty() ? "" : ",") + python_text(f.value);
       entry[f.name] = value_json(f.value);
@@ -247,20 +248,20 @@ std::string kernel_tuner_cache_json(const Recording& recording) {
 
 std::string t4_results_json(const Recording& recording) {
   const Enumeration& space = recording.space();
-  Json doc;
+  OrderedJson doc;
   doc["schema_version"] = "1.0.0";
   // Not in the T4 schema (which allows extra properties): tunekit reads them back.
   doc["device_name"] = recording.device_name();
   doc["kernel_name"] = recording.kernel_name();
   doc["problem_size"] = values_json(recording.problem_size());
-  Json results = Json::array();
+  OrderedJson results = OrderedJson::array();
   for (const std::size_t i : recording.order()) {  // an export's: the evaluation order
     const RecordedResult& r = recording.result(i);
-    Json entry;
-    entry["configuration"] = Json::object();
+    OrderedJson entry;
+    entry["configuration"] = OrderedJson::object();
     const Config config = space.config(i);
     for (const Field& f : config.fields()) entry["configuration"][f.name] = value_json(f.value);
-    Json times;
+    OrderedJson times;
     // The schema names it compilation_time; Kernel Tuner's writer says compilation.
     times["compilation_time"] = r.compile_ms;
     times["compilation"] = r.compile_ms;
@@ -268,16 +269,16 @@ std::string t4_results_json(const Recording& recording) {
     times["framework"] = 0;
     times["search_algorithm"] = 0;
     times["validation"] = r.verification_ms;
-    times["runtimes"] = r.status == Status::ok ? Json(r.times_ms) : Json::array();
+    times["runtimes"] = r.status == Status::ok ? OrderedJson(r.times_ms) : OrderedJson::array();
     entry["times"] = std::move(times);
     entry["invalidity"] = t4_invalidity(r.status);
     entry["correctness"] = r.status == Status::validation_failed ? 0 : 1;
-    Json m;
+    OrderedJson m;
     m["name"] = "time";
-    m["value"] = r.status == Status::ok ? Json(r.time_ms) : Json(kt_marker(r));
+    m["value"] = r.status == Status::ok ? OrderedJson(r.time_ms) : OrderedJson(kt_marker(r));
     m["unit"] = "ms";
-    entry["measurements"] = Json::array({m});
-    entry["objectives"] = Json::array({"time"});
+    entry["measurements"] = OrderedJson::array({m});
+    entry["objectives"] = OrderedJson::array({"time"});
     results.push_back(std::move(entry));
   }
   doc["results"] = std::move(results);

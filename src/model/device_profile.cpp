@@ -14,9 +14,9 @@
 namespace tunekit {
 namespace {
 
-using Json = nlohmann::ordered_json;
-constexpr std::string_view kFormat = "tunekit-device-profile";
-constexpr int kVersion = 1;
+using OrderedJson = nlohmann::ordered_json;
+constexpr std::string_view kProfileFormat = "tunekit-device-profile";
+constexpr int kProfileVersion = 1;
 // A profile is a few dozen numbers: 1 MiB is generous (docs/formats.md).
 constexpr std::size_t kProfileMaxBytes = std::size_t{1} << 20;
 
@@ -34,7 +34,7 @@ constexpr EstimateField kEstimates[] = {
 // Reads fields of one JSON object; every complaint names the file and the field's path.
 class Reader {
  public:
-  Reader(std::string_view origin, const Json& j, std::string path)
+  Reader(std::string_view origin, const OrderedJson& j, std::string path)
       : origin_(origin), j_(j), path_(std::move(path)) {
     if (!j_.is_object()) fail("", "must be an object");
   }
@@ -44,7 +44,7 @@ class Reader {
     throw UsageError("device profile " + std::string(origin_) + ": field '" + where + "' " +
                      std::string(what) + "; recreate it with 'tunekit calibrate --out FILE'");
   }
-  const Json& at(const char* field) const {
+  const OrderedJson& at(const char* field) const {
     auto it = j_.find(field);
     if (it == j_.end()) fail(field, "is missing");
     return *it;
@@ -53,12 +53,12 @@ class Reader {
     return Reader(origin_, at(field), path_.empty() ? field : path_ + "." + field);
   }
   std::string text(const char* field) const {
-    const Json& v = at(field);
+    const OrderedJson& v = at(field);
     if (!v.is_string()) fail(field, "must be a string, not " + v.dump());
     return v.get<std::string>();
   }
   double number(const char* field, double lo, double hi) const {
-    const Json& v = at(field);
+    const OrderedJson& v = at(field);
     if (!v.is_number()) fail(field, "must be a number, not " + v.dump());
     const double x = v.get<double>();
     if (!std::isfinite(x) || x < lo || x > hi) {
@@ -69,7 +69,7 @@ class Reader {
     return x;
   }
   int integer(const char* field, int lo, int hi) const {
-    const Json& v = at(field);
+    const OrderedJson& v = at(field);
     if (!v.is_number_integer()) fail(field, "must be an integer, not " + v.dump());
     const auto x = v.get<std::int64_t>();
     if (x < lo || x > hi) {
@@ -79,30 +79,30 @@ class Reader {
     return static_cast<int>(x);
   }
   bool boolean(const char* field) const {
-    const Json& v = at(field);
+    const OrderedJson& v = at(field);
     if (!v.is_boolean()) fail(field, "must be true or false, not " + v.dump());
     return v.get<bool>();
   }
 
  private:
   std::string_view origin_;
-  const Json& j_;
+  const OrderedJson& j_;
   std::string path_;
 };
 
 }  // namespace
 
 std::string DeviceProfile::to_json() const {
-  Json j;
-  j["format"] = kFormat;
-  j["version"] = kVersion;
+  OrderedJson j;
+  j["format"] = kProfileFormat;
+  j["version"] = kProfileVersion;
   j["device"] = {{"backend", backend},
                  {"vendor", vendor},
                  {"product", product},
                  {"architecture", architecture},
                  {"compute_units", compute_units},
                  {"digest", device_digest}};
-  Json e = Json::object();
+  OrderedJson e = OrderedJson::object();
   for (const auto& f : kEstimates)
     e[f.name] = {{"value", (envelope.*f.member).value}, {"spread", (envelope.*f.member).spread}};
   e["threads"] = envelope.threads;
@@ -115,20 +115,20 @@ std::string DeviceProfile::to_json() const {
 }
 
 DeviceProfile DeviceProfile::parse(std::string_view text, std::string_view origin) {
-  Json j;
+  OrderedJson j;
   try {
-    j = Json::parse(text);
+    j = OrderedJson::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw ParseError("device profile " + std::string(origin) + " is not valid JSON: " + e.what(),
                      e.byte);
   }
   const Reader root(origin, j, "");
-  if (root.text("format") != kFormat)
-    root.fail("format", "must be \"" + std::string(kFormat) + "\"");
+  if (root.text("format") != kProfileFormat)
+    root.fail("format", "must be \"" + std::string(kProfileFormat) + "\"");
   const int version = root.integer("version", 1, 1 << 20);
-  if (version > kVersion) {
+  if (version > kProfileVersion) {
     root.fail("version", "is " + std::to_string(version) + ", newer than this tunekit reads (" +
-                             std::to_string(kVersion) + ")");
+                             std::to_string(kProfileVersion) + ")");
   }
   DeviceProfile p;
   const Reader device = root.object("device");

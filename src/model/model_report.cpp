@@ -11,9 +11,9 @@
 namespace tunekit {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
-Json estimate_json(const Estimate& e) {
+OrderedJson estimate_json(const Estimate& e) {
   return {{"value", e.value}, {"spread", e.spread}};
 }
 
@@ -36,7 +36,7 @@ std::string seconds_text(double s) {
 }  // namespace
 
 std::string to_json(const ModelReport& r, int indent) {
-  Json j;
+  OrderedJson j;
   j["op"] = r.op;
   j["key"] = r.key;
   if (!r.bucket.empty()) j["bucket"] = r.bucket;
@@ -68,9 +68,9 @@ std::string to_json(const ModelReport& r, int indent) {
     j["envelope"] = nullptr;
   }
   j["measured_from"] = r.measured_from;
-  Json cands = Json::array();
+  OrderedJson cands = OrderedJson::array();
   for (const ModelCandidate& c : r.candidates) {
-    Json x;
+    OrderedJson x;
     x["name"] = c.name;
     x["config"] = c.config;
     x["numerics"] = to_string(c.numerics);

@@ -25,7 +25,7 @@ std::string note(std::string_view text) {
   return fmt::format("<p class=\"none\">{}</p>\n", esc(text));
 }
 
-std::string times(double ratio) {
+std::string times_text(double ratio) {
   return ratio > 0 && std::isfinite(ratio) ? fmt::format("{:.2f}\xC3\x97", ratio) : "-";  // ×
 }
 
@@ -97,7 +97,7 @@ std::string speed_table(const std::vector<CandidateReport>& candidates) {
         cls, i + 1, esc(c.config), name, esc(to_string(c.outcome.status)),
         timed ? format_seconds(c.timing->median) : "-", timed ? format_seconds(c.timing->min) : "-",
         timed ? format_seconds(c.timing->mad) : "-", c.timing ? c.timing->samples.size() : 0,
-        c.outcome.ok() ? times(c.vs_default) : "-",
+        c.outcome.ok() ? times_text(c.vs_default) : "-",
         esc(clip_text(c.outcome.message, kMessageChars)));
   }
   return html + "</table>\n";
@@ -211,7 +211,8 @@ DecisionView decision_view(const TuneReport& r) {
   v.winner = r.winner_name;
   v.default_name = r.default_name;
   v.candidates = r.candidates;
-  const std::string speedup = r.default_score > 0 && r.winner_score > 0 ? times(r.speedup) : "-";
+  const std::string speedup =
+      r.default_score > 0 && r.winner_score > 0 ? times_text(r.speedup) : "-";
   v.facts = {
       {"device", r.device},
       {"source", std::string(to_string(r.source)) + (r.reason.empty() ? "" : ": " + r.reason)},
@@ -252,7 +253,7 @@ DecisionView decision_view(const StoredChoice& c, std::string anchor) {
       {"identity", c.identity_digest},
       {"winner", c.winner + (c.winner_config.empty() ? "" : " (" + c.winner_config + ")")},
       {"default", v.default_name},
-      {"speed vs default", times(stored_speedup(c))},
+      {"speed vs default", times_text(stored_speedup(c))},
       {"strategy",
        s.strategy.empty() ? "" : fmt::format("{} / {} (seed {})", s.strategy, s.schedule, s.seed)},
       {"stopped because", s.stop_reason},

@@ -13,7 +13,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string str(std::string_view text) {
+std::string as_string(std::string_view text) {
   return std::string(text);
 }
 
@@ -28,7 +28,7 @@ Json report_json(const TuneReport& r) {
   j["key"] = r.key;
   j["key_digest"] = r.key_digest;
   j["device"] = r.device;
-  j["source"] = str(to_string(r.source));
+  j["source"] = as_string(to_string(r.source));
   j["reason"] = r.reason;
   if (!r.bucket.empty()) j["bucket"] = r.bucket;
   if (!r.stale.empty()) j["stale"] = r.stale;
@@ -39,9 +39,9 @@ Json report_json(const TuneReport& r) {
   j["winner_score"] = r.winner_score;
   j["default_score"] = r.default_score;
   j["speedup"] = r.speedup;
-  j["statistic"] = str(to_string(r.statistic));
+  j["statistic"] = as_string(to_string(r.statistic));
   j["tie_band"] = r.tie_band;
-  j["numerics_policy"] = str(to_string(r.numerics_policy));
+  j["numerics_policy"] = as_string(to_string(r.numerics_policy));
   j["search"] = search_json(search_record(r));
   j["confirmed"] = r.confirmed;
   j["paired_ratio"] = r.paired_ratio;

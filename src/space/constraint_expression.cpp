@@ -22,10 +22,10 @@ struct Token {
   Value value;
 };
 
-bool is_name_start(char c) {
+bool is_identifier_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
 }
-bool is_name_char(char c) {
+bool is_identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 bool is_digit(char c) {
@@ -50,7 +50,7 @@ Token number_token(std::string_view text, std::size_t& i) {
       while (i < text.size() && is_digit(text[i])) ++i;
     }
   }
-  if (i < text.size() && is_name_char(text[i]))
+  if (i < text.size() && is_identifier_char(text[i]))
     throw ParseError("malformed number '" + std::string(text.substr(start, i + 1 - start)) + "'",
                      start);
   const std::string lexeme(text.substr(start, i - start));
@@ -82,9 +82,9 @@ std::vector<Token> tokenize(std::string_view text) {
       ++i;
     } else if (is_digit(c) || (c == '.' && i + 1 < text.size() && is_digit(text[i + 1]))) {
       out.push_back(number_token(text, i));
-    } else if (is_name_start(c)) {
+    } else if (is_identifier_start(c)) {
       const std::size_t start = i;
-      while (i < text.size() && is_name_char(text[i])) ++i;
+      while (i < text.size() && is_identifier_char(text[i])) ++i;
       out.push_back({Tok::name, std::string(text.substr(start, i - start)), start, Value()});
     } else if (c == '\'' || c == '"') {
       const std::size_t start = i++;

@@ -70,7 +70,7 @@ std::vector<Value> python_list(const std::string& text, const std::string& type,
   return out;
 }
 
-Value json_value(const Json& j, const std::string& where) {
+Value t1_parameter_value(const Json& j, const std::string& where) {
   if (j.is_boolean()) return Value(j.get<bool>());
   if (j.is_number_integer()) return Value(j.get<std::int64_t>());
   if (j.is_number()) return Value(j.get<double>());
@@ -104,7 +104,7 @@ Space read_t1_space(const std::filesystem::path& file) {
       if (values.is_string()) {
         list = python_list(values.get<std::string>(), type, where + ": parameter " + name);
       } else if (values.is_array()) {
-        for (const Json& v : values) list.push_back(json_value(v, where));
+        for (const Json& v : values) list.push_back(t1_parameter_value(v, where));
       } else {
         throw UsageError(where + ": parameter " + name + " has Values that are not a list");
       }

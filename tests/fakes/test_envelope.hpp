@@ -13,6 +13,13 @@ struct EnvelopeRates {
   int threads = 2;
 };
 
+// Work that takes `seconds` of compute on one thread of test_envelope() (100 GFLOP/s).
+inline Work compute_work(double seconds) {
+  Work w;
+  w.flops = seconds * 100e9;
+  return w;
+}
+
 inline Envelope test_envelope(const EnvelopeRates& r = {}) {
   Envelope e;
   e.peak_flops_1 = {r.peak_1, 0};

@@ -24,8 +24,7 @@ using Result = tunekit::testing::CliResult;
 using tunekit::testing::contains;
 using tunekit::testing::parse_json;
 
-// A tiny key: a search takes a fraction of a second.
-constexpr const char* kTune = "tune sum --shape n=1000 -q --json";
+using tunekit::testing::kTuneSum;  // a tiny key: a search takes a fraction of a second
 
 struct Env {
   std::string cache = "cache";          // TUNEKIT_CACHE_DIR, under the test's directory
@@ -38,9 +37,6 @@ std::string read_file(const fs::path& path) {
 }
 void write_file(const fs::path& path, const std::string& text) {
   tunekit::testing::write_text(path, text);
-}
-json parse(const Result& run) {
-  return parse_json(run);
 }
 
 std::vector<fs::path> json_files(const fs::path& dir) {
@@ -76,9 +72,9 @@ class CacheCli : public ::testing::Test {
 
   // Tunes the small sum key into `cache` and returns the report.
   json tune_sum(const Env& env = {}, const std::string& more = "") {
-    const Result run = tunekit(std::string(kTune) + " " + more, env);
+    const Result run = tunekit(std::string(kTuneSum) + " " + more, env);
     EXPECT_EQ(run.status, 0) << run.err;
-    return parse(run);
+    return parse_json(run);
   }
 
   fs::path root_;
@@ -95,7 +91,7 @@ TEST_F(CacheCli, SecondTuneReplaysAndTheEntryCanBeListedShownAndRemoved) {
 
   const Result ls = tunekit("cache ls --json");
   ASSERT_EQ(ls.status, 0) << ls.err;
-  const json entries = parse(ls);
+  const json entries = parse_json(ls);
   ASSERT_TRUE(entries.is_array());
   ASSERT_EQ(entries.size(), 1u) << ls.out;
   const json& entry = entries[0];
@@ -139,7 +135,7 @@ TEST_F(CacheCli, SecondTuneReplaysAndTheEntryCanBeListedShownAndRemoved) {
 
   const Result show_json = tunekit("cache show --json " + digest);
   ASSERT_EQ(show_json.status, 0) << show_json.err;
-  const json shown = parse(show_json);
+  const json shown = parse_json(show_json);
   ASSERT_EQ(shown.size(), 1u);
   EXPECT_EQ(shown[0].at("identity_digest"), digest);
 
@@ -152,15 +148,15 @@ TEST_F(CacheCli, SecondTuneReplaysAndTheEntryCanBeListedShownAndRemoved) {
   const Result after = tunekit("cache ls");
   ASSERT_EQ(after.status, 0) << after.err;
   EXPECT_TRUE(contains(after.out, "empty")) << after.out;
-  EXPECT_EQ(parse(tunekit("cache ls --json")), json::array());
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")), json::array());
   EXPECT_EQ(tune_sum().at("source"), "searched");
 }
 
 TEST_F(CacheCli, RemovesByOpAndAll) {
   tune_sum();
   ASSERT_EQ(tunekit("tune sum --shape n=2000 -q").status, 0);
-  ASSERT_EQ(parse(tunekit("cache ls --json")).size(), 2u);
-  EXPECT_EQ(parse(tunekit("cache ls --json --op sgemm")).size(), 0u);
+  ASSERT_EQ(parse_json(tunekit("cache ls --json")).size(), 2u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json --op sgemm")).size(), 0u);
   const Result by_op = tunekit("cache rm sum");
   ASSERT_EQ(by_op.status, 0) << by_op.err;
   EXPECT_TRUE(contains(by_op.out, "removed 2")) << by_op.out;
@@ -169,7 +165,7 @@ TEST_F(CacheCli, RemovesByOpAndAll) {
   const Result all = tunekit("cache rm --all");
   ASSERT_EQ(all.status, 0) << all.err;
   EXPECT_TRUE(contains(all.out, "removed 1")) << all.out;
-  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 0u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 0u);
   EXPECT_NE(tunekit("cache rm").status, 0);
   EXPECT_NE(tunekit("cache rm sum --all").status, 0);
 }
@@ -183,7 +179,8 @@ TEST_F(CacheCli, NoMatchIsAnError) {
   const Result rm = tunekit("cache rm nothing");
   EXPECT_NE(rm.status, 0);
   EXPECT_TRUE(contains(rm.err, "nothing")) << rm.err;
-  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 1u) << "rm of no match removed something";
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 1u)
+      << "rm of no match removed something";
   // Against a store that does not exist yet, too.
   EXPECT_NE(tunekit("cache show deadbeef", {.cache = "none_yet"}).status, 0);
   EXPECT_NE(tunekit("cache rm nothing", {.cache = "none_yet"}).status, 0);
@@ -194,7 +191,7 @@ TEST_F(CacheCli, SaveArtifactWritesOneFileThatAFreshCacheReplays) {
   const Result saved = tunekit("tune sum --shape n=1000 --json --save-artifact --artifact-dir '" +
                                path("saved").string() + "'");
   ASSERT_EQ(saved.status, 0) << saved.err;
-  EXPECT_EQ(parse(saved).at("source"), "searched");
+  EXPECT_EQ(parse_json(saved).at("source"), "searched");
   const std::vector<fs::path> files = json_files(path("saved"));
   ASSERT_EQ(files.size(), 1u);
   EXPECT_TRUE(std::regex_match(files[0].filename().string(), std::regex("sum-[0-9a-f]{32}\\.json")))
@@ -202,17 +199,17 @@ TEST_F(CacheCli, SaveArtifactWritesOneFileThatAFreshCacheReplays) {
   EXPECT_TRUE(contains(saved.err, files[0].string())) << "the path is not printed:\n" << saved.err;
   const json artifact = json::parse(read_file(files[0]));
   EXPECT_EQ(artifact.at("format"), "tunekit-artifact");
-  EXPECT_EQ(artifact.at("candidate"), parse(saved).at("winner"));
+  EXPECT_EQ(artifact.at("candidate"), parse_json(saved).at("winner"));
   EXPECT_FALSE(artifact.at("evidence").empty());
 
-  const Result replay = tunekit(kTune, {.cache = "fresh", .artifacts = "saved"});
+  const Result replay = tunekit(kTuneSum, {.cache = "fresh", .artifacts = "saved"});
   ASSERT_EQ(replay.status, 0) << replay.err;
-  EXPECT_EQ(parse(replay).at("source"), "artifact_replay") << replay.out;
+  EXPECT_EQ(parse_json(replay).at("source"), "artifact_replay") << replay.out;
 
   // A cache replay is a measured winner too: its artifact carries the stored evidence.
-  const Result again = tunekit(std::string(kTune) + " --save-artifact", {.artifacts = "again"});
+  const Result again = tunekit(std::string(kTuneSum) + " --save-artifact", {.artifacts = "again"});
   ASSERT_EQ(again.status, 0) << again.err;
-  EXPECT_EQ(parse(again).at("source"), "cache_replay");
+  EXPECT_EQ(parse_json(again).at("source"), "cache_replay");
   const std::vector<fs::path> again_files = json_files(path("again"));
   ASSERT_EQ(again_files.size(), 1u);
   EXPECT_EQ(again_files[0].filename(), files[0].filename());
@@ -220,7 +217,7 @@ TEST_F(CacheCli, SaveArtifactWritesOneFileThatAFreshCacheReplays) {
 }
 
 TEST_F(CacheCli, SaveArtifactNeedsADirectory) {
-  const Result run = tunekit(std::string(kTune) + " --save-artifact", {.artifacts = ""});
+  const Result run = tunekit(std::string(kTuneSum) + " --save-artifact", {.artifacts = ""});
   EXPECT_NE(run.status, 0);
   EXPECT_TRUE(run.out.empty()) << "it measured before refusing:\n" << run.out;
   EXPECT_TRUE(contains(run.err, "--artifact-dir") && contains(run.err, "TUNEKIT_ARTIFACT_DIR"))
@@ -228,7 +225,7 @@ TEST_F(CacheCli, SaveArtifactNeedsADirectory) {
 }
 
 TEST_F(CacheCli, SaveArtifactWritesNothingForAnUnmeasuredWinner) {
-  const Result run = tunekit(std::string(kTune) + " --mode off --save-artifact");
+  const Result run = tunekit(std::string(kTuneSum) + " --mode off --save-artifact");
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(json_files(path("artifacts")).empty());
   EXPECT_TRUE(contains(run.err, "no artifact")) << run.err;
@@ -247,13 +244,13 @@ TEST_F(CacheCli, ExportThenImportIntoAFreshCacheReplays) {
   ASSERT_EQ(imported.status, 0) << imported.err;
   EXPECT_TRUE(contains(imported.out, "imported 1")) << imported.out;
 
-  const Result cached = tunekit(std::string(kTune) + " --mode cached", {.cache = "imported"});
+  const Result cached = tunekit(std::string(kTuneSum) + " --mode cached", {.cache = "imported"});
   ASSERT_EQ(cached.status, 0) << cached.err;
-  EXPECT_EQ(parse(cached).at("source"), "cache_replay") << cached.out;
-  EXPECT_EQ(parse(cached).at("winner"), tuned.at("winner"));
+  EXPECT_EQ(parse_json(cached).at("source"), "cache_replay") << cached.out;
+  EXPECT_EQ(parse_json(cached).at("winner"), tuned.at("winner"));
   // The imported entry has the identity `tune` stored, and keeps the evidence.
-  const json original = parse(tunekit("cache ls --json"));
-  const json copy = parse(tunekit("cache ls --json", {.cache = "imported"}));
+  const json original = parse_json(tunekit("cache ls --json"));
+  const json copy = parse_json(tunekit("cache ls --json", {.cache = "imported"}));
   ASSERT_EQ(original.size(), 1u);
   ASSERT_EQ(copy.size(), 1u);
   EXPECT_EQ(copy[0].at("identity_digest"), original[0].at("identity_digest"));
@@ -261,7 +258,7 @@ TEST_F(CacheCli, ExportThenImportIntoAFreshCacheReplays) {
 }
 
 TEST_F(CacheCli, ImportSkipsMalformedAndForeignFilesWithAWarning) {
-  ASSERT_EQ(tunekit(std::string(kTune) + " --save-artifact").status, 0);
+  ASSERT_EQ(tunekit(std::string(kTuneSum) + " --save-artifact").status, 0);
   const std::vector<fs::path> saved = json_files(path("artifacts"));
   ASSERT_EQ(saved.size(), 1u);
   fs::create_directories(path("mixed"));
@@ -278,7 +275,7 @@ TEST_F(CacheCli, ImportSkipsMalformedAndForeignFilesWithAWarning) {
   EXPECT_TRUE(contains(run.err, "broken.json")) << run.err;
   EXPECT_TRUE(contains(run.err, "other-device.json")) << run.err;
   EXPECT_TRUE(contains(run.err, "Some Other CPU 9000")) << run.err;
-  EXPECT_EQ(parse(tunekit("cache ls --json", {.cache = "fresh"})).size(), 1u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json", {.cache = "fresh"})).size(), 1u);
 
   // Only bad files: nothing imported is a failure, still no crash.
   fs::remove(path("mixed") / saved[0].filename());
@@ -389,7 +386,7 @@ TEST_F(CacheCli, LsTellsEachStoreStateApartByMessageAndExitStatus) {
   EXPECT_TRUE(contains(untrusted.err, "TUNEKIT_TRUST_STORE=1")) << untrusted.err;
   EXPECT_EQ(tunekit("cache ls", {.extra = "TUNEKIT_TRUST_STORE=1"}).status, 0);
   // tune says so too, and runs memory-only: it searches, and stores nothing there.
-  const Result tuned = tunekit(kTune);
+  const Result tuned = tunekit(kTuneSum);
   EXPECT_EQ(tuned.status, 0) << tuned.err;
   EXPECT_TRUE(contains(tuned.err, "writable by others")) << tuned.err;
   fs::permissions(path("cache"), fs::perms::owner_all);
@@ -416,12 +413,12 @@ TEST_F(CacheCli, AReadOnlyStoreIsServedNotRetuned) {
     fs::permissions(file, fs::perms::owner_read);
     fs::permissions(path("cache"), fs::perms::owner_read | fs::perms::owner_exec);
   }
-  const Result served = tunekit(kTune, {.extra = as});
+  const Result served = tunekit(kTuneSum, {.extra = as});
   ASSERT_EQ(served.status, 0) << served.err;
-  EXPECT_EQ(parse(served).at("source"), "cache_replay") << served.err;
+  EXPECT_EQ(parse_json(served).at("source"), "cache_replay") << served.err;
   const Result fresh = tunekit("tune sum --shape n=3000 -q --json", {.extra = as});
   ASSERT_EQ(fresh.status, 0) << fresh.err;
-  EXPECT_EQ(parse(fresh).at("source"), "searched");
+  EXPECT_EQ(parse_json(fresh).at("source"), "searched");
   EXPECT_TRUE(contains(fresh.err, "read-only")) << fresh.err;
   const Result listed = tunekit("cache ls", {.extra = as});
   EXPECT_EQ(listed.status, 0) << listed.err;
@@ -459,7 +456,7 @@ TEST_F(CacheCli, StoredTextReachesTheTerminalEscaped) {
     EXPECT_TRUE(contains(run.out, "\\x1b")) << args << ":\n" << run.out;
   }
   // JSON keeps the text exact (escaped by JSON itself).
-  EXPECT_EQ(parse(tunekit("cache ls --json"))[0].at("key"), "n=1\x1b[H");
+  EXPECT_EQ(parse_json(tunekit("cache ls --json"))[0].at("key"), "n=1\x1b[H");
 }
 
 TEST_F(CacheCli, ShowAndRmFindAnEntryByTheKeyAsTuneShapeTakesIt) {
@@ -481,13 +478,13 @@ TEST_F(CacheCli, ShowAndRmFindAnEntryByTheKeyAsTuneShapeTakesIt) {
   EXPECT_NE(tunekit("cache show").status, 0);  // nothing named
   // A --shape is a key, never a digest: a digest prefix given as --shape finds nothing.
   const std::string digest =
-      parse(tunekit("cache ls --json"))[0].at("identity_digest").get<std::string>();
+      parse_json(tunekit("cache ls --json"))[0].at("identity_digest").get<std::string>();
   EXPECT_NE(tunekit("cache show --shape " + digest.substr(0, 8)).status, 0);
 
   const Result rm = tunekit("cache rm --op sum --shape n=1000");
   ASSERT_EQ(rm.status, 0) << rm.err;
   EXPECT_TRUE(contains(rm.out, "removed 1")) << rm.out;
-  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 0u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 0u);
 }
 
 TEST_F(CacheCli, ShowNamesTheBucketABucketedEntryServes) {
@@ -510,10 +507,10 @@ TEST_F(CacheCli, ShowNamesTheBucketABucketedEntryServes) {
   EXPECT_TRUE(contains(show.out, "n: 65..128 (pow2)")) << show.out;
   const Result show_json = tunekit("cache show --json 0011223344");
   ASSERT_EQ(show_json.status, 0) << show_json.err;
-  EXPECT_EQ(parse(show_json)[0].at("bucket"), "n: 65..128 (pow2)");
+  EXPECT_EQ(parse_json(show_json)[0].at("bucket"), "n: 65..128 (pow2)");
   // An exact key's entry names no bucket.
   tune_sum();
-  const json listed = parse(tunekit("cache ls --json --op sum"));
+  const json listed = parse_json(tunekit("cache ls --json --op sum"));
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].at("bucket"), "");
   EXPECT_FALSE(contains(tunekit("cache show n=1000").out, "bucket"));
@@ -527,8 +524,8 @@ TEST_F(CacheCli, TuneStoreOption) {
   const std::string other = "--store 'sqlite:" + path("elsewhere/other.db").string() + "'";
   EXPECT_EQ(tune_sum({}, other).at("source"), "searched");
   EXPECT_EQ(tune_sum({}, other).at("source"), "cache_replay");
-  EXPECT_EQ(parse(tunekit("cache ls --json " + other)).size(), 1u);
-  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 0u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json " + other)).size(), 1u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 0u);
 }
 
 TEST_F(CacheCli, Help) {

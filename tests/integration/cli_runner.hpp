@@ -21,6 +21,9 @@
 
 namespace tunekit::testing {
 
+// The quick tune many CLI tests start from: sum at n=1000, quiet, the report as JSON.
+inline constexpr const char* kTuneSum = "tune sum --shape n=1000 -q --json";
+
 struct CliResult {
   int status = -1;  // exit status; 128 + signal when killed
   std::string out;

@@ -12,14 +12,11 @@ namespace {
 using nlohmann::json;
 using Result = tunekit::testing::CliResult;
 using tunekit::testing::contains;
+using tunekit::testing::parse_json;
 
 // Runs `tunekit <args>` in a fresh private cache directory; `env` adds NAME=value words.
 Result tunekit(const std::string& args, const std::string& env = "") {
   return tunekit::testing::run_cli_fresh(args, env);
-}
-
-json parse(const Result& run) {
-  return tunekit::testing::parse_json(run);
 }
 
 const json* candidate_named(const json& report, const std::string& name) {
@@ -33,7 +30,7 @@ const json* candidate_named(const json& report, const std::string& name) {
 TEST(Cli, TuneSgemmPicksAValidatedWinnerNoSlowerThanTheDefault) {
   const Result run = tunekit("tune sgemm --shape m=256,n=256,k=256 --budget-evals 40 --json");
   ASSERT_EQ(run.status, 0) << run.err;
-  const json report = parse(run);
+  const json report = parse_json(run);
   ASSERT_TRUE(report.contains("winner")) << run.out;
   EXPECT_EQ(report.at("op"), "sgemm");
   EXPECT_EQ(report.at("key").get<std::string>().rfind("m=256,n=256,k=256", 0), 0u);
@@ -76,7 +73,7 @@ TEST(Cli, OpsListsTheBuiltinOps) {
 TEST(Cli, OpsJsonDescribesKeyFieldsAndCandidates) {
   const Result run = tunekit("ops --json");
   ASSERT_EQ(run.status, 0) << run.err;
-  const json ops = parse(run);
+  const json ops = parse_json(run);
   ASSERT_TRUE(ops.is_array());
   std::set<std::string> names;
   for (const json& op : ops) {
@@ -95,7 +92,7 @@ TEST(Cli, OpsJsonDescribesKeyFieldsAndCandidates) {
 TEST(Cli, ModeOffServesTheDefaultWithoutMeasuring) {
   const Result run = tunekit("tune sgemm --shape m=8,n=8,k=8 --mode off --json");
   ASSERT_EQ(run.status, 0) << run.err;
-  const json report = parse(run);
+  const json report = parse_json(run);
   EXPECT_EQ(report.at("source"), "default");
   EXPECT_TRUE(report.at("candidates").empty());
   EXPECT_EQ(report.at("winner"), report.at("default"));
@@ -104,12 +101,12 @@ TEST(Cli, ModeOffServesTheDefaultWithoutMeasuring) {
 TEST(Cli, FlagsWinOverTunekitMode) {
   const Result off = tunekit("tune sgemm --shape m=8,n=8,k=8 --json --quiet", "TUNEKIT_MODE=off");
   ASSERT_EQ(off.status, 0) << off.err;
-  EXPECT_EQ(parse(off).at("source"), "default");
+  EXPECT_EQ(parse_json(off).at("source"), "default");
 
   const Result tuned =
       tunekit("tune sgemm --shape m=8,n=8,k=8 --json --quiet --mode tune", "TUNEKIT_MODE=off");
   ASSERT_EQ(tuned.status, 0) << tuned.err;
-  EXPECT_EQ(parse(tuned).at("source"), "searched");
+  EXPECT_EQ(parse_json(tuned).at("source"), "searched");
 
   // A bad TUNEKIT_MODE is an error only when --mode does not override it.
   const Result bad = tunekit("tune sgemm --shape m=8,n=8,k=8 --json", "TUNEKIT_MODE=sometimes");
@@ -124,7 +121,7 @@ TEST(Cli, MissingShapeUsesTheExampleShapeAndSaysSo) {
   const Result run = tunekit("tune sgemm --mode off --json");
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(contains(run.err, "example shape")) << run.err;
-  EXPECT_FALSE(parse(run).at("key").get<std::string>().empty());
+  EXPECT_FALSE(parse_json(run).at("key").get<std::string>().empty());
 }
 
 TEST(Cli, UnknownOpFailsAndListsTheKnownOnes) {
@@ -170,7 +167,7 @@ TEST(Cli, SearchFlagsReachTheReport) {
       "tune sum --shape n=4096 --strategy random --schedule racing --seed 5 --budget-evals 3 "
       "--json --quiet");
   ASSERT_EQ(run.status, 0) << run.err;
-  const json report = parse(run);
+  const json report = parse_json(run);
   const json& search = report.at("search");
   EXPECT_EQ(search.at("strategy"), "random");
   EXPECT_EQ(search.at("schedule"), "racing");
@@ -180,10 +177,10 @@ TEST(Cli, SearchFlagsReachTheReport) {
   EXPECT_EQ(report.at("candidates").at(0).at("is_default"), true);  // evaluation order
   const Result budget = tunekit("tune sum --shape n=4096 --budget 2s --json --quiet");
   ASSERT_EQ(budget.status, 0) << budget.err;
-  EXPECT_EQ(parse(budget).at("search").at("budget").at("seconds"), 2.0);
+  EXPECT_EQ(parse_json(budget).at("search").at("budget").at("seconds"), 2.0);
   const Result listing = tunekit("strategies --json");
   ASSERT_EQ(listing.status, 0) << listing.err;
-  const json lists = parse(listing);  // named: a loop over a temporary's member dangles
+  const json lists = parse_json(listing);  // named: a loop over a temporary's member dangles
   std::set<std::string> names;
   for (const json& s : lists.at("strategies")) names.insert(s.at("name").get<std::string>());
   for (const char* name : {"auto", "exhaustive", "random", "genetic", "bayes", "model"})

@@ -20,7 +20,7 @@ using tunekit::testing::contains;
 using tunekit::testing::parse_json;
 using tunekit::testing::run_cli;
 
-constexpr const char* kTune = "tune sum --shape n=1000 -q --json";
+using tunekit::testing::kTuneSum;
 
 class DeviceLockCli : public ::testing::Test {
  protected:
@@ -38,7 +38,7 @@ class DeviceLockCli : public ::testing::Test {
 };
 
 TEST_F(DeviceLockCli, AnotherProcesssSearchServesTheDefaultAtOnce) {
-  const auto run = run_cli(kTune, cache(), dir_.path());
+  const auto run = run_cli(kTuneSum, cache(), dir_.path());
   ASSERT_EQ(run.status, 0) << run.err;
   const auto j = parse_json(run);
   EXPECT_EQ(j["source"], "default");
@@ -51,7 +51,7 @@ TEST_F(DeviceLockCli, WaitForDeviceSearchesOnceTheOtherProcessIsDone) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     other_.reset();
   });
-  const auto run = run_cli(std::string(kTune) + " --wait-for-device 60s", cache(), dir_.path());
+  const auto run = run_cli(std::string(kTuneSum) + " --wait-for-device 60s", cache(), dir_.path());
   release.join();
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(parse_json(run)["source"], "searched");
@@ -60,7 +60,7 @@ TEST_F(DeviceLockCli, WaitForDeviceSearchesOnceTheOtherProcessIsDone) {
 TEST_F(DeviceLockCli, ABadWaitIsRefusedWithTheFlagsName) {
   for (const char* bad : {"nan", "-1", "soon"}) {
     const auto run =
-        run_cli(std::string(kTune) + " --wait-for-device " + bad, cache(), dir_.path());
+        run_cli(std::string(kTuneSum) + " --wait-for-device " + bad, cache(), dir_.path());
     EXPECT_NE(run.status, 0) << bad;
     EXPECT_TRUE(contains(run.err, "--wait-for-device")) << bad << ": " << run.err;
   }

@@ -17,7 +17,7 @@ using tunekit::testing::contains;
 
 // Every run is bounded by timeout(1): a value that makes the tool hang again fails the test
 // (status 124) instead of hanging the suite.
-Result tunekit(const std::string& args) {
+Result run_bounded(const std::string& args) {
   return tunekit::testing::run_cli_fresh(args, "timeout 120");
 }
 
@@ -28,7 +28,7 @@ struct Refusal {
 };
 
 void expect_refused(const Refusal& r) {
-  const Result run = tunekit(r.args);
+  const Result run = run_bounded(r.args);
   EXPECT_NE(run.status, 0) << r.args << " was accepted:\n" << run.out;
   EXPECT_NE(run.status, 124) << r.args << ": hung";
   EXPECT_LT(run.status, 128) << r.args << ": killed by a signal\n" << run.err;
@@ -37,46 +37,51 @@ void expect_refused(const Refusal& r) {
   EXPECT_TRUE(contains(run.err, r.allowed)) << r.args << ": " << run.err;
 }
 
-const std::string kTune = "tune sum --shape n=64 --store none --quiet ";
+const std::string kTuneWithoutStore = "tune sum --shape n=64 --store none --quiet ";
 
 TEST(CliOptions, TuneNumericFlagsRefuseNanNegativeAndHugeValues) {
   const std::vector<Refusal> cases = {
-      {kTune + "--limit nan", "--limit", "must be a number in [0, 3600], got nan"},
-      {kTune + "--limit inf", "--limit", "[0, 3600]"},
-      {kTune + "--limit -1", "--limit", "[0, 3600]"},
-      {kTune + "--budget -1", "--budget", "positive, finite"},
-      {kTune + "--budget nan", "--budget", "positive, finite"},
-      {kTune + "--budget 1e300", "--budget", "more than a year"},
-      {kTune + "--budget-evals 0", "--budget-evals", "must be an integer in [1, 1099511627776]"},
-      {kTune + "--budget-evals -3", "--budget-evals", "got -3"},
-      {kTune + "--budget-evals 1.5", "--budget-evals", "got 1.5"},
-      {kTune + "--threads 4294967295", "--threads", "must be an integer in [0, 4096]"},
-      {kTune + "--threads 100000", "--threads", "[0, 4096]"},
-      {kTune + "--threads 1e3", "--threads", "got 1e3"},
-      {kTune + "--build-threads 100000", "--build-threads", "[0, 1024]"},
-      {kTune + "--tie-band nan", "--tie-band", "must be a number in [0, 1], got nan"},
-      {kTune + "--tie-band 1", "tie_band", "[0, 1)"},  // the library's half-open range
-      {kTune + "--rotate 65", "--rotate", "[0, 64]"},
-      {kTune + "--confirm-pairs -1", "--confirm-pairs", "[0, 10000]"},
-      {kTune + "--seed -1", "--seed", "got -1"},  // CLI11 alone wraps it to 2^64 - 1
+      {kTuneWithoutStore + "--limit nan", "--limit", "must be a number in [0, 3600], got nan"},
+      {kTuneWithoutStore + "--limit inf", "--limit", "[0, 3600]"},
+      {kTuneWithoutStore + "--limit -1", "--limit", "[0, 3600]"},
+      {kTuneWithoutStore + "--budget -1", "--budget", "positive, finite"},
+      {kTuneWithoutStore + "--budget nan", "--budget", "positive, finite"},
+      {kTuneWithoutStore + "--budget 1e300", "--budget", "more than a year"},
+      {kTuneWithoutStore + "--budget-evals 0", "--budget-evals",
+       "must be an integer in [1, 1099511627776]"},
+      {kTuneWithoutStore + "--budget-evals -3", "--budget-evals", "got -3"},
+      {kTuneWithoutStore + "--budget-evals 1.5", "--budget-evals", "got 1.5"},
+      {kTuneWithoutStore + "--threads 4294967295", "--threads", "must be an integer in [0, 4096]"},
+      {kTuneWithoutStore + "--threads 100000", "--threads", "[0, 4096]"},
+      {kTuneWithoutStore + "--threads 1e3", "--threads", "got 1e3"},
+      {kTuneWithoutStore + "--build-threads 100000", "--build-threads", "[0, 1024]"},
+      {kTuneWithoutStore + "--tie-band nan", "--tie-band", "must be a number in [0, 1], got nan"},
+      {kTuneWithoutStore + "--tie-band 1", "tie_band", "[0, 1)"},  // the library's half-open range
+      {kTuneWithoutStore + "--rotate 65", "--rotate", "[0, 64]"},
+      {kTuneWithoutStore + "--confirm-pairs -1", "--confirm-pairs", "[0, 10000]"},
+      {kTuneWithoutStore + "--seed -1", "--seed", "got -1"},  // CLI11 alone wraps it to 2^64 - 1
   };
   for (const Refusal& r : cases) expect_refused(r);
 }
 
 TEST(CliOptions, StrategyAndScheduleOptionsOutOfRangeSayWhatIsAllowed) {
   const std::vector<Refusal> cases = {
-      {kTune + "--schedule racing:round=0", "schedule 'racing'",
+      {kTuneWithoutStore + "--schedule racing:round=0", "schedule 'racing'",
        "round must be an integer in [1, 1024], got 0"},
-      {kTune + "--schedule racing:z=inf", "schedule 'racing'", "z must be a number in [0.1, 10]"},
-      {kTune + "--schedule racing:rounds=4", "has no option 'rounds'", "round (integer in"},
-      {kTune + "--strategy genetic:pop=0", "strategy 'genetic'",
+      {kTuneWithoutStore + "--schedule racing:z=inf", "schedule 'racing'",
+       "z must be a number in [0.1, 10]"},
+      {kTuneWithoutStore + "--schedule racing:rounds=4", "has no option 'rounds'",
+       "round (integer in"},
+      {kTuneWithoutStore + "--strategy genetic:pop=0", "strategy 'genetic'",
        "pop must be an integer in [2, 10000], got 0"},
-      {kTune + "--strategy genetic:mutation=nan", "strategy 'genetic'", "got nan"},
-      {kTune + "--strategy anneal:alpha=-1", "strategy 'anneal'", "alpha must be a number"},
-      {kTune + "--strategy bayes:init=-1", "strategy 'bayes'", "got -1"},
-      {kTune + "--strategy random:x=nan", "strategy 'random' has no option 'x'",
+      {kTuneWithoutStore + "--strategy genetic:mutation=nan", "strategy 'genetic'", "got nan"},
+      {kTuneWithoutStore + "--strategy anneal:alpha=-1", "strategy 'anneal'",
+       "alpha must be a number"},
+      {kTuneWithoutStore + "--strategy bayes:init=-1", "strategy 'bayes'", "got -1"},
+      {kTuneWithoutStore + "--strategy random:x=nan", "strategy 'random' has no option 'x'",
        "accepts no options"},
-      {kTune + "--strategy surrogate:batch=4294967296", "strategy 'surrogate'", "[1, 1024]"},
+      {kTuneWithoutStore + "--strategy surrogate:batch=4294967296", "strategy 'surrogate'",
+       "[1, 1024]"},
   };
   for (const Refusal& r : cases) expect_refused(r);
 }
@@ -100,7 +105,8 @@ TEST(CliOptions, OtherCommandsBoundTheirNumbers) {
 
 TEST(CliOptions, NumbersAreReadInDecimal) {
   // CLI11 alone reads "010" as octal 8; the bounded parsers hand it ten.
-  const Result run = tunekit(kTune + "--seed 010 --budget-evals 1 --confirm-pairs 0 --json");
+  const Result run =
+      run_bounded(kTuneWithoutStore + "--seed 010 --budget-evals 1 --confirm-pairs 0 --json");
   ASSERT_EQ(run.status, 0) << run.err;
   const nlohmann::json report = tunekit::testing::parse_json(run);
   EXPECT_EQ(report.at("search").at("seed"), 10);

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Result = tunekit::testing::CliResult;
 using tunekit::testing::contains;
+using tunekit::testing::parse_json;
 
 constexpr const char* kFast = "-q --budget-evals 2 --isolation in_process";
 
@@ -55,10 +56,6 @@ class PendingCli : public ::testing::Test {
   tunekit::testing::TempDir dir_;
 };
 
-json parse(const Result& run) {
-  return tunekit::testing::parse_json(run);
-}
-
 TEST_F(PendingCli, RecordedMissesAreListedTunedOnceAndThenServed) {
   EXPECT_TRUE(contains(tunekit("cache ls --pending").out, "does not exist yet"));
   for (const char* shape : {"n=100", "n=200", "n=300"}) record_sum_miss(shape);
@@ -69,22 +66,22 @@ TEST_F(PendingCli, RecordedMissesAreListedTunedOnceAndThenServed) {
   EXPECT_TRUE(contains(ls.out, "3 pending misses")) << ls.out;
   EXPECT_TRUE(contains(ls.out, "n=200,dtype=f32")) << ls.out;
   EXPECT_TRUE(contains(ls.out, tunekit::cpu::CpuDevice().identity().product)) << ls.out;
-  const json listed = parse(tunekit("cache ls --pending --json"));
+  const json listed = parse_json(tunekit("cache ls --pending --json"));
   ASSERT_EQ(listed.size(), 3u) << listed.dump(2);
   EXPECT_EQ(listed[0].at("key"), "n=100,dtype=f32");
   EXPECT_EQ(listed[0].at("count"), 2);
   EXPECT_TRUE(listed[0].at("device").is_object());
-  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 0u) << "nothing stored yet";
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 0u) << "nothing stored yet";
 
   // Without a budget: a budget-cut entry is not what a later unrestricted process serves.
   const Result tuned = tunekit("tune --pending -q --isolation in_process");
   ASSERT_EQ(tuned.status, 0) << tuned.out << tuned.err;
   EXPECT_TRUE(contains(tuned.out, "3 of 3 pending misses tuned")) << tuned.out;
   EXPECT_TRUE(contains(tunekit("cache ls --pending").out, "no pending misses"));
-  EXPECT_EQ(parse(tunekit("cache ls --json")).size(), 3u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --json")).size(), 3u);
   for (const char* shape : {"n=100", "n=200", "n=300"}) {
     const json served =
-        parse(tunekit(std::string("tune sum --mode cached -q --json --shape ") + shape));
+        parse_json(tunekit(std::string("tune sum --mode cached -q --json --shape ") + shape));
     EXPECT_EQ(served.at("source"), "cache_replay") << shape << ": " << served.dump(2);
   }
 }
@@ -95,19 +92,19 @@ TEST_F(PendingCli, MissesOfAModeCachedRunAreTunedLaterAndThenServed) {
   for (const char* shape : {"n=100", "n=200", "n=300"}) {
     const Result served = tunekit(std::string("tune sum --mode cached -q --json --shape ") + shape);
     ASSERT_EQ(served.status, 0) << served.err;
-    EXPECT_NE(parse(served).at("source"), "cache_replay") << shape;
+    EXPECT_NE(parse_json(served).at("source"), "cache_replay") << shape;
   }
-  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 3u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --pending --json")).size(), 3u);
   const Result tuned = tunekit("tune --pending -q --isolation in_process");
   ASSERT_EQ(tuned.status, 0) << tuned.out << tuned.err;
   EXPECT_TRUE(contains(tuned.out, "3 of 3 pending misses tuned")) << tuned.out;
-  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 0u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --pending --json")).size(), 0u);
   for (const char* shape : {"n=100", "n=200", "n=300"}) {
     const json served =
-        parse(tunekit(std::string("tune sum --mode cached -q --json --shape ") + shape));
+        parse_json(tunekit(std::string("tune sum --mode cached -q --json --shape ") + shape));
     EXPECT_EQ(served.at("source"), "cache_replay") << shape << ": " << served.dump(2);
   }
-  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 0u) << "a hit records nothing";
+  EXPECT_EQ(parse_json(tunekit("cache ls --pending --json")).size(), 0u) << "a hit records nothing";
 }
 
 TEST_F(PendingCli, AMissOfAnUnknownOpIsReportedKeptAndFailsTheRun) {
@@ -123,14 +120,14 @@ TEST_F(PendingCli, AMissOfAnUnknownOpIsReportedKeptAndFailsTheRun) {
   EXPECT_TRUE(contains(run.out, "; budget cut)")) << "2 of 7 candidates: " << run.out;
   EXPECT_TRUE(contains(run.out, "kept   retired_op  n=200,dtype=f32  unknown_op")) << run.out;
   EXPECT_TRUE(contains(run.out, "1 of 2 pending misses tuned; 1 kept")) << run.out;
-  const json left = parse(tunekit("cache ls --pending --json"));
+  const json left = parse_json(tunekit("cache ls --pending --json"));
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].at("op"), "retired_op");
 
   // --json: every record's status and why, the same exit status.
   const Result again = tunekit(std::string("tune --pending --json ") + kFast);
   EXPECT_EQ(again.status, 1);
-  const json outcomes = parse(again);
+  const json outcomes = parse_json(again);
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0].at("status"), "unknown_op");
   EXPECT_TRUE(contains(outcomes[0].at("why").get<std::string>(), "retired_op"));
@@ -141,7 +138,7 @@ TEST_F(PendingCli, OnlyTheNamedOpsMissesAreTunedAndFlagsThatMeanNothingAreRefuse
   const Result other = tunekit(std::string("tune --pending softmax ") + kFast);
   EXPECT_EQ(other.status, 0) << other.err;
   EXPECT_TRUE(contains(other.out, "0 of 0 pending misses tuned")) << other.out;
-  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 1u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --pending --json")).size(), 1u);
 
   const Result shape = tunekit("tune --pending --shape n=5");
   EXPECT_EQ(shape.status, 2);
@@ -164,7 +161,7 @@ TEST_F(PendingCli, AStaleEntryAndItsBansAreShownAndMarked) {
   ASSERT_EQ(show.status, 0) << show.err;
   EXPECT_TRUE(contains(show.out, "stale: its winner fails validation: max error 0.5")) << show.out;
   EXPECT_TRUE(contains(show.out, "banned: pairwise \u2014 threw: launch failed")) << show.out;
-  const json shown = parse(tunekit("cache show --json " + digest));
+  const json shown = parse_json(tunekit("cache show --json " + digest));
   ASSERT_EQ(shown.size(), 1u);
   EXPECT_EQ(shown[0].at("stale"), "its winner fails validation: max error 0.5");
   ASSERT_EQ(shown[0].at("bans").size(), 1u);
@@ -173,7 +170,7 @@ TEST_F(PendingCli, AStaleEntryAndItsBansAreShownAndMarked) {
   const Result ls = tunekit("cache ls");
   EXPECT_TRUE(contains(ls.out, " (stale)")) << ls.out;
   EXPECT_TRUE(contains(ls.out, "1 stale")) << ls.out;
-  EXPECT_EQ(parse(tunekit("cache ls --json"))[0].at("stale"),
+  EXPECT_EQ(parse_json(tunekit("cache ls --json"))[0].at("stale"),
             "its winner fails validation: max error 0.5");
 
   // cache rm forgets the entry and its bans.
@@ -195,7 +192,7 @@ TEST_F(PendingCli, CacheRmRemovesPendingMissesNothingIsStoredFor) {
   const Result by_key = tunekit("cache rm n=100");  // defaults filled as the op parses it
   ASSERT_EQ(by_key.status, 0) << by_key.err;
   EXPECT_TRUE(contains(by_key.out, "1 pending miss")) << by_key.out;
-  const json left = parse(tunekit("cache ls --pending --json"));
+  const json left = parse_json(tunekit("cache ls --pending --json"));
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].at("key"), "n=300,dtype=f32");
   EXPECT_EQ(tunekit("cache rm no_such_thing").status, 2);
@@ -212,7 +209,7 @@ TEST_F(PendingCli, AMissOfAnotherDeviceIsLeftAndDoesNotFailTheRun) {
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_TRUE(contains(run.out, "other_device")) << run.out;
   EXPECT_TRUE(contains(run.out, "1 left for the device that recorded them")) << run.out;
-  EXPECT_EQ(parse(tunekit("cache ls --pending --json")).size(), 1u);
+  EXPECT_EQ(parse_json(tunekit("cache ls --pending --json")).size(), 1u);
 }
 
 }  // namespace

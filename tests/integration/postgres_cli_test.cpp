@@ -19,7 +19,7 @@ using tunekit::testing::CliResult;
 using tunekit::testing::contains;
 using tunekit::testing::parse_json;
 
-constexpr const char* kTune = "tune sum --shape n=1000 -q --json";
+using tunekit::testing::kTuneSum;
 
 class PostgresCli : public ::testing::Test {
  protected:
@@ -46,10 +46,10 @@ class PostgresCli : public ::testing::Test {
 
 TEST_F(PostgresCli, TuneStoresOnTheServerAndTheCacheCommandsWorkOnIt) {
   const std::string store = "TUNEKIT_STORE='" + spec_with_password() + "'";
-  const CliResult first = tunekit(kTune, store);
+  const CliResult first = tunekit(kTuneSum, store);
   ASSERT_EQ(first.status, 0) << first.err;
   EXPECT_EQ(parse_json(first).at("source"), "searched");
-  const CliResult second = tunekit(kTune, store);
+  const CliResult second = tunekit(kTuneSum, store);
   ASSERT_EQ(second.status, 0) << second.err;
   EXPECT_EQ(parse_json(second).at("source"), "cache_replay") << "served from the server";
 
@@ -81,11 +81,12 @@ TEST_F(PostgresCli, AnUnreachableServerIsAClearErrorWithoutItsPassword) {
   EXPECT_TRUE(contains(ls.err, "unreachable")) << ls.err;
   EXPECT_FALSE(contains(ls.out + ls.err, "pa55word")) << ls.err;
   // A tune goes on memory-only, with the warning, and succeeds.
-  const CliResult tune = tunekit(kTune, "TUNEKIT_STORE='postgresql://me:pa55word@127.0.0.1:1/db'");
+  const CliResult tune =
+      tunekit(kTuneSum, "TUNEKIT_STORE='postgresql://me:pa55word@127.0.0.1:1/db'");
   EXPECT_EQ(tune.status, 0) << tune.err;
   EXPECT_TRUE(contains(tune.err, "unreachable")) << tune.err;
   EXPECT_FALSE(contains(tune.out + tune.err, "pa55word")) << tune.err;
-  const CliResult bad = tunekit(kTune, "TUNEKIT_STORE='postgres:nowhere'");
+  const CliResult bad = tunekit(kTuneSum, "TUNEKIT_STORE='postgres:nowhere'");
   EXPECT_NE(bad.status, 0);
   EXPECT_TRUE(contains(bad.err, "TUNEKIT_STORE")) << bad.err;
 }

@@ -15,7 +15,7 @@ namespace tunekit::cli {
 namespace {
 
 // Three significant digits in ns, us, ms or s (ASCII: progress often ends up in logs).
-std::string seconds_text(double s) {
+std::string ascii_seconds_text(double s) {
   if (!std::isfinite(s) || s <= 0) return "-";
   constexpr std::pair<double, const char*> kUnits[] = {
       {1e-9, "ns"}, {1e-6, "us"}, {1e-3, "ms"}, {1.0, "s"}};
@@ -46,7 +46,7 @@ std::string first_line(const std::string& text) {
 std::string describe_result(const CandidateReport& result, std::size_t width) {
   std::string text(to_string(result.outcome.status));
   if (result.outcome.ok()) {
-    text += fmt::format(" {}", seconds_text(result.score));
+    text += fmt::format(" {}", ascii_seconds_text(result.score));
   } else if (!result.outcome.message.empty()) {
     text += fmt::format(": {}", first_line(result.outcome.message));
   }

@@ -25,10 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::error_within;
-std::string slurp(const fs::path& p) {
-  return testing::file_text(p);
-}
-
 class Artifacts : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -303,7 +299,7 @@ TEST_F(Artifacts, ReadArtifactRefusesWhatIsNotARegularFile) {
   EXPECT_NE(error_within(std::chrono::seconds(20), [fifo] { read_artifact(fifo); }).find("FIFO"),
             std::string::npos);
   EXPECT_THROW(read_artifact("/dev/null"), UsageError);
-  std::ofstream(dir_ / "half.json") << slurp(path).substr(0, 30);
+  std::ofstream(dir_ / "half.json") << testing::file_text(path).substr(0, 30);
   EXPECT_THROW(read_artifact(dir_ / "half.json"), ParseError);
 }
 
@@ -323,7 +319,7 @@ TEST_F(Artifacts, TheWriterNeverFollowsOrReplacesASymlinkFifoOrDevice) {
   std::ofstream(dir_ / "victim") << "precious";
   fs::create_symlink(dir_ / "victim", target);
   EXPECT_THROW(write_artifact(dir_.string(), fast_artifact(key)), UsageError);
-  EXPECT_EQ(slurp(dir_ / "victim"), "precious");
+  EXPECT_EQ(testing::file_text(dir_ / "victim"), "precious");
   fs::remove(target);
   fs::create_symlink("/dev/full", target);
   EXPECT_THROW(write_artifact(dir_.string(), fast_artifact(key)), UsageError);
@@ -346,7 +342,7 @@ TEST_F(Artifacts, APlantedTempSymlinkIsNeverFollowed) {
   fs::create_symlink(dir_ / "victim", dir_ / ("." + target.filename().string() + ".tmp-" +
                                               std::to_string(::getpid())));
   write_artifact(dir_.string(), fast_artifact(key));
-  EXPECT_EQ(slurp(dir_ / "victim"), "precious");
+  EXPECT_EQ(testing::file_text(dir_ / "victim"), "precious");
   EXPECT_EQ(read_artifact(target).candidate, "fast");
 }
 

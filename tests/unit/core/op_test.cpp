@@ -16,13 +16,13 @@
 namespace tunekit {
 namespace {
 
-struct Args {
+struct OpTestArgs {
   std::vector<float> x;
 };
 
-std::unique_ptr<Op<Args>> make(std::string second = "b", int version = 1) {
-  auto made = std::make_unique<Op<Args>>("demo", 1);
-  Op<Args>& op = *made;
+std::unique_ptr<Op<OpTestArgs>> make(std::string second = "b", int version = 1) {
+  auto made = std::make_unique<Op<OpTestArgs>>("demo", 1);
+  Op<OpTestArgs>& op = *made;
   op.key_field({"n", Value::Type::integer, "length", std::nullopt, 1, 1000})
       .key_field({"dtype", Value::Type::string, "element type", Value("f32")});
   Candidate a;
@@ -31,7 +31,7 @@ std::unique_ptr<Op<Args>> make(std::string second = "b", int version = 1) {
   b.name = std::move(second);
   b.version = version;
   b.config = Config{{"vec", 8}};
-  op.candidate(a, [](Args&) {}).candidate(b, [](Args&) {}).default_candidate("a");
+  op.candidate(a, [](OpTestArgs&) {}).candidate(b, [](OpTestArgs&) {}).default_candidate("a");
   return made;
 }
 
@@ -69,19 +69,19 @@ TEST(Op, ChecksumDependsOnManifestAndSeals) {
   EXPECT_NE(a->checksum(), c->checksum());
   EXPECT_EQ(a->checksum(), d->checksum());
   EXPECT_TRUE(a->sealed());
-  EXPECT_THROW(a->candidate("late", [](Args&) {}), UsageError);
+  EXPECT_THROW(a->candidate("late", [](OpTestArgs&) {}), UsageError);
 }
 
 TEST(Op, DefaultsAndDuplicates) {
   auto op_ptr = make();
   auto& op = *op_ptr;
   EXPECT_EQ(op.default_index(Key{}), 0u);
-  EXPECT_THROW(op.candidate("a", [](Args&) {}), UsageError);
-  Op<Args> bad("bad", 1);
-  bad.candidate("x", [](Args&) {}).default_candidate("missing");
+  EXPECT_THROW(op.candidate("a", [](OpTestArgs&) {}), UsageError);
+  Op<OpTestArgs> bad("bad", 1);
+  bad.candidate("x", [](OpTestArgs&) {}).default_candidate("missing");
   EXPECT_THROW(bad.default_index(Key{}), UsageError);
-  Op<Args> by_key("by_key", 1);
-  by_key.candidate("small", [](Args&) {}).candidate("large", [](Args&) {});
+  Op<OpTestArgs> by_key("by_key", 1);
+  by_key.candidate("small", [](OpTestArgs&) {}).candidate("large", [](OpTestArgs&) {});
   by_key.default_candidate([](const Key& k) { return k.integer("n") > 10 ? "large" : "small"; });
   EXPECT_EQ(by_key.default_index(Key{{"n", 100}}), 1u);
   EXPECT_EQ(by_key.default_index(Key{{"n", 1}}), 0u);
@@ -89,15 +89,16 @@ TEST(Op, DefaultsAndDuplicates) {
 }
 
 // An op whose candidate "clobber" overwrites its input, and whose generator makes two sets.
-std::unique_ptr<Op<Args>> make_with_inputs() {
-  auto op = std::make_unique<Op<Args>>("inputs", 1);
-  op->candidate("copy", [](Args&) {})
-      .candidate("clobber", [](Args& a) { std::fill(a.x.begin(), a.x.end(), -1.0f); })
+std::unique_ptr<Op<OpTestArgs>> make_with_inputs() {
+  auto op = std::make_unique<Op<OpTestArgs>>("inputs", 1);
+  op->candidate("copy", [](OpTestArgs&) {})
+      .candidate("clobber", [](OpTestArgs& a) { std::fill(a.x.begin(), a.x.end(), -1.0f); })
       .inputs([](const Key& key, int input_set) {
-        return Args{std::vector<float>(static_cast<std::size_t>(key.integer("n")),
-                                       static_cast<float>(input_set + 1))};
+        return OpTestArgs{std::vector<float>(static_cast<std::size_t>(key.integer("n")),
+                                             static_cast<float>(input_set + 1))};
       })
-      .outputs([](Args& a) { return std::vector<OutputView>{OutputView::of(std::span(a.x))}; });
+      .outputs(
+          [](OpTestArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.x))}; });
   return op;
 }
 
@@ -113,8 +114,8 @@ TEST(Op, InputSetsComeFromTheTwoArgumentGenerator) {
   EXPECT_THROW(op->make_workload(key, 2), UsageError);
   EXPECT_THROW(op->make_workload(key, -1), UsageError);
 
-  Op<Args> one("one", 1);
-  one.inputs([](const Key&) { return Args{{1.0f}}; }).outputs([](Args& a) {
+  Op<OpTestArgs> one("one", 1);
+  one.inputs([](const Key&) { return OpTestArgs{{1.0f}}; }).outputs([](OpTestArgs& a) {
     return std::vector<OutputView>{OutputView::of(std::span(a.x))};
   });
   EXPECT_EQ(one.input_sets(), 1);
@@ -137,7 +138,7 @@ TEST(Op, RestoreInputsCopiesThePristineArgsBackInPlace) {
 TEST(Op, RestoreFunctionReplacesTheCopyAndMoveOnlyArgsCannotRestore) {
   auto op = make_with_inputs();
   int restored = 0;
-  op->restore([&](Args& a) {
+  op->restore([&](OpTestArgs& a) {
     ++restored;
     std::fill(a.x.begin(), a.x.end(), 7.0f);
   });
@@ -159,8 +160,8 @@ TEST(Op, RestoreFunctionReplacesTheCopyAndMoveOnlyArgsCannotRestore) {
 TEST(Op, ValidatorHooksSeeTheArguments) {
   auto op = make_with_inputs();
   int poisoned = 0;
-  op->validator([&](Args& a) { poisoned += static_cast<int>(a.x.size()); },
-                [](const Args& a) -> std::optional<std::string> {
+  op->validator([&](OpTestArgs& a) { poisoned += static_cast<int>(a.x.size()); },
+                [](const OpTestArgs& a) -> std::optional<std::string> {
                   if (a.x[0] < 0) return "x[0] went negative";
                   return std::nullopt;
                 });
@@ -197,7 +198,7 @@ TEST(Op, ChecksumCoversWhatCorrectMeans) {
   tolerance->tolerance(Tolerance{.abs = 1e-6, .rel = 1e-6});
   EXPECT_NE(tolerance->checksum(), base);
   auto reference = make();
-  reference->reference([](Args&) {});
+  reference->reference([](OpTestArgs&) {});
   EXPECT_NE(reference->checksum(), base);
   auto reference_version = make();
   reference_version->reference_version(2);
@@ -212,7 +213,7 @@ TEST(Op, ChecksumCoversWhatCorrectMeans) {
   by_key->default_candidate([](const Key&) { return std::string("a"); });
   EXPECT_NE(by_key->checksum(), base);
   auto inputs = make();
-  inputs->inputs([](const Key&, int) { return Args{}; });
+  inputs->inputs([](const Key&, int) { return OpTestArgs{}; });
   EXPECT_NE(inputs->checksum(), base);  // two input sets judge a candidate twice
   EXPECT_EQ(reference_version->reference_version(), 2);
   EXPECT_EQ(validation->validation_version(), 2);
@@ -223,10 +224,12 @@ TEST(Op, RedeclaringTheSameMeaningKeepsTheChecksum) {
   auto b = make();
   b->tolerance(Tolerance{}).reference_version(1).validation_version(1).default_candidate("a");
   EXPECT_EQ(a->checksum(), b->checksum());
-  Op<Args> unnamed("list", 1);
-  unnamed.candidate("x", [](Args&) {}).candidate("y", [](Args&) {});
-  Op<Args> named("list", 1);
-  named.candidate("x", [](Args&) {}).candidate("y", [](Args&) {}).default_candidate("x");
+  Op<OpTestArgs> unnamed("list", 1);
+  unnamed.candidate("x", [](OpTestArgs&) {}).candidate("y", [](OpTestArgs&) {});
+  Op<OpTestArgs> named("list", 1);
+  named.candidate("x", [](OpTestArgs&) {})
+      .candidate("y", [](OpTestArgs&) {})
+      .default_candidate("x");
   EXPECT_EQ(unnamed.checksum(), named.checksum());  // the unnamed default is the first one
   auto t1 = make();
   auto t2 = make();
@@ -277,11 +280,11 @@ TEST(Op, SealedOpRefusesChangesToWhatCorrectMeans) {
   op->checksum();
   EXPECT_THROW(op->tolerance(Tolerance{}), UsageError);
   EXPECT_THROW(op->tolerance([](const Key&) { return Tolerance{}; }), UsageError);
-  EXPECT_THROW(op->reference([](Args&) {}), UsageError);
+  EXPECT_THROW(op->reference([](OpTestArgs&) {}), UsageError);
   EXPECT_THROW(op->reference_version(2), UsageError);
   EXPECT_THROW(op->validation_version(2), UsageError);
   EXPECT_THROW(op->bucket("n", Bucketing::pow2()), UsageError);
-  EXPECT_THROW(op->inputs([](const Key&) { return Args{}; }), UsageError);
+  EXPECT_THROW(op->inputs([](const Key&) { return OpTestArgs{}; }), UsageError);
   op->revalidate(false);  // not part of the checksum: still allowed
   EXPECT_FALSE(op->revalidates());
 }
@@ -326,8 +329,8 @@ TEST(Op, TheRepresentativeStaysWithinTheDeclaredMax) {
 }
 
 TEST(Op, SeveralBucketedFieldsAndExplicitRanges) {
-  Op<Args> op("multi", 1);
-  op.candidate("x", [](Args&) {})
+  Op<OpTestArgs> op("multi", 1);
+  op.candidate("x", [](OpTestArgs&) {})
       .bucket("n", Bucketing::ranges({64, 256}))
       .bucket("m", Bucketing::multiple_of(32));
   const Key key{{"m", 33}, {"n", 300}, {"dtype", "f32"}};
@@ -342,8 +345,8 @@ TEST(Op, BucketingOnlyIntegerFieldsTheKeyHas) {
   EXPECT_THROW(op->bucket("dtype", Bucketing::pow2()), UsageError);  // declared a string
   op->bucket("n", Bucketing::pow2());
   EXPECT_THROW(op->bucket("n", Bucketing::multiple_of(8)), UsageError);  // twice
-  Op<Args> loose("loose", 1);
-  loose.candidate("x", [](Args&) {}).bucket("n", Bucketing::pow2());
+  Op<OpTestArgs> loose("loose", 1);
+  loose.candidate("x", [](OpTestArgs&) {}).bucket("n", Bucketing::pow2());
   try {
     loose.bucket_of(Key{{"m", 3}});
     FAIL();
@@ -461,7 +464,7 @@ TEST(Op, TypedKeyMisuseIsAClearError) {
   EXPECT_THROW(typed_op({"m", "m", "trans", "dtype"}), UsageError);
   EXPECT_THROW(typed_op({"m", "", "trans", "dtype"}), UsageError);
   EXPECT_THROW(typed_op(std::vector<std::string>(KeyValues::capacity + 1, "x")), UsageError);
-  EXPECT_THROW(make()->key_values(Args{}), UsageError);
+  EXPECT_THROW(make()->key_values(OpTestArgs{}), UsageError);
   // A Key function replaces a typed key (and the other way round).
   op.key([](const Shape& s) { return Key{{"m", s.m}}; });
   EXPECT_FALSE(op.typed_key());

@@ -424,17 +424,13 @@ const Writer kWriters[] = {&write_kernel_tuner_cache, &write_t4_results};
 
 using testing::error_within;
 using testing::make_special_file;
-std::string slurp(const fs::path& p) {
-  return testing::file_text(p);
-}
-
 TEST(RecordingExport, ASymlinkAtTheTargetIsRefusedAndNeverFollowed) {
   for (Writer write : kWriters) {
     TempDir dir;
     dir.write("victim", "precious");
     fs::create_symlink(dir / "victim", dir / "out.json");
     EXPECT_THROW(write(dir / "out.json", mixed()), UsageError);
-    EXPECT_EQ(slurp(dir / "victim"), "precious");
+    EXPECT_EQ(testing::file_text(dir / "victim"), "precious");
     EXPECT_TRUE(fs::is_symlink(dir / "out.json"));
   }
 }
@@ -472,7 +468,7 @@ TEST(RecordingExport, APlantedTempSymlinkIsNeverFollowedAndTheFileIsPrivate) {
     dir.write("victim", "precious");
     fs::create_symlink(dir / "victim", dir / (".out.json.tmp-" + std::to_string(::getpid())));
     write(dir / "out.json", mixed());
-    EXPECT_EQ(slurp(dir / "victim"), "precious");
+    EXPECT_EQ(testing::file_text(dir / "victim"), "precious");
     struct stat st {};
     ASSERT_EQ(::stat((dir / "out.json").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -148,7 +148,7 @@ TEST(DeviceProfile, MissingFileSaysHowToMakeOne) {
 using testing::error_within;
 using testing::TempDir;
 
-std::string read_error(const fs::path& path) {
+std::string profile_read_error(const fs::path& path) {
   const std::string p = path.string();
   const std::string m = error_within(std::chrono::seconds(20), [p] { read_profile(p); });
   EXPECT_NE(m, "blocked") << p;
@@ -159,16 +159,17 @@ std::string read_error(const fs::path& path) {
 TEST(DeviceProfile, ReadingRefusesFifosDevicesDirectoriesAndOversizeFiles) {
   TempDir dir;
   ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
-  EXPECT_NE(read_error(dir / "fifo.json").find("FIFO"), std::string::npos);
+  EXPECT_NE(profile_read_error(dir / "fifo.json").find("FIFO"), std::string::npos);
   fs::create_symlink("/dev/zero", dir / "zero.json");
-  EXPECT_NE(read_error(dir / "zero.json").find("character device"), std::string::npos);
+  EXPECT_NE(profile_read_error(dir / "zero.json").find("character device"), std::string::npos);
   fs::create_directories(dir / "dir.json");
-  EXPECT_NE(read_error(dir / "dir.json").find("directory"), std::string::npos);
+  EXPECT_NE(profile_read_error(dir / "dir.json").find("directory"), std::string::npos);
   const fs::path big = dir.write("big.json", sample().to_json());
   fs::resize_file(big, (std::size_t{1} << 20) + 1);
-  EXPECT_NE(read_error(big).find("cap is 1048576 bytes"), std::string::npos);
+  EXPECT_NE(profile_read_error(big).find("cap is 1048576 bytes"), std::string::npos);
   const std::string whole = sample().to_json();
-  const std::string m = read_error(dir.write("cut.json", whole.substr(0, whole.size() / 2)));
+  const std::string m =
+      profile_read_error(dir.write("cut.json", whole.substr(0, whole.size() / 2)));
   EXPECT_NE(m.find("not valid JSON"), std::string::npos) << m;
 }
 

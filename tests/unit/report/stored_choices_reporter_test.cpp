@@ -72,7 +72,7 @@ json write_json(const auto& what) {
   return json::parse(out.str());
 }
 
-bool contains(const std::string& text, const std::string& part) {
+bool contains_text(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -81,12 +81,12 @@ TEST(StoredChoicesReporter, ConsoleListingIsOneLineEachWithTheStaleCounted) {
   old.stale = "failed re-validation";
   old.budget_cut = true;
   const std::string text = write_console(StoredChoiceList{"sqlite:/s.db", "", "", {stored(), old}});
-  EXPECT_TRUE(contains(text, "op   key               winner        created")) << text;
-  EXPECT_TRUE(contains(text, "fast (stale)")) << text;
-  EXPECT_TRUE(contains(text, "2023-11-14T22:13:20Z")) << text;
-  EXPECT_TRUE(contains(text, "0123456789ab\n")) << "12 digits of the identity:\n" << text;
-  EXPECT_TRUE(contains(text, "2 stored choices in sqlite:/s.db\n")) << text;
-  EXPECT_TRUE(contains(text, "1 stale (kept as evidence, not served")) << text;
+  EXPECT_TRUE(contains_text(text, "op   key               winner        created")) << text;
+  EXPECT_TRUE(contains_text(text, "fast (stale)")) << text;
+  EXPECT_TRUE(contains_text(text, "2023-11-14T22:13:20Z")) << text;
+  EXPECT_TRUE(contains_text(text, "0123456789ab\n")) << "12 digits of the identity:\n" << text;
+  EXPECT_TRUE(contains_text(text, "2 stored choices in sqlite:/s.db\n")) << text;
+  EXPECT_TRUE(contains_text(text, "1 stale (kept as evidence, not served")) << text;
 }
 
 TEST(StoredChoicesReporter, ConsoleSaysWhenNothingIsStored) {
@@ -98,21 +98,21 @@ TEST(StoredChoicesReporter, ConsoleShowsAnEntryInFull) {
   const std::vector<StoredChoiceDetail> shown{
       {stored(), {BannedCandidate{"", "sum", "", "slow", "threw: bad_alloc", 1700000000}}}};
   const std::string text = write_console(shown);
-  EXPECT_TRUE(contains(text, "sum  n=1000,dtype=f32\n")) << text;
-  EXPECT_TRUE(contains(text, "winner       fast  (mc=64)")) << text;
-  EXPECT_TRUE(contains(text, "Test CPU 9000 (cpu, 2 compute units, memory 8 GiB)")) << text;
-  EXPECT_TRUE(contains(text, "tunekit 0.3.0, gcc 12.2.0, hwloc 2.9.0")) << text;
-  EXPECT_TRUE(contains(text, "environment  power=ac")) << text;
-  EXPECT_TRUE(contains(text, "banned: slow \u2014 threw: bad_alloc")) << text;
-  EXPECT_TRUE(contains(text,
-                       "search       auto / full, seed 7, 3 of 3 points, stopped by space "
-                       "exhausted"))
+  EXPECT_TRUE(contains_text(text, "sum  n=1000,dtype=f32\n")) << text;
+  EXPECT_TRUE(contains_text(text, "winner       fast  (mc=64)")) << text;
+  EXPECT_TRUE(contains_text(text, "Test CPU 9000 (cpu, 2 compute units, memory 8 GiB)")) << text;
+  EXPECT_TRUE(contains_text(text, "tunekit 0.3.0, gcc 12.2.0, hwloc 2.9.0")) << text;
+  EXPECT_TRUE(contains_text(text, "environment  power=ac")) << text;
+  EXPECT_TRUE(contains_text(text, "banned: slow \u2014 threw: bad_alloc")) << text;
+  EXPECT_TRUE(contains_text(text,
+                            "search       auto / full, seed 7, 3 of 3 points, stopped by space "
+                            "exhausted"))
       << text;
-  EXPECT_TRUE(contains(text, "fast *")) << "the winner is marked:\n" << text;
-  EXPECT_TRUE(contains(text, "2.00 µs")) << "the median from the samples:\n" << text;
-  EXPECT_TRUE(contains(text, "1.50 µs")) << "the stored median:\n" << text;
-  EXPECT_TRUE(contains(text, "element 3 differs by 2")) << "messages on one line:\n" << text;
-  EXPECT_FALSE(contains(text, "stale")) << text;
+  EXPECT_TRUE(contains_text(text, "fast *")) << "the winner is marked:\n" << text;
+  EXPECT_TRUE(contains_text(text, "2.00 µs")) << "the median from the samples:\n" << text;
+  EXPECT_TRUE(contains_text(text, "1.50 µs")) << "the stored median:\n" << text;
+  EXPECT_TRUE(contains_text(text, "element 3 differs by 2")) << "messages on one line:\n" << text;
+  EXPECT_FALSE(contains_text(text, "stale")) << text;
 }
 
 TEST(StoredChoicesReporter, ConsoleShowsWhyAnEntryIsStaleAndWhenNothingWasMeasured) {
@@ -121,10 +121,11 @@ TEST(StoredChoicesReporter, ConsoleShowsWhyAnEntryIsStaleAndWhenNothingWasMeasur
   c.evidence.clear();
   c.search.reset();
   const std::string text = write_console(std::vector<StoredChoiceDetail>{{c, {}}});
-  EXPECT_TRUE(contains(text, "stale: failed re-validation: validation_failed  (kept as evidence"))
+  EXPECT_TRUE(
+      contains_text(text, "stale: failed re-validation: validation_failed  (kept as evidence"))
       << text;
-  EXPECT_TRUE(contains(text, "evidence     (none stored)")) << text;
-  EXPECT_FALSE(contains(text, "search ")) << text;
+  EXPECT_TRUE(contains_text(text, "evidence     (none stored)")) << text;
+  EXPECT_FALSE(contains_text(text, "search ")) << text;
 }
 
 TEST(StoredChoicesReporter, ConsoleEscapesStoredText) {
@@ -133,8 +134,8 @@ TEST(StoredChoicesReporter, ConsoleEscapesStoredText) {
   c.evidence[2].outcome.message = "\x1b[1A up";
   for (const std::string& text : {write_console(StoredChoiceList{"sqlite:/s.db", "", "", {c}}),
                                   write_console(std::vector<StoredChoiceDetail>{{c, {}}})}) {
-    EXPECT_FALSE(contains(text, "\x1b")) << text;
-    EXPECT_TRUE(contains(text, "\\x1b")) << text;
+    EXPECT_FALSE(contains_text(text, "\x1b")) << text;
+    EXPECT_TRUE(contains_text(text, "\\x1b")) << text;
   }
 }
 
@@ -177,9 +178,10 @@ PendingMiss pending() {
 
 TEST(StoredChoicesReporter, PendingMissesConsoleAndJson) {
   const std::string text = write_console(PendingMissList{"sqlite:/s.db", "", {pending()}});
-  EXPECT_TRUE(contains(text, "op   key   count  first seen")) << text;
-  EXPECT_TRUE(contains(text, "Test CPU 9000  aaaabbbbcccc")) << text;
-  EXPECT_TRUE(contains(text, "1 pending miss in sqlite:/s.db ('tunekit tune --pending'")) << text;
+  EXPECT_TRUE(contains_text(text, "op   key   count  first seen")) << text;
+  EXPECT_TRUE(contains_text(text, "Test CPU 9000  aaaabbbbcccc")) << text;
+  EXPECT_TRUE(contains_text(text, "1 pending miss in sqlite:/s.db ('tunekit tune --pending'"))
+      << text;
   EXPECT_EQ(write_console(PendingMissList{"sqlite:/s.db", "sum", {}}),
             "no pending misses in sqlite:/s.db for op sum\n");
   const json j = write_json(PendingMissList{"sqlite:/s.db", "", {pending()}});

@@ -16,15 +16,11 @@
 namespace tunekit {
 namespace {
 
-Envelope envelope() {
+Envelope single_thread_envelope() {
   return testing::test_envelope({.peak_all = 100e9, .dram_all = 10e9, .threads = 1});
 }
 
-Work compute(double seconds) {
-  Work w;
-  w.flops = seconds * 100e9;
-  return w;
-}
+using testing::compute_work;
 
 class ModelStrategy : public ::testing::Test {
  protected:
@@ -34,7 +30,7 @@ class ModelStrategy : public ::testing::Test {
         {"def", 5e-3}, {"c1", 1e-3}, {"c2", 2e-3}, {"c3", 3e-3}, {"c4", 4e-3}};
     for (const auto& [name, s] : t) {
       dev_.behaviour[name].seconds = s;
-      works_[name] = compute(s);
+      works_[name] = compute_work(s);
     }
     op_ = fakes::make_fake_op(dev_, {"def", "c1", "c2", "c3", "c4", "unscored"}, "def");
     dev_.behaviour["unscored"].seconds = 6e-3;
@@ -46,7 +42,7 @@ class ModelStrategy : public ::testing::Test {
   }
   TunerOptions options() const {
     TunerOptions o;
-    o.model.envelope = envelope();
+    o.model.envelope = single_thread_envelope();
     o.decide.confirm_pairs = 0;
     return o;
   }
@@ -151,7 +147,7 @@ TEST_F(ModelStrategy, ExhaustiveKeepsGoingWhileFarFromTheFloor) {
 TEST_F(ModelStrategy, TheModelsPickSurvivesTopOne) {
   // c2 scores a hair under c1 (tied within the band) but moves more bytes: the model picks c1.
   // A rank from a strict sort on the score made c1 rank 2, and top:1 pruned the model's pick.
-  works_["c2"] = compute(0.995e-3);
+  works_["c2"] = compute_work(0.995e-3);
   works_["c2"].reread_bytes = 20e6;
   works_["c1"].reread_bytes = 5e6;
   TunerOptions o = options();

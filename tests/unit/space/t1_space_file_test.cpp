@@ -23,7 +23,7 @@ constexpr const char* kSpace = R"({"ConfigurationSpace": {
   "Conditions": []}})";
 
 // Bounded: a FIFO or a device that blocks or never ends must fail the test, not hang it.
-std::string read_error(const fs::path& file) {
+std::string t1_read_error(const fs::path& file) {
   const std::string m = error_within(std::chrono::seconds(20), [file] { read_t1_space(file); });
   EXPECT_NE(m, "blocked") << file;
   EXPECT_NE(m.find(file.string()), std::string::npos) << m;
@@ -40,22 +40,22 @@ TEST(T1SpaceFile, ReadsARegularFileOrASymlinkToOne) {
 TEST(T1SpaceFile, RefusesAFifoWithoutBlocking) {
   TempDir dir;
   ASSERT_EQ(::mkfifo((dir / "space.json").c_str(), 0600), 0);
-  EXPECT_NE(read_error(dir / "space.json").find("FIFO"), std::string::npos);
+  EXPECT_NE(t1_read_error(dir / "space.json").find("FIFO"), std::string::npos);
 }
 
 TEST(T1SpaceFile, RefusesDevicesAndDirectories) {
   TempDir dir;
   fs::create_symlink("/dev/zero", dir / "zero.json");
-  EXPECT_NE(read_error(dir / "zero.json").find("character device"), std::string::npos);
+  EXPECT_NE(t1_read_error(dir / "zero.json").find("character device"), std::string::npos);
   fs::create_directories(dir / "dir.json");
-  EXPECT_NE(read_error(dir / "dir.json").find("directory"), std::string::npos);
+  EXPECT_NE(t1_read_error(dir / "dir.json").find("directory"), std::string::npos);
 }
 
 TEST(T1SpaceFile, RefusesAnOversizeFileNamingSizeAndCap) {
   TempDir dir;
   const fs::path file = dir.write("big.json", kSpace);
   fs::resize_file(file, (std::size_t{16} << 20) + 1);  // sparse: costs no disk
-  const std::string m = read_error(file);
+  const std::string m = t1_read_error(file);
   EXPECT_NE(m.find("16777217 bytes"), std::string::npos) << m;
   EXPECT_NE(m.find("cap is 16777216 bytes"), std::string::npos) << m;
 }
@@ -63,7 +63,7 @@ TEST(T1SpaceFile, RefusesAnOversizeFileNamingSizeAndCap) {
 TEST(T1SpaceFile, RefusesATruncatedFile) {
   TempDir dir;
   const std::string whole = kSpace;
-  const std::string m = read_error(dir.write("cut.json", whole.substr(0, whole.size() / 2)));
+  const std::string m = t1_read_error(dir.write("cut.json", whole.substr(0, whole.size() / 2)));
   EXPECT_NE(m.find("not valid JSON"), std::string::npos) << m;
 }
 

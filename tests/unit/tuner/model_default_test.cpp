@@ -26,12 +26,7 @@ Envelope envelope() {
   return testing::test_envelope({});
 }
 
-// Work that takes `seconds` of compute under envelope() on one thread.
-Work compute(double seconds) {
-  Work w;
-  w.flops = seconds * 100e9;
-  return w;
-}
+using testing::compute_work;
 
 class ModelDefault : public ::testing::Test {
  protected:
@@ -60,7 +55,8 @@ class ModelDefault : public ::testing::Test {
 };
 
 TEST_F(ModelDefault, PicksTheArgminWithZeroMeasurement) {
-  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}, {"slow", compute(5e-3)}};
+  works_ = {
+      {"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}, {"slow", compute_work(5e-3)}};
   auto op = make_op({"def", "fast", "slow"}, "def");
   Tuner tuner(dev_, options());
   ModelReport r;
@@ -83,7 +79,7 @@ TEST_F(ModelDefault, PicksTheArgminWithZeroMeasurement) {
 }
 
 TEST_F(ModelDefault, AnUnscoredCandidateNeverBeatsTheDefault) {
-  works_ = {{"def", compute(2e-3)}};  // "mystery" has no model at all
+  works_ = {{"def", compute_work(2e-3)}};  // "mystery" has no model at all
   auto op = make_op({"def", "mystery"}, "def");
   Tuner tuner(dev_, options());
   ModelReport r;
@@ -95,7 +91,7 @@ TEST_F(ModelDefault, AnUnscoredCandidateNeverBeatsTheDefault) {
 }
 
 TEST_F(ModelDefault, AnUnscoredDefaultStands) {
-  works_ = {{"fast", compute(1e-3)}};
+  works_ = {{"fast", compute_work(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   Tuner tuner(dev_, options());
   ModelReport r;
@@ -107,22 +103,22 @@ TEST_F(ModelDefault, AnUnscoredDefaultStands) {
 
 TEST_F(ModelDefault, TiesGoToTheDefault) {
   // Within the 2 % tie band: the default, even though "close" scores lower.
-  works_ = {{"close", compute(0.99e-3)}, {"def", compute(1e-3)}};
+  works_ = {{"close", compute_work(0.99e-3)}, {"def", compute_work(1e-3)}};
   auto op = make_op({"close", "def"}, "def");
   Tuner tuner(dev_, options());
   EXPECT_EQ(tuner.model_default(*op, key_).index, 1u);
   // Outside the band it wins.
-  works_["close"] = compute(0.9e-3);
+  works_["close"] = compute_work(0.9e-3);
   EXPECT_EQ(tuner.model_default(*op, key_).index, 0u);
 }
 
 TEST_F(ModelDefault, EqualScoresGoToTheLeastMemoryTime) {
   // "a" and "b" are compute-bound at 1 ms; "b" moves fewer bytes, so it ranks and wins first
   // although "a" is declared earlier (lower preference).
-  Work a = compute(1e-3), b = compute(1e-3);
+  Work a = compute_work(1e-3), b = compute_work(1e-3);
   a.reread_bytes = 20e6;  // 0.4 ms in cache
   b.reread_bytes = 5e6;   // 0.1 ms in cache
-  works_ = {{"def", compute(2e-3)}, {"a", a}, {"b", b}};
+  works_ = {{"def", compute_work(2e-3)}, {"a", a}, {"b", b}};
   auto op = make_op({"def", "a", "b"}, "def");
   Tuner tuner(dev_, options());
   ModelReport r;
@@ -130,17 +126,18 @@ TEST_F(ModelDefault, EqualScoresGoToTheLeastMemoryTime) {
   EXPECT_EQ(r.candidates[2].rank, 1);
   EXPECT_EQ(r.candidates[1].rank, 2);
   // The default still wins a tie with them.
-  works_["def"] = compute(1e-3);
+  works_["def"] = compute_work(1e-3);
   EXPECT_EQ(tuner.model_default(*op, key_).index, 0u);
 }
 
 TEST_F(ModelDefault, AnInvalidWorkFieldLeavesTheCandidateUnscored) {
   // Guards like `flops > 0 ? ... : 0` would score a NaN or negative field 0: the best score.
-  Work nan = compute(1e-3), negative = compute(1e-3), threads = compute(1e-3);
+  Work nan = compute_work(1e-3), negative = compute_work(1e-3), threads = compute_work(1e-3);
   nan.flops = std::numeric_limits<double>::quiet_NaN();
   negative.compulsory_bytes = -1e6;
   threads.threads = -2;
-  works_ = {{"def", compute(2e-3)}, {"nan", nan}, {"negative", negative}, {"threads", threads}};
+  works_ = {
+      {"def", compute_work(2e-3)}, {"nan", nan}, {"negative", negative}, {"threads", threads}};
   auto op = make_op({"def", "nan", "negative", "threads"}, "def");
   Tuner tuner(dev_, options());
   ModelReport r;
@@ -158,7 +155,7 @@ TEST_F(ModelDefault, AnInvalidWorkFieldLeavesTheCandidateUnscored) {
 
 TEST_F(ModelDefault, ADegenerateEnvelopeKeepsTheDefault) {
   // A peak of 1e-300 FLOP/s is positive and finite (usable) but every score is infinite.
-  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  works_ = {{"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   TunerOptions o = options();
   o.model.envelope->peak_flops_1.value = 1e-300;
@@ -176,10 +173,10 @@ TEST_F(ModelDefault, ADegenerateEnvelopeKeepsTheDefault) {
 TEST_F(ModelDefault, RanksFollowTheDecision) {
   // "a" and "b" tie within the band; "b" scores a hair lower but "a" moves fewer bytes, so the
   // decision picks "a": it is rank 1, whatever a strict sort on the score says.
-  Work a = compute(1.0e-3), b = compute(0.995e-3);
+  Work a = compute_work(1.0e-3), b = compute_work(0.995e-3);
   a.reread_bytes = 5e6;
   b.reread_bytes = 20e6;
-  works_ = {{"def", compute(5e-3)}, {"b", b}, {"a", a}};
+  works_ = {{"def", compute_work(5e-3)}, {"b", b}, {"a", a}};
   auto op = make_op({"def", "b", "a"}, "def");
   Tuner tuner(dev_, options());
   ModelReport r;
@@ -197,7 +194,7 @@ TEST_F(ModelDefault, MalformedModelStrategyOptionsAreUsageErrors) {
     EXPECT_THROW(Tuner(dev_, o), UsageError) << spec;
   }
   // The largest accepted count keeps every scored candidate.
-  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  works_ = {{"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   o.decide.strategy = "model:top=1099511627776";
   o.decide.confirm_pairs = 0;
@@ -211,7 +208,7 @@ TEST_F(ModelDefault, MalformedModelStrategyOptionsAreUsageErrors) {
 }
 
 TEST_F(ModelDefault, MissingEnvelopeGivesTheDefaultAndSaysSo) {
-  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  works_ = {{"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   Tuner tuner(dev_, TunerOptions{});
   ModelReport r;
@@ -224,7 +221,7 @@ TEST_F(ModelDefault, MissingEnvelopeGivesTheDefaultAndSaysSo) {
 }
 
 TEST_F(ModelDefault, AClassifiedFailureGivesTheDefault) {
-  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  works_ = {{"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}};
   throws_ = {"broken"};
   auto op = make_op({"def", "fast", "broken"}, "def");
   Tuner tuner(dev_, options());
@@ -245,10 +242,10 @@ TEST_F(ModelDefault, AnOpWithoutAWorkModelKeepsTheDefault) {
 }
 
 TEST_F(ModelDefault, TheNumericsPolicyAndEligibilityAreHonoured) {
-  works_ = {{"def", compute(2e-3)},
-            {"approx", compute(0.5e-3)},
-            {"picky", compute(0.4e-3)},
-            {"ok", compute(1e-3)}};
+  works_ = {{"def", compute_work(2e-3)},
+            {"approx", compute_work(0.5e-3)},
+            {"picky", compute_work(0.4e-3)},
+            {"ok", compute_work(1e-3)}};
   auto op = std::make_unique<Op<fakes::FakeArgs>>("mixed", 1);
   auto noop = [](fakes::FakeArgs&) {};
   Candidate approx;
@@ -273,7 +270,7 @@ TEST_F(ModelDefault, TheNumericsPolicyAndEligibilityAreHonoured) {
 
 TEST_F(ModelDefault, ModelChoiceJudgesForAnotherEnvelope) {
   // "blocked" re-reads a 4 MiB block: DRAM on a 1 MiB cache, cache on a 8 MiB one.
-  Work def = compute(3e-3);
+  Work def = compute_work(3e-3);
   Work blocked;
   blocked.flops = 1e6;
   blocked.reread_bytes = 50e6;  // 5 ms at DRAM, 1 ms in cache
@@ -301,7 +298,7 @@ TEST_F(ModelDefault, ExplainShowsStoredMeasurements) {
   fs::remove_all(dir);
   dev_.behaviour["def"].seconds = 2e-3;
   dev_.behaviour["fast"].seconds = 1e-3;
-  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  works_ = {{"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   TunerOptions o = options();
   o.persist.store = "sqlite:" + (dir / "choices.db").string();
@@ -319,8 +316,8 @@ TEST_F(ModelDefault, ExplainShowsStoredMeasurements) {
   EXPECT_EQ(r.candidates[1].measured_status, "ok");
   EXPECT_TRUE(r.candidates[1].admission.ok());
   EXPECT_EQ(r.winner_name, "fast");
-  const std::string json = to_json(r);
-  EXPECT_NE(json.find("\"measured_seconds\""), std::string::npos);
+  const std::string json_text = to_json(r);
+  EXPECT_NE(json_text.find("\"measured_seconds\""), std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -331,7 +328,7 @@ TEST_F(ModelDefault, TheStoredProfileOfTheDeviceIsFound) {
   p.envelope = envelope();
   p.device_digest = device_digest(dev_.identity());
   write_profile(profile_path(dir.string(), p.device_digest), p);
-  works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}};
+  works_ = {{"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}};
   auto op = make_op({"def", "fast"}, "def");
   TunerOptions o;
   o.model.profile_dir = dir.string();

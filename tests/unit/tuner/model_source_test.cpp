@@ -20,12 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Work that takes `seconds` of compute under the test envelope on one thread.
-Work compute(double seconds) {
-  Work w;
-  w.flops = seconds * 100e9;
-  return w;
-}
+using testing::compute_work;
 
 class ModelSourceTest : public ::testing::Test {
  protected:
@@ -39,7 +34,8 @@ class ModelSourceTest : public ::testing::Test {
     dev_.behaviour["fast"].seconds = 1e-3;
     dev_.behaviour["slow"].seconds = 5e-3;
     // The model ranks "fast" first, as the device does: a non-default pick.
-    works_ = {{"def", compute(2e-3)}, {"fast", compute(1e-3)}, {"slow", compute(5e-3)}};
+    works_ = {
+        {"def", compute_work(2e-3)}, {"fast", compute_work(1e-3)}, {"slow", compute_work(5e-3)}};
     op_ = fakes::make_fake_op(dev_, {"def", "fast", "slow"}, "def", &inputs_made_);
     op_->work([this](const Key&, const Candidate& c) -> std::optional<Work> {
       auto it = works_.find(c.name);

@@ -2,17 +2,14 @@
 #include <gtest/gtest.h>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/report_lookup.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit {
 namespace {
 
-const CandidateReport& find(const TuneReport& r, const std::string& name) {
-  for (const auto& c : r.candidates)
-    if (c.name == name) return c;
-  throw std::runtime_error("no candidate " + name);
-}
+using testing::candidate_named;
 
 void set_up(fakes::FakeDevice& dev, double jitter) {
   dev.behaviour["def"] = {.seconds = 1.00e-3, .jitter = jitter};
@@ -33,10 +30,10 @@ TEST(Racing, DropsClearlySlowerCandidatesEarly) {
   EXPECT_EQ(r.winner_name, "best");
   EXPECT_EQ(r.schedule, "racing");
   // The slow ones were dropped at the first check (8 samples); the leaders ran longer.
-  EXPECT_EQ(find(r, "slow").timing->samples.size(), 8u);
-  EXPECT_EQ(find(r, "slower").timing->samples.size(), 8u);
-  EXPECT_GT(find(r, "best").timing->samples.size(), 8u);
-  EXPECT_TRUE(find(r, "slow").outcome.ok());  // dropped, not failed: its reading is kept
+  EXPECT_EQ(candidate_named(r, "slow").timing->samples.size(), 8u);
+  EXPECT_EQ(candidate_named(r, "slower").timing->samples.size(), 8u);
+  EXPECT_GT(candidate_named(r, "best").timing->samples.size(), 8u);
+  EXPECT_TRUE(candidate_named(r, "slow").outcome.ok());  // dropped, not failed: its reading is kept
 }
 
 TEST(Racing, PicksTheTrueBestIn99PercentOf1000SeededRuns) {
@@ -75,7 +72,7 @@ TEST(Racing, ShortCircuitLimitAndBadOptions) {
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "best");
-  EXPECT_EQ(find(r, "best").timing->samples.size(), 4u);
+  EXPECT_EQ(candidate_named(r, "best").timing->samples.size(), 4u);
 
   TunerOptions bad;
   bad.decide.schedule = "racing:rounds=4";
@@ -98,8 +95,8 @@ TEST(Racing, FailuresAndTiesBehaveAsInExhaustive) {
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "def");
-  EXPECT_EQ(find(r, "wrong").outcome.status, Status::validation_failed);
-  EXPECT_EQ(find(r, "throws").outcome.status, Status::launch_failed);
+  EXPECT_EQ(candidate_named(r, "wrong").outcome.status, Status::validation_failed);
+  EXPECT_EQ(candidate_named(r, "throws").outcome.status, Status::launch_failed);
 }
 
 }  // namespace

@@ -317,7 +317,7 @@ TEST(Search, AtMostOneCandidatesBuffersAreAliveWhileTiming) {
   }
 }
 
-// The bowl of tests/unit/search/strategy_test.cpp (minimum 1.0 at (13, 7, 3)), as seconds.
+// The bowl_seconds of tests/unit/search/strategy_test.cpp (minimum 1.0 at (13, 7, 3)), as seconds.
 Space bowl_space() {
   Space s;
   std::vector<Value> v20, v10;
@@ -327,7 +327,7 @@ Space bowl_space() {
   return s;
 }
 
-double bowl(const Config& c) {
+double bowl_seconds(const Config& c) {
   const double a = static_cast<double>(c["a"].as_int()) - 13.0;
   const double b = static_cast<double>(c["b"].as_int()) - 7.0;
   const double d = static_cast<double>(c["c"].as_int()) - 3.0;
@@ -338,7 +338,7 @@ TEST(Search, EveryStrategyFindsTheOptimumThroughTheLiveTunerWithinItsPromisedBud
   // strategy_test.cpp promises: within 300 evaluations, two steps of the minimum (value <= 3).
   for (const char* name : {"anneal", "ils", "genetic", "bayes", "bandit", "random"}) {
     SimulatedDevice dev;
-    dev.seconds = bowl;
+    dev.seconds = bowl_seconds;
     auto op = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
     TunerOptions o = simulated(dev);
     o.decide.strategy = name;
@@ -352,7 +352,7 @@ TEST(Search, EveryStrategyFindsTheOptimumThroughTheLiveTunerWithinItsPromisedBud
   }
   // exhaustive measures the whole space and finds the minimum itself.
   SimulatedDevice dev;
-  dev.seconds = bowl;
+  dev.seconds = bowl_seconds;
   auto op = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
   TunerOptions o = simulated(dev);
   o.decide.strategy = "exhaustive";
@@ -364,7 +364,7 @@ TEST(Search, EveryStrategyFindsTheOptimumThroughTheLiveTunerWithinItsPromisedBud
 
 TEST(Search, AutoMeasuresASmallSpaceInFullAndCapsALargeOne) {
   SimulatedDevice dev;
-  dev.seconds = bowl;
+  dev.seconds = bowl_seconds;
   auto big = make_space_op(dev, bowl_space(), Config{{"a", 0}, {"b", 4}, {"c", 0}});
   ASSERT_GT(big->size(), 256u);
   TunerOptions o = simulated(dev);

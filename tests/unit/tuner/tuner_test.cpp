@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/report_lookup.hpp"
 #include "tunekit/errors.hpp"
 
 namespace tunekit {
@@ -14,11 +15,7 @@ namespace {
 using fakes::FakeDevice;
 using fakes::make_fake_op;
 
-const CandidateReport& find(const TuneReport& r, const std::string& name) {
-  for (const auto& c : r.candidates)
-    if (c.name == name) return c;
-  throw std::runtime_error("no candidate " + name);
-}
+using testing::candidate_named;
 
 // A candidate 300x behind the incumbent costs its validation run and two samples (the
 // far-behind cut), not a warmup and half a window.
@@ -34,7 +31,7 @@ TEST(Tuner, AFarBehindCandidateCostsItsValidationRunAndTwoSamples) {
   Tuner tuner(dev, options);
   TuneReport r;
   tuner.select(*op, Key{{"n", 8}}, &r);
-  const CandidateReport& naive = find(r, "naive");
+  const CandidateReport& naive = candidate_named(r, "naive");
   EXPECT_EQ(naive.outcome.status, Status::hopeless);
   ASSERT_TRUE(naive.timing);
   EXPECT_EQ(naive.timing->samples.size(), 2u);
@@ -61,11 +58,11 @@ TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
   EXPECT_EQ(r.default_name, "def");
   EXPECT_DOUBLE_EQ(r.speedup, 2.0);
   // 5x slower than the incumbent: cut early, never ranked.
-  EXPECT_EQ(find(r, "slow").outcome.status, Status::hopeless);
-  EXPECT_LT(find(r, "slow").timing->samples.size(), 16u);
+  EXPECT_EQ(candidate_named(r, "slow").outcome.status, Status::hopeless);
+  EXPECT_LT(candidate_named(r, "slow").timing->samples.size(), 16u);
   EXPECT_TRUE(r.confirmed);  // the paired confirmation against the default agreed
   EXPECT_NEAR(r.paired_ratio, 0.5, 1e-9);
-  EXPECT_TRUE(find(r, "fast").winner);
+  EXPECT_TRUE(candidate_named(r, "fast").winner);
   EXPECT_EQ(r.key, "n=8");
   EXPECT_EQ(r.candidates.size(), 3u);
 
@@ -93,9 +90,9 @@ TEST(Tuner, WrongButFastIsRejectedByValidation) {
   TuneReport r;
   tuner.select(*op, Key{{"n", 4}}, &r);
   EXPECT_EQ(r.winner_name, "def");
-  EXPECT_EQ(find(r, "wrong").outcome.status, Status::validation_failed);
-  EXPECT_EQ(find(r, "holes").outcome.status, Status::validation_failed);
-  EXPECT_FALSE(find(r, "wrong").timing.has_value());  // never timed
+  EXPECT_EQ(candidate_named(r, "wrong").outcome.status, Status::validation_failed);
+  EXPECT_EQ(candidate_named(r, "holes").outcome.status, Status::validation_failed);
+  EXPECT_FALSE(candidate_named(r, "wrong").timing.has_value());  // never timed
 }
 
 TEST(Tuner, ThrowingCandidatesAreClassifiedAndTheTuneContinues) {
@@ -108,8 +105,8 @@ TEST(Tuner, ThrowingCandidatesAreClassifiedAndTheTuneContinues) {
   Tuner tuner(dev);
   TuneReport r;
   tuner.select(*op, Key{{"n", 4}}, &r);
-  EXPECT_EQ(find(r, "bad_prepare").outcome.status, Status::compile_failed);
-  EXPECT_EQ(find(r, "bad_launch").outcome.status, Status::launch_failed);
+  EXPECT_EQ(candidate_named(r, "bad_prepare").outcome.status, Status::compile_failed);
+  EXPECT_EQ(candidate_named(r, "bad_launch").outcome.status, Status::launch_failed);
   EXPECT_EQ(r.winner_name, "good");
 }
 
@@ -183,7 +180,7 @@ TEST(Tuner, ContendedTwiceIsRefusedAndNeverRanked) {
   Tuner tuner(dev, o);
   TuneReport r;
   tuner.select(*op, Key{{"n", 2}}, &r);
-  const CandidateReport& noisy = find(r, "noisy");
+  const CandidateReport& noisy = candidate_named(r, "noisy");
   EXPECT_EQ(noisy.outcome.status, Status::refused);
   EXPECT_EQ(noisy.retries, 1);
   EXPECT_EQ(retried, std::vector<std::string>{"noisy"});  // on_retry saw the one retry
@@ -218,11 +215,11 @@ TEST(Tuner, NumericsPolicyAndEligibility) {
   Tuner tuner(dev);
   TuneReport r;
   tuner.select(*op, Key{{"n", 6}}, &r);
-  EXPECT_EQ(find(r, "approx").outcome.status, Status::skipped);
-  EXPECT_EQ(find(r, "picky").outcome.status, Status::rejected);
+  EXPECT_EQ(candidate_named(r, "approx").outcome.status, Status::skipped);
+  EXPECT_EQ(candidate_named(r, "picky").outcome.status, Status::rejected);
   EXPECT_EQ(r.winner_name, "def");
   // No reference declared: the default's output defined "correct", and def matched it.
-  EXPECT_TRUE(find(r, "def").outcome.ok());
+  EXPECT_TRUE(candidate_named(r, "def").outcome.ok());
 }
 
 TEST(Tuner, PlanGroupsStopAfterTheFirstValidGroup) {
@@ -247,7 +244,7 @@ TEST(Tuner, PlanGroupsStopAfterTheFirstValidGroup) {
   TuneReport r;
   tuner.select(*op, Key{{"n", 3}}, &r);
   EXPECT_EQ(r.winner_name, "g0_alt");
-  EXPECT_EQ(find(r, "g1_fast").outcome.status, Status::skipped);
+  EXPECT_EQ(candidate_named(r, "g1_fast").outcome.status, Status::skipped);
 }
 
 TEST(Tuner, ModesOffAndCachedNeverMeasure) {

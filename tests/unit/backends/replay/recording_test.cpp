@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/datasets.hpp"
+#include "fakes/recordings.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/strategy.hpp"
 
@@ -21,11 +22,7 @@ namespace {
 
 using testing::datasets;
 
-// Loaded once: parsing the file dominates these tests under sanitizers.
-const Recording& convolution_a100() {
-  static const Recording r = Recording::load(datasets() / "convolution_milo/A100.json.gz");
-  return r;
-}
+using testing::convolution_a100;
 
 TEST(Recording, LoadsAKernelTunerCacheFile) {
   REQUIRE_DATASETS();

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "fakes/datasets.hpp"
+#include "fakes/recordings.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/replay.hpp"
 #include "tunekit/tuner.hpp"
@@ -14,10 +15,7 @@ namespace {
 
 using testing::datasets;
 
-const Recording& convolution_a100() {
-  static const Recording r = Recording::load(datasets() / "convolution_milo/A100.json.gz");
-  return r;
-}
+using testing::convolution_a100;
 
 // Four configurations: a (2 ms), b (1 ms, the best), c (compile failure), d (3 ms).
 Recording small() {

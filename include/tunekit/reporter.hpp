@@ -47,7 +47,8 @@ struct DecisionsReport {
   std::string models_note;  // why entries have no model scores ("no device profile: ...")
 };
 
-struct PendingOutcome;  // tunekit/pending.hpp
+struct PendingOutcome;    // tunekit/pending.hpp
+struct StoreSyncSummary;  // tunekit/store_sync.hpp
 namespace stack {
 struct StackSummary;  // tunekit/stack_summary.hpp
 }
@@ -67,6 +68,8 @@ class Reporter {
   // `tunekit stack tune|explain`: the kernel decisions under a stack workload and each
   // higher level's decision with its paired scores and dependencies.
   virtual void write(const stack::StackSummary& summary, std::ostream& out) = 0;
+  // `tunekit cache push|pull`: what a copy between two stores did, or would do.
+  virtual void write(const StoreSyncSummary& summary, std::ostream& out) = 0;
   // `tunekit report` (html only; the default is a UsageError saying so). Its own name, so the
   // reporters that do not write it need not unhide it.
   virtual void write_decisions(const DecisionsReport& report, std::ostream& out);

@@ -49,6 +49,8 @@ class ConsoleReporter final : public Reporter {
   void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) override;
   // A stack workload's decisions: in console_stack.cpp.
   void write(const stack::StackSummary& summary, std::ostream& out) override;
+  // A copy between two stores (cache push/pull): in console_store_sync.cpp.
+  void write(const StoreSyncSummary& summary, std::ostream& out) override;
 };
 
 }  // namespace tunekit::detail

@@ -152,6 +152,9 @@ void HtmlReporter::write(const std::vector<PendingOutcome>&, std::ostream&) {
 void HtmlReporter::write(const stack::StackSummary&, std::ostream&) {
   no_page("stack decisions");
 }
+void HtmlReporter::write(const StoreSyncSummary&, std::ostream&) {
+  no_page("store copies (cache push/pull)");
+}
 
 }  // namespace tunekit::detail
 

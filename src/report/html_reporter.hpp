@@ -23,6 +23,7 @@ class HtmlReporter final : public Reporter {
   void write(const PendingOutcome& outcome, std::ostream& out) override;
   void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) override;
   void write(const stack::StackSummary& summary, std::ostream& out) override;
+  void write(const StoreSyncSummary& summary, std::ostream& out) override;  // no page either
 };
 
 }  // namespace tunekit::detail

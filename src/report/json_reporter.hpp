@@ -28,6 +28,8 @@ class JsonReporter final : public Reporter {
   void write(const std::vector<PendingOutcome>& outcomes, std::ostream& out) override;
   // A stack workload's decisions: in json_stack.cpp.
   void write(const stack::StackSummary& summary, std::ostream& out) override;
+  // A copy between two stores (cache push/pull): in json_store_sync.cpp.
+  void write(const StoreSyncSummary& summary, std::ostream& out) override;
 
  private:
   int indent_;

@@ -6,6 +6,7 @@
 //                                                   (pending misses they name go too)
 //   tunekit cache export --dir D [--op OP]
 //   tunekit cache import D [--threads N]
+//   tunekit cache push --to SPEC | pull --from SPEC   (cache_sync.cpp)
 //
 // Every command takes --store SPEC (default: the environment's SQLite file, as `tune` uses).
 // export and import are in cache_transfer.cpp, what they share with these in cache_common.hpp.
@@ -338,6 +339,8 @@ void register_cache(CLI::App& app) {
       ->capture_default_str();
   imp->add_option("--store", command->store, store_help);
   imp->callback(logged(imp, run_import));
+
+  register_push_pull(*cache);  // cache push / cache pull: cache_sync.cpp
 }
 
 }  // namespace tunekit::cli

@@ -10,6 +10,10 @@
 #include "tunekit/log.hpp"
 #include "tunekit/store.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace tunekit::cli::cache_cmd {
 
 struct CacheCommand {
@@ -55,5 +59,8 @@ std::string short_digest(const std::string& digest);
 
 void run_export(const CacheCommand& command);  // cache_transfer.cpp
 void run_import(const CacheCommand& command);  // cache_transfer.cpp
+
+// cache push and cache pull, registered on the `cache` subcommand (cache_sync.cpp).
+void register_push_pull(CLI::App& cache);
 
 }  // namespace tunekit::cli::cache_cmd

@@ -1,8 +1,11 @@
 // End-to-end tests of `tunekit cache push` and `cache pull` (tools/tunekit/commands/
 // cache_sync.cpp): the local SQLite store to a PostgreSQL server (TUNEKIT_TEST_POSTGRES_URL;
 // scripts/test starts a private one) and back keeps every field, a newer entry is kept unless
-// --force, --dry-run changes nothing, and the refusals (unreachable server, same store, no
-// source) exit as the other cache commands do, never showing a password.
+// --force, --dry-run changes nothing, a target that keeps nothing exits 1, and the refusals
+// (unreachable server, same store, no source) exit as the other cache commands do, never showing a
+// password.
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <string>
 
@@ -185,6 +188,25 @@ TEST_F(CacheSyncCli, TheSameStoreOnBothSidesAndAMissingSourceAreRefused) {
   const CliResult none = tunekit("cache push --to none");
   EXPECT_EQ(none.status, 2) << none.err;
   EXPECT_TRUE(contains(none.err, "persistent stores")) << none.err;
+}
+
+TEST_F(CacheSyncCli, WhatALockedTargetDidNotKeepExitsOneAndTheMissStays) {
+  ASSERT_FALSE(fill_local().empty());
+  ASSERT_NE(open(other()), nullptr);  // the target exists
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "other.db").c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const CliResult push =
+      tunekit("cache push --to '" + other() + "' --json", "TUNEKIT_STORE_WAIT_MS=0");
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  EXPECT_EQ(push.status, 1) << push.err;
+  const json summary = parse_json(push);
+  EXPECT_FALSE(summary.value("complete", true)) << push.out;
+  EXPECT_EQ(summary.at("counts").at("failed"), 2) << push.out;
+  EXPECT_TRUE(contains(push.err, "lock")) << "the store's warning says why: " << push.err;
+  EXPECT_EQ(parse_json(tunekit("cache ls --pending --json")).size(), 1u)
+      << "a miss the target did not take stays here";
 }
 
 }  // namespace

@@ -14,9 +14,9 @@
 namespace tunekit::detail {
 namespace {
 
-constexpr std::size_t kShortDigest = 12;  // as `cache ls` shows it
+constexpr std::size_t kSyncDigestDigits = 12;  // as `cache ls` shows it
 
-std::string action_text(const SyncedEntry& e, bool dry_run) {
+std::string sync_action_text(const SyncedEntry& e, bool dry_run) {
   switch (e.action) {
     case SyncAction::copied:
       return dry_run ? "would copy" : "copied";
@@ -36,7 +36,7 @@ std::string action_text(const SyncedEntry& e, bool dry_run) {
   return "";
 }
 
-void print_entries(const StoreSyncSummary& s, std::ostream& out) {
+void print_synced_entries(const StoreSyncSummary& s, std::ostream& out) {
   std::vector<std::vector<std::string>> rows{{"op", "key", "created", "action", "identity"}};
   const bool scoped = [&] {
     for (const SyncedEntry& e : s.entries)
@@ -47,13 +47,14 @@ void print_entries(const StoreSyncSummary& s, std::ostream& out) {
   for (const SyncedEntry& e : s.entries) {
     if (e.action == SyncAction::unchanged) continue;  // counted below
     rows.push_back({e.op, e.key, iso_time(e.source_created_at) + (e.stale ? " (stale)" : ""),
-                    action_text(e, s.dry_run), e.identity_digest.substr(0, kShortDigest)});
+                    sync_action_text(e, s.dry_run),
+                    e.identity_digest.substr(0, kSyncDigestDigits)});
     if (scoped) rows.back().insert(rows.back().begin() + 1, e.scope);
   }
   if (rows.size() > 1) print_table(std::move(rows), "", out);
 }
 
-std::string pending_text(const StoreSyncSummary& s) {
+std::string pending_sync_text(const StoreSyncSummary& s) {
   std::string text = fmt::format("pending misses: {} {} ({} miss{})", s.pending_moved,
                                  s.dry_run ? "would move" : "moved", s.misses_moved,
                                  s.misses_moved == 1 ? "" : "es");
@@ -76,7 +77,7 @@ void ConsoleReporter::write(const StoreSyncSummary& s, std::ostream& out) {
   out << terminal_safe(fmt::format(
              "{} {} -> {}", s.dry_run ? "dry run (nothing written):" : "copied", s.from, s.to))
       << '\n';
-  print_entries(s, out);
+  print_synced_entries(s, out);
   const std::string would = s.dry_run ? "would be " : "";
   out << fmt::format(
       "entries: {} {}copied, {} {}replaced, {} unchanged, {} kept (newer in target), {} kept "
@@ -87,7 +88,7 @@ void ConsoleReporter::write(const StoreSyncSummary& s, std::ostream& out) {
   out << fmt::format("bans: {} {}copied, {} already there{}\n", s.bans_copied, would,
                      s.bans_present,
                      s.bans_failed ? fmt::format(", {} failed", s.bans_failed) : "");
-  out << terminal_safe(pending_text(s)) << '\n';
+  out << terminal_safe(pending_sync_text(s)) << '\n';
 }
 
 }  // namespace tunekit::detail

@@ -9,10 +9,10 @@
 namespace tunekit::detail {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using SyncJson = nlohmann::ordered_json;
 
-Json entry_json(const SyncedEntry& e) {
-  Json j;
+SyncJson synced_entry_json(const SyncedEntry& e) {
+  SyncJson j;
   j["identity_digest"] = e.identity_digest;
   j["op"] = e.op;
   j["scope"] = e.scope;
@@ -27,13 +27,13 @@ Json entry_json(const SyncedEntry& e) {
 }  // namespace
 
 void JsonReporter::write(const StoreSyncSummary& s, std::ostream& out) {
-  Json j;
+  SyncJson j;
   j["from"] = s.from;
   j["to"] = s.to;
   j["dry_run"] = s.dry_run;
   j["force"] = s.force;
   j["complete"] = s.complete();
-  Json counts = Json::object();
+  SyncJson counts = SyncJson::object();
   for (SyncAction a : {SyncAction::copied, SyncAction::replaced, SyncAction::unchanged,
                        SyncAction::kept_newer, SyncAction::kept_stale, SyncAction::failed})
     counts[std::string(to_string(a))] = s.count(a);
@@ -42,11 +42,11 @@ void JsonReporter::write(const StoreSyncSummary& s, std::ostream& out) {
   j["pending"] = {{"moved", s.pending_moved},   {"misses", s.misses_moved},
                   {"left", s.pending_left},     {"left_why", s.pending_left_why},
                   {"failed", s.pending_failed}, {"unremoved", s.pending_unremoved}};
-  Json entries = Json::array();
-  for (const SyncedEntry& e : s.entries) entries.push_back(entry_json(e));
+  SyncJson entries = SyncJson::array();
+  for (const SyncedEntry& e : s.entries) entries.push_back(synced_entry_json(e));
   j["entries"] = entries;
   // Store text is anyone's: invalid UTF-8 is replaced, never a throw.
-  out << j.dump(indent_, ' ', false, Json::error_handler_t::replace) << '\n';
+  out << j.dump(indent_, ' ', false, SyncJson::error_handler_t::replace) << '\n';
 }
 
 }  // namespace tunekit::detail

@@ -28,42 +28,43 @@ namespace {
 
 // Every stored field but the stale mark, in the form the stores keep (store_rows.hpp): two
 // entries equal here are one measurement.
-bool same_measurement(const StoredChoice& a, const StoredChoice& b) {
+bool same_stored_measurement(const StoredChoice& a, const StoredChoice& b) {
   return detail::choice_texts(a) == detail::choice_texts(b) && a.measured == b.measured &&
          a.budget_cut == b.budget_cut && a.created_at == b.created_at &&
          a.tunekit_version == b.tunekit_version;
 }
 
 // A stale mark as a store keeps it (mark_stale gives an empty reason a text).
-std::string kept_stale(const std::string& stale) {
+std::string stale_as_kept(const std::string& stale) {
   return stale.empty() ? stale : std::string(detail::stale_reason(stale));
 }
 
-bool same_entry(const StoredChoice& source, const StoredChoice& target) {
-  return same_measurement(source, target) && kept_stale(source.stale) == target.stale;
+bool same_stored_entry(const StoredChoice& source, const StoredChoice& target) {
+  return same_stored_measurement(source, target) && stale_as_kept(source.stale) == target.stale;
 }
 
-SyncAction decide(const StoredChoice& source, const StoredChoice* target, bool force) {
+SyncAction sync_action_for(const StoredChoice& source, const StoredChoice* target, bool force) {
   if (!target) return SyncAction::copied;
-  if (same_entry(source, *target)) return SyncAction::unchanged;
+  if (same_stored_entry(source, *target)) return SyncAction::unchanged;
   if (force) return SyncAction::replaced;
   if (target->created_at > source.created_at) return SyncAction::kept_newer;
-  if (same_measurement(source, *target) && source.stale.empty()) return SyncAction::kept_stale;
+  if (same_stored_measurement(source, *target) && source.stale.empty())
+    return SyncAction::kept_stale;
   return SyncAction::replaced;
 }
 
 // ---------------------------------------------------------------------------------------------
 // What the options select
 
-struct Selection {
+struct SyncSelection {
   std::vector<const StoredChoice*> entries;
   std::vector<BannedCandidate> bans;
   std::vector<PendingMiss> pending;
 };
 
-class Selector {
+class SyncSelector {
  public:
-  Selector(const StoreSyncOptions& options, const std::vector<StoredChoice>& entries)
+  SyncSelector(const StoreSyncOptions& options, const std::vector<StoredChoice>& entries)
       : options_(options), used_(options.what.size(), false) {
     StoredLookup how;
     how.op = options.op;
@@ -117,10 +118,10 @@ class Selector {
   std::vector<const StoredChoice*> entries_;
 };
 
-Selection select(Store& from, const std::vector<StoredChoice>& entries,
-                 const StoreSyncOptions& options, const std::string& shown_from) {
-  Selector selector(options, entries);
-  Selection s;
+SyncSelection select_for_sync(Store& from, const std::vector<StoredChoice>& entries,
+                              const StoreSyncOptions& options, const std::string& shown_from) {
+  SyncSelector selector(options, entries);
+  SyncSelection s;
   s.entries = selector.take_entries();
   for (BannedCandidate& b : from.bans())
     if (selector.wants(b.identity_digest, b.op, b.key)) s.bans.push_back(std::move(b));
@@ -133,7 +134,7 @@ Selection select(Store& from, const std::vector<StoredChoice>& entries,
 // ---------------------------------------------------------------------------------------------
 // Entries
 
-std::map<std::string, StoredChoice> by_digest(std::vector<StoredChoice> entries) {
+std::map<std::string, StoredChoice> entries_by_digest(std::vector<StoredChoice> entries) {
   std::map<std::string, StoredChoice> out;
   for (StoredChoice& c : entries) {
     std::string digest = c.identity_digest;
@@ -142,13 +143,14 @@ std::map<std::string, StoredChoice> by_digest(std::vector<StoredChoice> entries)
   return out;
 }
 
-bool writes(SyncAction action) {
+bool action_writes(SyncAction action) {
   return action == SyncAction::copied || action == SyncAction::replaced;
 }
 
 void write_entry(Store& to, const StoredChoice& source, const StoredChoice* target) {
   // The same measurement gaining a stale mark needs only the mark; put() would clear it.
-  const bool only_mark = target && same_measurement(source, *target) && !source.stale.empty();
+  const bool only_mark =
+      target && same_stored_measurement(source, *target) && !source.stale.empty();
   if (!only_mark) to.put(source);
   if (!source.stale.empty()) to.mark_stale(source.identity_digest, source.stale);
 }
@@ -157,24 +159,29 @@ void write_entry(Store& to, const StoredChoice& source, const StoredChoice* targ
 void sync_entries(Store* to, const std::vector<const StoredChoice*>& chosen,
                   const StoreSyncOptions& options, StoreSyncSummary& out) {
   const std::map<std::string, StoredChoice> before =
-      to ? by_digest(to->list(options.op)) : std::map<std::string, StoredChoice>();
+      to ? entries_by_digest(to->list(options.op)) : std::map<std::string, StoredChoice>();
   for (const StoredChoice* c : chosen) {
     const auto it = before.find(c->identity_digest);
     const StoredChoice* target = it == before.end() ? nullptr : &it->second;
-    SyncedEntry e{
-        c->identity_digest, c->op, c->key,           c->scope, decide(*c, target, options.force),
-        c->created_at,      0,     !c->stale.empty()};
+    SyncedEntry e{c->identity_digest,
+                  c->op,
+                  c->key,
+                  c->scope,
+                  sync_action_for(*c, target, options.force),
+                  c->created_at,
+                  0,
+                  !c->stale.empty()};
     if (target) e.target_created_at = target->created_at;
-    if (!options.dry_run && writes(e.action)) write_entry(*to, *c, target);
+    if (!options.dry_run && action_writes(e.action)) write_entry(*to, *c, target);
     out.entries.push_back(std::move(e));
   }
   if (options.dry_run) return;
   // Read back: a store that could not write (lock, server gone) has warned and kept nothing.
-  const std::map<std::string, StoredChoice> after = by_digest(to->list(options.op));
+  const std::map<std::string, StoredChoice> after = entries_by_digest(to->list(options.op));
   for (std::size_t i = 0; i < chosen.size(); ++i) {
-    if (!writes(out.entries[i].action)) continue;
+    if (!action_writes(out.entries[i].action)) continue;
     const auto it = after.find(chosen[i]->identity_digest);
-    if (it == after.end() || !same_entry(*chosen[i], it->second))
+    if (it == after.end() || !same_stored_entry(*chosen[i], it->second))
       out.entries[i].action = SyncAction::failed;
   }
 }
@@ -184,7 +191,7 @@ void sync_entries(Store* to, const std::vector<const StoredChoice*>& chosen,
 
 using BanName = std::pair<std::string, std::string>;  // identity digest, candidate
 
-std::set<BanName> ban_names(Store& store) {
+std::set<BanName> ban_names_of(Store& store) {
   std::set<BanName> out;
   for (const BannedCandidate& b : store.bans()) out.emplace(b.identity_digest, b.candidate);
   return out;
@@ -192,7 +199,7 @@ std::set<BanName> ban_names(Store& store) {
 
 void sync_bans(Store* to, const std::vector<BannedCandidate>& bans, const StoreSyncOptions& options,
                StoreSyncSummary& out) {
-  const std::set<BanName> before = to ? ban_names(*to) : std::set<BanName>();
+  const std::set<BanName> before = to ? ban_names_of(*to) : std::set<BanName>();
   std::vector<const BannedCandidate*> written;
   for (const BannedCandidate& b : bans) {
     if (before.count({b.identity_digest, b.candidate})) {
@@ -206,7 +213,7 @@ void sync_bans(Store* to, const std::vector<BannedCandidate>& bans, const StoreS
     out.bans_copied = written.size();
     return;
   }
-  const std::set<BanName> after = ban_names(*to);
+  const std::set<BanName> after = ban_names_of(*to);
   for (const BannedCandidate* b : written)
     ++(after.count({b->identity_digest, b->candidate}) ? out.bans_copied : out.bans_failed);
 }
@@ -265,7 +272,7 @@ void sync_pending(Store& from, Store* to, const std::vector<PendingMiss>& misses
 // ---------------------------------------------------------------------------------------------
 // same_store
 
-bool same_file(const std::string& a, const std::string& b) {
+bool same_store_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
@@ -274,7 +281,7 @@ bool same_file(const std::string& a, const std::string& b) {
   return ca == cb;
 }
 
-std::string lower(std::string text) {
+std::string lower_case(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return text;
@@ -295,7 +302,7 @@ std::string server_of(std::string_view spec) {
   for (const PQconninfoOption* o = options; o->keyword; ++o)
     if (o->val) given[o->keyword] = o->val;
   PQconninfoFree(options);
-  std::string host = lower(given["hostaddr"].empty() ? given["host"] : given["hostaddr"]);
+  std::string host = lower_case(given["hostaddr"].empty() ? given["host"] : given["hostaddr"]);
   // One machine's server, however it is reached.
   if (host.empty() || host == "localhost" || host == "127.0.0.1" || host == "::1" ||
       host.front() == '/')
@@ -316,7 +323,7 @@ StoreSyncSummary sync_into(Store& from, Store* to, const StoreSyncOptions& optio
   out.dry_run = options.dry_run;
   out.force = options.force;
   const std::vector<StoredChoice> entries = from.list(options.op);
-  const Selection chosen = select(from, entries, options, out.from);
+  const SyncSelection chosen = select_for_sync(from, entries, options, out.from);
   sync_entries(to, chosen.entries, options, out);
   sync_bans(to, chosen.bans, options, out);
   sync_pending(from, to, chosen.pending, options, out);
@@ -374,7 +381,7 @@ bool same_store(std::string_view spec_a, std::string_view spec_b) {
   const detail::ParsedStoreSpec b = detail::parse_store_spec(spec_b);
   if (!a.kind || !b.kind || a.kind->url != b.kind->url) return false;
   if (a.kind->url) return server_of(spec_a) == server_of(spec_b);
-  return a.kind->name == b.kind->name && same_file(a.location, b.location);
+  return a.kind->name == b.kind->name && same_store_file(a.location, b.location);
 }
 
 }  // namespace tunekit

@@ -13,7 +13,7 @@
 namespace tunekit {
 namespace {
 
-StoreSyncSummary summary() {
+StoreSyncSummary sync_summary_sample() {
   StoreSyncSummary s;
   s.from = "sqlite:/home/u/.cache/tunekit/choices.db";
   s.to = "postgresql://tuner:***@db/tunekit";
@@ -31,14 +31,14 @@ StoreSyncSummary summary() {
   return s;
 }
 
-std::string written(const char* reporter, const StoreSyncSummary& s) {
+std::string sync_written(const char* reporter, const StoreSyncSummary& s) {
   std::ostringstream out;
   make_reporter(reporter)->write(s, out);
   return out.str();
 }
 
 TEST(StoreSyncReporter, ConsoleListsWhatMovedOrWasKeptAndCountsTheRest) {
-  const std::string text = written("console", summary());
+  const std::string text = sync_written("console", sync_summary_sample());
   EXPECT_NE(text.find("copied sqlite:/home/u/.cache/tunekit/choices.db -> "
                       "postgresql://tuner:***@db/tunekit"),
             std::string::npos)
@@ -56,13 +56,13 @@ TEST(StoreSyncReporter, ConsoleListsWhatMovedOrWasKeptAndCountsTheRest) {
 }
 
 TEST(StoreSyncReporter, ConsoleSaysADryRunAndWhyPendingMissesStayed) {
-  StoreSyncSummary s = summary();
+  StoreSyncSummary s = sync_summary_sample();
   s.dry_run = true;
   s.pending_moved = 0;
   s.misses_moved = 0;
   s.pending_left = 2;
   s.pending_left_why = "the source is read-only (no write permission)";
-  const std::string text = written("console", s);
+  const std::string text = sync_written("console", s);
   EXPECT_EQ(text.rfind("dry run (nothing written): ", 0), 0u) << text;
   EXPECT_NE(text.find("would copy"), std::string::npos) << text;
   EXPECT_NE(text.find("entries: 1 would be copied"), std::string::npos) << text;
@@ -70,9 +70,9 @@ TEST(StoreSyncReporter, ConsoleSaysADryRunAndWhyPendingMissesStayed) {
 }
 
 TEST(StoreSyncReporter, JsonHasTheCountsAndEveryEntrysAction) {
-  StoreSyncSummary s = summary();
+  StoreSyncSummary s = sync_summary_sample();
   s.entries[0].action = SyncAction::failed;
-  const nlohmann::json j = nlohmann::json::parse(written("json", s));
+  const nlohmann::json j = nlohmann::json::parse(sync_written("json", s));
   EXPECT_FALSE(j.at("complete").get<bool>()) << "a failed entry: not complete";
   EXPECT_EQ(j.at("counts").at("failed"), 1);
   EXPECT_EQ(j.at("counts").at("kept_newer"), 1);
@@ -87,7 +87,7 @@ TEST(StoreSyncReporter, JsonHasTheCountsAndEveryEntrysAction) {
 
 TEST(StoreSyncReporter, HtmlHasNoPageForIt) {
   std::ostringstream out;
-  EXPECT_THROW(make_reporter("html")->write(summary(), out), UsageError);
+  EXPECT_THROW(make_reporter("html")->write(sync_summary_sample(), out), UsageError);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ using testing::sample;
 
 // An entry with every field the stores keep filled in: evidence with a reading and a
 // failure, a search record, a scope, identity parts in clear.
-StoredChoice rich(std::string digest, std::string op = "sgemm") {
+StoredChoice rich_choice(std::string digest, std::string op = "sgemm") {
   StoredChoice c = sample(std::move(digest), std::move(op));
   c.device.backend = "cpu";
   c.device.compute_units = 16;
@@ -55,20 +55,20 @@ StoredChoice rich(std::string digest, std::string op = "sgemm") {
 }
 
 // Every stored field of an entry, as the stores write them.
-std::string row_of(const StoredChoice& c) {
+std::string stored_row_of(const StoredChoice& c) {
   std::string row;
   for (const std::string& t : detail::choice_texts(c)) row += t + "\x1f";
   return row + std::to_string(c.measured) + std::to_string(c.budget_cut) +
          std::to_string(c.created_at) + c.tunekit_version + "\x1f" + c.stale;
 }
 
-std::map<std::string, std::string> rows_of(Store& store) {
+std::map<std::string, std::string> stored_rows_of(Store& store) {
   std::map<std::string, std::string> rows;
-  for (const StoredChoice& c : store.list()) rows[c.identity_digest] = row_of(c);
+  for (const StoredChoice& c : store.list()) rows[c.identity_digest] = stored_row_of(c);
   return rows;
 }
 
-std::map<std::string, std::int64_t> pending_of(Store& store) {
+std::map<std::string, std::int64_t> pending_counts_in(Store& store) {
   std::map<std::string, std::int64_t> counts;
   for (const PendingMiss& m : store.pending()) counts[m.identity_digest] = m.count;
   return counts;
@@ -105,7 +105,7 @@ class StoreSync : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(StoreSync, EveryFieldOfEveryEntryBansAndPendingMissesArrive) {
-  source_->put(rich("aaa111"));
+  source_->put(rich_choice("aaa111"));
   source_->put(sample("bbb222", "softmax"));
   source_->mark_stale("bbb222", "failed re-validation");
   source_->ban(ban_of("aaa111", "slow", "crashed"));
@@ -119,19 +119,20 @@ TEST_P(StoreSync, EveryFieldOfEveryEntryBansAndPendingMissesArrive) {
   EXPECT_EQ(s.bans_copied, 1u);
   EXPECT_EQ(s.pending_moved, 1u);
   EXPECT_EQ(s.misses_moved, 4);
-  EXPECT_EQ(rows_of(*target_), rows_of(*source_)) << "every field, the stale mark included";
+  EXPECT_EQ(stored_rows_of(*target_), stored_rows_of(*source_))
+      << "every field, the stale mark included";
   EXPECT_EQ(target_->find("bbb222")->stale, "failed re-validation");
   EXPECT_EQ(target_->find("aaa111")->scope, "graph");
   ASSERT_EQ(target_->bans("aaa111").size(), 1u);
   EXPECT_EQ(target_->bans("aaa111")[0].reason, "crashed");
-  EXPECT_EQ(pending_of(*target_), (std::map<std::string, std::int64_t>{{"ccc333", 4}}));
+  EXPECT_EQ(pending_counts_in(*target_), (std::map<std::string, std::int64_t>{{"ccc333", 4}}));
   EXPECT_TRUE(source_->pending().empty()) << "a pending miss moves";
   EXPECT_EQ(s.from, source_->describe());
   EXPECT_TRUE(warnings_.empty()) << warnings_;
 }
 
 TEST_P(StoreSync, ASecondCopyRewritesNothingAndCountsNoMissTwice) {
-  source_->put(rich("aaa111"));
+  source_->put(rich_choice("aaa111"));
   source_->ban(ban_of("aaa111", "slow", "crashed"));
   PendingMiss miss = miss_of("ccc333", "sum", 1700000100);
   miss.count = 3;
@@ -144,7 +145,7 @@ TEST_P(StoreSync, ASecondCopyRewritesNothingAndCountsNoMissTwice) {
   EXPECT_EQ(again.bans_present, 1u);
   EXPECT_EQ(again.bans_copied, 0u);
   EXPECT_EQ(again.pending_moved, 0u);
-  EXPECT_EQ(pending_of(*target_).at("ccc333"), 3) << "not doubled";
+  EXPECT_EQ(pending_counts_in(*target_).at("ccc333"), 3) << "not doubled";
 }
 
 TEST_P(StoreSync, PendingCountsAddToTheTargetsOwn) {
@@ -156,12 +157,12 @@ TEST_P(StoreSync, PendingCountsAddToTheTargetsOwn) {
   source_->record_miss(here);
   const StoreSyncSummary s = sync();
   EXPECT_EQ(s.pending_moved, 1u);
-  EXPECT_EQ(pending_of(*target_).at("ccc333"), 7);
+  EXPECT_EQ(pending_counts_in(*target_).at("ccc333"), 7);
   EXPECT_TRUE(source_->pending().empty());
 }
 
 TEST_P(StoreSync, ANewerTargetEntryIsKeptUnlessForced) {
-  StoredChoice older = rich("aaa111");
+  StoredChoice older = rich_choice("aaa111");
   StoredChoice newer = older;
   newer.winner = "other";
   newer.created_at = older.created_at + 60;
@@ -186,8 +187,8 @@ TEST_P(StoreSync, ANewerTargetEntryIsKeptUnlessForced) {
 }
 
 TEST_P(StoreSync, AStaleMarkTravelsAndIsNotClearedByTheSameMeasurement) {
-  source_->put(rich("aaa111"));
-  target_->put(rich("aaa111"));
+  source_->put(rich_choice("aaa111"));
+  target_->put(rich_choice("aaa111"));
   source_->mark_stale("aaa111", "failed live");
   EXPECT_EQ(sync().entries[0].action, SyncAction::replaced);
   EXPECT_EQ(target_->find("aaa111")->stale, "failed live");
@@ -195,7 +196,7 @@ TEST_P(StoreSync, AStaleMarkTravelsAndIsNotClearedByTheSameMeasurement) {
 
   // The other way: the target marked the same measurement stale; the source's copy without
   // the mark does not clear it, --force does.
-  source_->put(rich("aaa111"));
+  source_->put(rich_choice("aaa111"));
   EXPECT_EQ(sync().entries[0].action, SyncAction::kept_stale);
   EXPECT_EQ(target_->find("aaa111")->stale, "failed live");
   StoreSyncOptions force;
@@ -205,15 +206,15 @@ TEST_P(StoreSync, AStaleMarkTravelsAndIsNotClearedByTheSameMeasurement) {
 }
 
 TEST_P(StoreSync, ADryRunSaysWhatWouldHappenAndWritesNothing) {
-  source_->put(rich("aaa111"));
+  source_->put(rich_choice("aaa111"));
   source_->ban(ban_of("aaa111", "slow", "crashed"));
   source_->record_miss(miss_of("ccc333", "sum", 1700000100));
   StoredChoice newer = sample("bbb222", "softmax");
   newer.created_at += 60;
   source_->put(sample("bbb222", "softmax"));
   target_->put(newer);
-  const auto target_before = rows_of(*target_);
-  const auto source_before = rows_of(*source_);
+  const auto target_before = stored_rows_of(*target_);
+  const auto source_before = stored_rows_of(*source_);
   StoreSyncOptions dry;
   dry.dry_run = true;
   const StoreSyncSummary s = sync(dry);
@@ -222,8 +223,8 @@ TEST_P(StoreSync, ADryRunSaysWhatWouldHappenAndWritesNothing) {
   EXPECT_EQ(s.count(SyncAction::kept_newer), 1u);
   EXPECT_EQ(s.bans_copied, 1u);
   EXPECT_EQ(s.pending_moved, 1u);
-  EXPECT_EQ(rows_of(*target_), target_before);
-  EXPECT_EQ(rows_of(*source_), source_before);
+  EXPECT_EQ(stored_rows_of(*target_), target_before);
+  EXPECT_EQ(stored_rows_of(*source_), source_before);
   EXPECT_TRUE(target_->bans().empty());
   EXPECT_TRUE(target_->pending().empty());
   EXPECT_EQ(source_->pending().size(), 1u);
@@ -235,7 +236,7 @@ TEST_P(StoreSync, ADryRunSaysWhatWouldHappenAndWritesNothing) {
 }
 
 TEST_P(StoreSync, OpAndKeyOrDigestFiltersSelectEntriesWithTheirBansAndMisses) {
-  source_->put(rich("aaa111"));
+  source_->put(rich_choice("aaa111"));
   source_->put(sample("bbb222", "softmax"));
   source_->ban(ban_of("aaa111", "slow", "crashed"));
   source_->record_miss(miss_of("ccc333", "sum", 5));
@@ -306,7 +307,7 @@ TEST(StoreSyncFailures, WhatTheTargetDidNotKeepIsFailedAndTheMissStaysInTheSourc
   testing::StoreUnderTest from("sqlite"), to("sqlite");
   auto source = open_store(from.spec(), {});
   ASSERT_NE(source, nullptr);
-  source->put(rich("aaa111"));
+  source->put(rich_choice("aaa111"));
   source->record_miss(miss_of("ccc333", "sum", 5));
   std::string warnings;
   StoreOptions no_wait;

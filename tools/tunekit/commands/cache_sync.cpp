@@ -64,8 +64,8 @@ constexpr SyncRefusal kSyncRefusals[] = {
      "check that the server runs and the URL (host, port, user, database) is right"},
 };
 
-[[noreturn]] void refuse(const SyncCommand& command, const char* side, const std::string& shown,
-                         StoreState state, const std::string& why) {
+[[noreturn]] void refuse_sync(const SyncCommand& command, const char* side,
+                              const std::string& shown, StoreState state, const std::string& why) {
   const SyncRefusal* refusal = nullptr;
   for (const SyncRefusal& r : kSyncRefusals)
     if (r.state == state) refusal = &r;
@@ -80,7 +80,7 @@ struct SyncSide {
   StoreOpening opening;
 };
 
-std::string spec_of(const std::string& given, const char* option) {
+std::string sync_spec_of(const std::string& given, const char* option) {
   const std::string spec = resolve_store_spec(given);
   const std::string shown = shown_store_spec(spec);
   if (shown == "none" || shown == "memory") {
@@ -94,7 +94,7 @@ std::string spec_of(const std::string& given, const char* option) {
 
 // Opens one side quietly (its refusal is said once, by `refuse`), then lets the store warn
 // through the tool's log for the rest of the run (a write it could not make, say).
-SyncSide open_side(const SyncCommand& command, const std::string& spec, bool target) {
+SyncSide open_sync_side(const SyncCommand& command, const std::string& spec, bool target) {
   SyncSide side{spec, shown_store_spec(spec), {}};
   auto opened = std::make_shared<bool>(false);
   const WarningSink log = command.log.warning_sink();
@@ -117,20 +117,20 @@ SyncSide open_side(const SyncCommand& command, const std::string& spec, bool tar
   const bool usable = state == StoreState::ready || state == StoreState::read_only ||
                       (state == StoreState::missing && command.dry_run);
   if (!usable || (target && state == StoreState::read_only))
-    refuse(command, role, side.shown, state, side.opening.why);
+    refuse_sync(command, role, side.shown, state, side.opening.why);
   return side;
 }
 
 void run_sync(const SyncCommand& command, bool push) {
-  const std::string from = spec_of(command.from, "--from");
-  const std::string to = spec_of(command.to, "--to");
+  const std::string from = sync_spec_of(command.from, "--from");
+  const std::string to = sync_spec_of(command.to, "--to");
   if (same_store(from, to)) {
     throw UsageError(
         fmt::format("{} and {} name the same store: nothing to copy (give the other store with {})",
                     shown_store_spec(from), shown_store_spec(to), push ? "--to" : "--from"));
   }
-  SyncSide source = open_side(command, from, /*target=*/false);
-  SyncSide target = open_side(command, to, /*target=*/true);
+  SyncSide source = open_sync_side(command, from, /*target=*/false);
+  SyncSide target = open_sync_side(command, to, /*target=*/true);
   StoreSyncOptions options;
   options.op = command.op;
   options.what = command.what;
@@ -150,7 +150,7 @@ void run_sync(const SyncCommand& command, bool push) {
   if (!summary.complete()) throw CLI::RuntimeError(1);  // the summary says what did not arrive
 }
 
-void add_common(CLI::App& sub, SyncCommand& command) {
+void add_sync_flags(CLI::App& sub, SyncCommand& command) {
   sub.add_option("what", command.what,
                  "Only these: identity digests (or prefixes of at least 6 hex digits), key "
                  "digests or keys, as 'cache show' takes them (default: everything)");
@@ -182,7 +182,7 @@ void register_push_pull(CLI::App& cache) {
   push->add_option("--to", command->to, "The store to copy into: postgresql://... or sqlite:PATH")
       ->required();
   push->add_option("--from,--store", command->from, local);
-  add_common(*push, *command);
+  add_sync_flags(*push, *command);
   push->callback([command, push] {
     command->log = tool_log(*push);
     run_sync(*command, /*push=*/true);
@@ -194,7 +194,7 @@ void register_push_pull(CLI::App& cache) {
                    "The store to copy from: postgresql://... or sqlite:PATH")
       ->required();
   pull->add_option("--to,--store", command->to, local);
-  add_common(*pull, *command);
+  add_sync_flags(*pull, *command);
   pull->callback([command, pull] {
     command->log = tool_log(*pull);
     run_sync(*command, /*push=*/false);

@@ -140,6 +140,39 @@ bool names_key(const std::string& op, const std::string& stored_key, const std::
 std::vector<const StoredChoice*> find_stored(const std::vector<StoredChoice>& entries,
                                              const std::string& what, const StoredLookup& how);
 
+// A tuning lease (docs/fleet.md "Leases"): one tuner per identity across the processes and
+// machines that share a store. The first process to miss an identity takes its lease, renews
+// it while it searches, and releases it once the choice is stored; a holder killed without
+// releasing loses it when it expires. Expiry is judged by the store's clock (the server's
+// now() for PostgreSQL, this machine's for SQLite), so machines' clocks never have to agree.
+struct TuningLease {
+  std::string identity_digest;  // hex of Identity::digest()
+  std::string op;               // what it is a lease for, for listings
+  std::string key;              // text form
+  std::string holder;           // who holds it: "host:pid:start:n" (lease_holder_name)
+  std::int64_t taken_at_ms = 0;    // unix milliseconds, the store's clock
+  std::int64_t expires_at_ms = 0;  // unix milliseconds, the store's clock
+};
+
+// What take_lease found.
+enum class LeaseState {
+  held,        // the caller holds it now (new, taken over from an expired holder, or its own)
+  busy,        // another holder's lease is live: `current` says whose, and until when
+  unavailable  // the store could not be asked (memory-only, read-only, server away): no
+               // exclusion; the caller tunes as if no store were shared
+};
+std::string_view to_string(LeaseState state);
+
+struct LeaseTaking {
+  LeaseState state = LeaseState::unavailable;
+  TuningLease current;  // held: the caller's lease; busy: the other holder's
+  std::string why;      // unavailable: the cause
+};
+
+// A name for this process's leases, unique across machines and process restarts: the host
+// name, the pid, the process's start time and `n` (one per Tuner in a process).
+std::string lease_holder_name(std::uint64_t n);
+
 using WarningSink = std::function<void(std::string_view)>;
 
 class Store {
@@ -168,6 +201,23 @@ class Store {
   virtual std::vector<PendingMiss> pending(std::string_view op = {}) = 0;
   // Removes the pending record of an identity; returns how many were removed (0 or 1).
   virtual std::size_t remove_pending(std::string_view identity_digest) = 0;
+
+  // Takes the lease of `wanted.identity_digest` for `wanted.holder` (op and key as given),
+  // expiring `ttl` from now by the store's clock, unless another holder's lease is live: one
+  // atomic step, so of any number of processes asking at once exactly one is answered held.
+  // An expired lease is taken over; the holder's own live lease is renewed.
+  virtual LeaseTaking take_lease(const TuningLease& wanted, std::chrono::milliseconds ttl) = 0;
+  // Pushes the holder's lease out to `ttl` from now. false: it is not the holder's any more
+  // (it expired and another took it, or it was released) or the store could not be asked.
+  virtual bool renew_lease(std::string_view identity_digest, std::string_view holder,
+                           std::chrono::milliseconds ttl) = 0;
+  // Drops the holder's lease (another holder's is left alone; none: nothing happens).
+  virtual void release_lease(std::string_view identity_digest, std::string_view holder) = 0;
+  // Every lease the store has, live or expired (expired ones are taken over, not deleted,
+  // until released), by identity digest.
+  virtual std::vector<TuningLease> leases() = 0;
+  // The store's clock, unix milliseconds (what expires_at_ms is compared with).
+  virtual std::int64_t now_ms() = 0;
 };
 
 // How a store file is opened (DESIGN §8). TunerOptions::persist.store_options;

@@ -58,6 +58,14 @@ const std::vector<std::vector<std::string>>& migrations() {
   last_seen BIGINT NOT NULL,
   seq BIGSERIAL))sql",
        "CREATE INDEX IF NOT EXISTS pending_op ON @S.pending(op)"},
+      // 2: tuning leases (docs/fleet.md "Leases"); times are unix ms of the server's clock.
+      {R"sql(CREATE TABLE IF NOT EXISTS @S.leases(
+  identity_digest TEXT PRIMARY KEY,
+  op TEXT NOT NULL,
+  key TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  taken_at_ms BIGINT NOT NULL,
+  expires_at_ms BIGINT NOT NULL))sql"},
   };
   return steps;
 }
@@ -176,6 +184,12 @@ PgSchemaState ensure_pg_schema(PgSession& s, const std::string& schema, bool cre
       }
     }
     if (e.failure() != PgFailure::denied && e.failure() != PgFailure::refused) throw;
+    // A role that may read an older schema but not migrate it is served it read-only, as
+    // it was before this tunekit (what the older schema lacks is unavailable).
+    if (e.failure() == PgFailure::denied && version >= 1)
+      return {StoreState::ready, "", version,
+              "the role may not migrate it from schema " + std::to_string(version) + " to " +
+                  std::to_string(kPgSchemaVersion) + " (" + e.what() + ")"};
     return {StoreState::not_creatable, "not initialisable (" + std::string(e.what()) + ")"};
   }
 }

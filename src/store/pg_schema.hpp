@@ -12,7 +12,8 @@
 namespace tunekit::detail {
 
 // 1: entries (with stale marks), bans and pending misses, as the SQLite store's schema 2.
-inline constexpr int kPgSchemaVersion = 1;
+// 2: tuning leases, as the SQLite store's schema 3.
+inline constexpr int kPgSchemaVersion = 2;
 
 // A spec split into what libpq reads and what tunekit reads from it.
 struct PgLocation {
@@ -32,6 +33,8 @@ struct PgSchemaState {
   StoreState state = StoreState::ready;  // ready, missing, newer_schema, not_a_store,
                                          // not_creatable
   std::string why;
+  int version = kPgSchemaVersion;  // older only when ready but read_only_why says why
+  std::string read_only_why;       // ready at an older version this role may not migrate
 };
 
 // Checks the schema's version and, when `create`, creates or migrates it. Connection

@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -82,10 +83,39 @@ struct PgStatements {
     remove = {"DELETE FROM " + bans_table + " WHERE " + related,
               "DELETE FROM " + pending_table + " WHERE " + related,
               "DELETE FROM " + choices + " WHERE " + matches};
+    lease_statements(pg_table(schema, "leases"));
   }
   std::string find, list_all, list_op, put, stale, ban, bans_all, bans_of, miss, pending_all,
       pending_op, remove_pending;
   std::vector<std::string> remove;
+  std::string take_lease, lease_of, renew_lease, release_lease, leases, now_ms;
+
+ private:
+  // The server's clock judges every lease (docs/fleet.md "Leases"): clients' clocks never
+  // have to agree. $1..$4: digest, op, key, holder; $5: ttl in ms.
+  void lease_statements(const std::string& table) {
+    const std::string clock = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+    const std::string columns = "identity_digest, op, key, holder, taken_at_ms, expires_at_ms";
+    // One statement, so atomic: it inserts, takes over an expired lease or renews the
+    // holder's own; another holder's live lease is left alone and nothing is returned.
+    take_lease = "WITH now AS (SELECT " + clock + " AS ms) INSERT INTO " + table + " AS lease(" +
+                 columns +
+                 ") SELECT $1::text, $2::text, $3::text, $4::text, ms, ms + $5::bigint FROM now "
+                 "ON CONFLICT "
+                 "(identity_digest) DO UPDATE SET op = EXCLUDED.op, key = EXCLUDED.key, "
+                 "holder = EXCLUDED.holder, taken_at_ms = CASE WHEN lease.holder = "
+                 "EXCLUDED.holder AND lease.expires_at_ms >= EXCLUDED.taken_at_ms THEN "
+                 "lease.taken_at_ms ELSE EXCLUDED.taken_at_ms END, expires_at_ms = "
+                 "EXCLUDED.expires_at_ms WHERE lease.expires_at_ms < EXCLUDED.taken_at_ms OR "
+                 "lease.holder = EXCLUDED.holder RETURNING " +
+                 columns;
+    lease_of = "SELECT " + columns + " FROM " + table + " WHERE identity_digest = $1";
+    renew_lease = "UPDATE " + table + " SET expires_at_ms = " + clock +
+                  " + $3::bigint WHERE identity_digest = $1 AND holder = $2";
+    release_lease = "DELETE FROM " + table + " WHERE identity_digest = $1 AND holder = $2";
+    leases = "SELECT " + columns + " FROM " + table + " ORDER BY identity_digest COLLATE \"C\"";
+    now_ms = "SELECT " + clock;
+  }
 };
 
 std::vector<std::string> put_params(const StoredChoice& c) {
@@ -96,6 +126,16 @@ std::vector<std::string> put_params(const StoredChoice& c) {
   p.push_back(std::to_string(c.created_at));
   p.push_back(c.tunekit_version);
   return p;
+}
+
+TuningLease lease_from_row(const PgRows::Row& row) {
+  return {row.text(0), row.text(1), row.text(2), row.text(3), row.integer(4), row.integer(5)};
+}
+
+std::int64_t local_now_ms() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 template <class T, class FromRow>
@@ -112,13 +152,14 @@ std::vector<T> all_rows(const PgRows& rows, FromRow&& from_row) {
 class PostgresStore final : public Store {
  public:
   PostgresStore(PgLocation where, const StoreOptions& options, WarningSink warn,
-                std::unique_ptr<PgSession> session, std::string read_only_why)
+                std::unique_ptr<PgSession> session, std::string read_only_why, int version)
       : where_(std::move(where)),
         options_(options),
         warn_(std::move(warn)),
         sql_(where_.schema),
         session_(std::move(session)),
-        read_only_why_(std::move(read_only_why)) {}
+        read_only_why_(std::move(read_only_why)),
+        version_(version) {}
 
   // One last try for what was kept: a choice made while the server was away is not given up
   // while it can still be written.
@@ -236,8 +277,76 @@ class PostgresStore final : public Store {
     return removed;
   }
 
+  LeaseTaking take_lease(const TuningLease& wanted, milliseconds ttl) override {
+    LeaseTaking taking;
+    const std::vector<std::string> params{wanted.identity_digest, wanted.op, wanted.key,
+                                          wanted.holder, std::to_string(ttl.count())};
+    std::string why = leasing([&](PgSession& s) { taking = take_on(s, params); });
+    if (!why.empty()) return {LeaseState::unavailable, {}, std::move(why)};
+    return taking;
+  }
+
+  bool renew_lease(std::string_view identity_digest, std::string_view holder,
+                   milliseconds ttl) override {
+    bool renewed = false;
+    leasing([&](PgSession& s) {
+      renewed = s.run(sql_.renew_lease, {std::string(identity_digest), std::string(holder),
+                                         std::to_string(ttl.count())})
+                    .affected() == 1;
+    });
+    return renewed;
+  }
+
+  void release_lease(std::string_view identity_digest, std::string_view holder) override {
+    leasing([&](PgSession& s) {
+      s.run(sql_.release_lease, {std::string(identity_digest), std::string(holder)});
+    });
+  }
+
+  std::vector<TuningLease> leases() override {
+    std::vector<TuningLease> out;
+    if (version_ < 2) return out;  // an older schema this role may not migrate: no leases
+    read([&](PgSession& s) { out = all_rows<TuningLease>(s.run(sql_.leases), lease_from_row); });
+    return out;
+  }
+
+  // The server's clock; this machine's only while the server cannot be reached (nothing is
+  // judged by it then: every lease is unavailable).
+  std::int64_t now_ms() override {
+    std::optional<std::int64_t> server;
+    read([&](PgSession& s) { server = s.run(sql_.now_ms).row(0).integer(0); });
+    return server ? *server : local_now_ms();
+  }
+
  private:
   using Apply = std::function<void(PgSession&)>;
+
+  // The upsert returns the row only when the caller holds the lease; else the live lease of
+  // the other holder is read. When that one was released meanwhile, the take is tried again.
+  LeaseTaking take_on(PgSession& s, const std::vector<std::string>& params) {
+    for (int round = 0; round < 3; ++round) {
+      const PgRows taken = s.run(sql_.take_lease, params);
+      if (taken.size() > 0) return {LeaseState::held, lease_from_row(taken.row(0)), ""};
+      const PgRows other = s.run(sql_.lease_of, {params[0]});
+      if (other.size() > 0) return {LeaseState::busy, lease_from_row(other.row(0)), ""};
+    }
+    return {LeaseState::unavailable, {}, "the lease of " + params[0] + " kept changing hands"};
+  }
+
+  // A lease operation: now or not at all (a lease kept for later would claim what nobody
+  // holds). Empty when the server answered, else why not, naming the store.
+  std::string leasing(const Apply& apply) {
+    std::lock_guard lock(mutex_);
+    if (!writable())
+      return "the store " + where_.shown + " is " +
+             (off_ ? "no longer usable this session" : "read-only (" + read_only_why_ + ")");
+    if (!session_ && !retry_due())
+      return "the store " + where_.shown + " cannot be reached (" + last_why_ + ")";
+    std::string refusal;
+    if (attempt(apply, options_.write_wait, nullptr, &refusal)) return refusal;
+    down(last_why_);
+    return "the store " + where_.shown + " cannot be reached (" + last_why_ + ")";
+  }
   enum class Retry { always, rate_limited };
 
   // A read under the mutex and the read wait; nothing (memory-only) while the server is away.
@@ -268,7 +377,10 @@ class PostgresStore final : public Store {
 
   // Runs `apply`, reaching the server again once when the connection was lost (a terminated
   // backend or a restarted server costs no warning). False: the server is unreachable.
-  bool attempt(const Apply& apply, milliseconds wait, const char* doing) {
+  // With `refusal`, a refusal is told there instead of warned about (a lease's caller reports
+  // it; it says nothing about the store's other tables).
+  bool attempt(const Apply& apply, milliseconds wait, const char* doing,
+               std::string* refusal = nullptr) {
     for (int round = 0; round < 2; ++round) {
       if (!session_ && !reach()) return false;
       try {
@@ -277,7 +389,10 @@ class PostgresStore final : public Store {
         return true;
       } catch (const PgError& e) {
         if (e.failure() != PgFailure::lost) {
-          refused(e, doing);
+          if (refusal)
+            *refusal = "the store " + where_.shown + " refused it (" + e.what() + ")";
+          else
+            refused(e, doing);
           return true;  // answered (with a refusal): nothing to keep
         }
         session_.reset();
@@ -306,6 +421,8 @@ class PostgresStore final : public Store {
              "; running memory-only for the rest of this session");
         return false;
       }
+      version_ = schema.version;
+      if (!schema.read_only_why.empty()) read_only_why_ = schema.read_only_why;
       session_ = std::move(session);
     } catch (const PgError& e) {
       last_why_ = e.what();
@@ -396,6 +513,7 @@ class PostgresStore final : public Store {
   PgStatements sql_;
   std::unique_ptr<PgSession> session_;  // null while the server is away
   std::string read_only_why_;
+  int version_;             // the schema's (older only when this role may not migrate it)
   std::deque<Apply> kept_;  // writes made while it was away, oldest first
   std::string last_why_;
   Clock::time_point last_attempt_ = Clock::now();
@@ -440,6 +558,7 @@ StoreOpening open_postgres_store(const std::string& spec, const StoreOptions& op
   };
   std::unique_ptr<PgSession> session;
   std::string read_only;
+  int version = kPgSchemaVersion;
   try {
     session = PgSession::connect(where.url, options.read_wait);
     session->wait_at_most(options.write_wait);
@@ -451,7 +570,9 @@ StoreOpening open_postgres_store(const std::string& spec, const StoreOptions& op
       return o;
     }
     if (schema.state != StoreState::ready) return refuse(schema.state, schema.why);
-    read_only = read_only_why(*session, where.schema);
+    version = schema.version;
+    read_only =
+        schema.read_only_why.empty() ? read_only_why(*session, where.schema) : schema.read_only_why;
   } catch (const PgError& e) {
     if (e.failure() == PgFailure::denied)
       return refuse(StoreState::unreadable, "not usable by you (" + std::string(e.what()) + ")");
@@ -466,7 +587,7 @@ StoreOpening open_postgres_store(const std::string& spec, const StoreOptions& op
     opened.message = "the store " + where.shown + " is read-only (" + read_only + ")";
   }
   opened.store =
-      std::make_unique<PostgresStore>(where, options, warn, std::move(session), read_only);
+      std::make_unique<PostgresStore>(where, options, warn, std::move(session), read_only, version);
   return opened;
 }
 

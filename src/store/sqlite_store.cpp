@@ -9,16 +9,16 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include "store/evidence_codec.hpp"
+#include "store/sqlite_connection.hpp"
+#include "store/sqlite_leases.hpp"
 #include "store/store_path_check.hpp"
 #include "store/store_rows.hpp"
 
 namespace tunekit::detail {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // The current schema. Every statement is idempotent: a store of an older version gets the
@@ -65,167 +65,15 @@ CREATE TABLE IF NOT EXISTS pending(
   last_seen INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS pending_op ON pending(op);
 )sql";
+// The tables of the current schema, in the order kSchema and the leases make them.
+const std::string& schema_sql() {
+  static const std::string sql = std::string(kSchema) + kSqliteLeasesTable;
+  return sql;
+}
 
-// Schema 1 -> 2: entries gain `stale` (bans and pending come from kSchema).
+// Schema 1 -> 2: entries gain `stale` (bans and pending come from kSchema). 2 -> 3 adds only
+// the leases table (kSqliteLeasesTable, run with kSchema): the version number is all it writes.
 const char* const kMigrateTo2 = "ALTER TABLE choices ADD COLUMN stale TEXT NOT NULL DEFAULT '';";
-
-bool is_busy(int rc) {
-  return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
-}
-
-void back_off(int attempt) {
-  std::this_thread::sleep_for(milliseconds(std::min(1 + attempt, 25)));
-}
-
-std::string seconds_text(milliseconds wait) {
-  const auto ms = wait.count();
-  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
-}
-
-// A connection and the deadline of the operation running on it: SQLite's busy handler and
-// retry() both stop waiting there, so one operation never waits past its bound (the old
-// unbounded retries stalled every command for a minute behind a lock).
-class Connection {
- public:
-  explicit Connection(sqlite3* db) : db_(db) {
-    sqlite3_busy_handler(db_, &Connection::on_busy, this);
-  }
-  ~Connection() { sqlite3_close(db_); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  sqlite3* get() const { return db_; }
-  void wait_at_most(milliseconds wait) {
-    wait_ = wait;
-    deadline_ = Clock::now() + wait;
-  }
-  bool expired() const { return Clock::now() >= deadline_; }
-
-  // Runs fn until it stops failing with SQLITE_BUSY/LOCKED or the deadline passes.
-  template <class Fn>
-  int retry(Fn&& fn) {
-    for (int attempt = 0;; ++attempt) {
-      const int rc = fn();
-      if (!is_busy(rc) || expired()) return rc;
-      back_off(attempt);
-    }
-  }
-
-  // Why a call failed, in words; a lock is named as such ("database is locked" alone does not
-  // say that another process holds it, nor how long tunekit waited).
-  std::string failure(int rc, const char* message = nullptr) const {
-    std::string text = message ? message : sqlite3_errmsg(db_);
-    if (text.empty() || text == "not an error") text = sqlite3_errstr(rc);
-    if (is_busy(rc))
-      return "locked by another process (" + text + "; waited " + seconds_text(wait_) + ")";
-    return text;
-  }
-
- private:
-  static int on_busy(void* self, int attempt) {
-    if (static_cast<Connection*>(self)->expired()) return 0;
-    back_off(attempt);
-    return 1;
-  }
-
-  sqlite3* db_;
-  milliseconds wait_{0};
-  Clock::time_point deadline_ = Clock::now();
-};
-
-// An SQLite failure: its result code and the text Connection::failure made of it.
-class SqlError : public std::runtime_error {
- public:
-  SqlError(int rc, const std::string& what) : std::runtime_error(what), rc_(rc) {}
-  int rc() const { return rc_; }
-
- private:
-  int rc_;
-};
-
-class Statement {
- public:
-  Statement(Connection& c, const std::string& sql) {
-    const int rc = c.retry([&] {
-      sqlite3_finalize(stmt_);
-      stmt_ = nullptr;
-      return sqlite3_prepare_v2(c.get(), sql.c_str(), -1, &stmt_, nullptr);
-    });
-    if (rc != SQLITE_OK) {
-      SqlError error(rc, c.failure(rc));
-      sqlite3_finalize(stmt_);
-      throw error;
-    }
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  sqlite3_stmt* get() { return stmt_; }
-  void bind(int i, std::string_view text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void bind(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  std::string text(int col) {
-    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : "";
-  }
-  std::int64_t integer(int col) { return sqlite3_column_int64(stmt_, col); }
-
-  // Steps to the next row (SQLITE_ROW), to the end (SQLITE_DONE) or to a failure, retrying a
-  // busy step from the start until the deadline; `restarted` is told when rows already seen
-  // will come again.
-  template <class OnRestart>
-  int step(Connection& c, OnRestart&& restarted) {
-    for (int attempt = 0;; ++attempt) {
-      const int rc = sqlite3_step(stmt_);
-      if (!is_busy(rc) || c.expired()) return rc;
-      sqlite3_reset(stmt_);
-      restarted();
-      back_off(attempt);
-    }
-  }
-  int step(Connection& c) {
-    return step(c, [] {});
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-// Steps a statement that returns no rows; a failure is an SqlError.
-void step_done(Connection& c, Statement& s) {
-  const int rc = s.step(c);
-  if (rc != SQLITE_DONE) throw SqlError(rc, c.failure(rc));
-}
-
-// Every row of a query, read by `row`; a busy step that restarts the query starts over.
-template <class T, class Row>
-std::vector<T> rows_of(Connection& c, Statement& s, Row&& row) {
-  std::vector<T> out;
-  int rc;
-  while ((rc = s.step(c, [&] { out.clear(); })) == SQLITE_ROW) out.push_back(row(s));
-  if (rc != SQLITE_DONE) throw SqlError(rc, c.failure(rc));
-  return out;
-}
-
-void exec_or_throw(Connection& c, const char* sql) {
-  const int rc = c.retry([&] { return sqlite3_exec(c.get(), sql, nullptr, nullptr, nullptr); });
-  if (rc != SQLITE_OK) throw SqlError(rc, c.failure(rc));
-}
-
-// Runs `body` in one write transaction: several statements land together or not at all.
-template <class Body>
-auto in_transaction(Connection& c, Body&& body) {
-  exec_or_throw(c, "BEGIN IMMEDIATE");
-  try {
-    auto result = body();
-    exec_or_throw(c, "COMMIT");
-    return result;
-  } catch (...) {
-    sqlite3_exec(c.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-}
 
 // How the store was opened, for SqliteStore.
 struct OpenedAs {
@@ -384,6 +232,38 @@ class SqliteStore final : public Store {
     return removed;
   }
 
+  // Leases go through the write path (its bounded wait, its memory-only degradation) and are
+  // never kept for later: a store that cannot be written answers unavailable, with the cause.
+  LeaseTaking take_lease(const TuningLease& wanted, milliseconds ttl) override {
+    LeaseTaking taking;
+    std::string why = write(Doing::write, options_.write_wait,
+                            [&] { taking = take_sqlite_lease(*c_, wanted, ttl); });
+    if (!why.empty()) return {LeaseState::unavailable, {}, std::move(why)};
+    return taking;
+  }
+
+  bool renew_lease(std::string_view identity_digest, std::string_view holder,
+                   milliseconds ttl) override {
+    bool renewed = false;
+    write(Doing::write, options_.write_wait,
+          [&] { renewed = renew_sqlite_lease(*c_, identity_digest, holder, ttl); });
+    return renewed;
+  }
+
+  void release_lease(std::string_view identity_digest, std::string_view holder) override {
+    write(Doing::remove, options_.write_wait,
+          [&] { release_sqlite_lease(*c_, identity_digest, holder); });
+  }
+
+  std::vector<TuningLease> leases() override {
+    std::vector<TuningLease> out;
+    if (as_.version < 3) return out;  // an older read-only file has no leases table
+    read([&] { out = sqlite_leases(*c_); });
+    return out;
+  }
+
+  std::int64_t now_ms() override { return sqlite_lease_now_ms(); }
+
  private:
   enum class Doing { read, write, remove };
 
@@ -407,17 +287,24 @@ class SqliteStore final : public Store {
   }
 
   // One write under the mutex, waiting at most `wait` for a lock; skipped (after the one
-  // warning) when the store cannot be written.
+  // warning) when the store cannot be written. Returns why it was not done (empty: done).
   template <class Fn>
-  void write(Doing doing, std::chrono::milliseconds wait, Fn&& fn) {
+  std::string write(Doing doing, std::chrono::milliseconds wait, Fn&& fn) {
     std::lock_guard lock(mutex_);
-    if (!writable()) return;
+    if (!writable()) return unwritable_why();
     c_->wait_at_most(wait);
     try {
       fn();
+      return {};
     } catch (const SqlError& e) {
       failed(doing, e.rc(), e.what());
+      return "the store " + path_ + " failed: " + e.what();
     }
+  }
+
+  std::string unwritable_why() const {
+    if (as_.read_only) return "the store " + path_ + " is read-only (" + as_.read_only_why + ")";
+    return "the store " + path_ + " is memory-only for this session (it was " + off_why_ + ")";
   }
 
   // False (after one warning) when nothing can be written: the file is read-only, or a write
@@ -445,6 +332,7 @@ class SqliteStore final : public Store {
     }
     const bool already = writes_off_;
     writes_off_ = true;
+    if (!already) off_why_ = why;
     if (doing == Doing::read) reads_off_ = true;
     if (already && doing != Doing::read) return;
     warn("the store " + path_ + " is " + why + " while " + what +
@@ -465,6 +353,7 @@ class SqliteStore final : public Store {
   WarningSink warn_;
   bool reads_off_ = false;
   bool writes_off_ = false;
+  std::string off_why_;  // what turned writes off (a lock waited out)
   bool warned_read_only_ = false;
 };
 
@@ -586,8 +475,8 @@ std::optional<int> version_now(Connection& c, Problem& p) {
 // is at its old version or at this one, never between.
 Problem create_or_migrate(Connection& c) {
   const std::string schema =
-      std::string("PRAGMA application_id=") + std::to_string(kStoreApplicationId) + ";" + kSchema +
-      "INSERT OR IGNORE INTO tunekit_meta(name, value) VALUES('schema_version', '" +
+      std::string("PRAGMA application_id=") + std::to_string(kStoreApplicationId) + ";" +
+      schema_sql() + "INSERT OR IGNORE INTO tunekit_meta(name, value) VALUES('schema_version', '" +
       std::to_string(kStoreSchemaVersion) + "');";
   if (Problem p = exec(c, schema, false); !p.ok()) return p;
   Problem p;

@@ -8,8 +8,9 @@
 
 namespace tunekit::detail {
 
-// 2: entries may be stale; bans and pending misses (a file of schema 1 is migrated in place).
-inline constexpr int kStoreSchemaVersion = 2;
+// 2: entries may be stale; bans and pending misses. 3: tuning leases (sqlite_leases.hpp).
+// A file of an older schema is migrated in place.
+inline constexpr int kStoreSchemaVersion = 3;
 inline constexpr int kStoreApplicationId = 0x544b4954;  // "TKIT"
 
 // A null store (after a warning naming the file and the state) when the file is not usable.

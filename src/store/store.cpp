@@ -1,5 +1,11 @@
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "store/store_registry.hpp"
@@ -22,7 +28,49 @@ long wait_ms(std::string_view text, std::string_view whole) {
   return ms;
 }
 
+// When this process started, so that a pid the system reused names another holder: the
+// start time in clock ticks since boot (/proc/self/stat, field 22), else the unix milliseconds
+// of the first call (taken once: the same for every lease of this process).
+std::string process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  if (std::getline(stat, line)) {
+    const auto name_end = line.rfind(')');  // the command name may hold spaces and ')'
+    std::istringstream fields(name_end == std::string::npos ? "" : line.substr(name_end + 1));
+    std::string field;
+    for (int n = 3; fields >> field; ++n)
+      if (n == 22) return field;
+  }
+  static const auto first_call = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+  return "t" + std::to_string(first_call);
+}
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') return "unknown-host";
+  return name.data();
+}
+
 }  // namespace
+
+std::string_view to_string(LeaseState state) {
+  switch (state) {
+    case LeaseState::held:
+      return "held";
+    case LeaseState::busy:
+      return "busy";
+    case LeaseState::unavailable:
+      return "unavailable";
+  }
+  return "unknown";
+}
+
+std::string lease_holder_name(std::uint64_t n) {
+  return host_name() + ":" + std::to_string(::getpid()) + ":" + process_start() + ":" +
+         std::to_string(n);
+}
 
 std::string_view to_string(StoreState state) {
   switch (state) {

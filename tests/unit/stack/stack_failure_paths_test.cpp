@@ -3,7 +3,9 @@
 // result without a workspace and a malformed policy are misuse, out of memory bans nothing.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <new>
@@ -50,6 +52,16 @@ class FlakyStore final : public Store {
   void record_miss(const PendingMiss& m) override { inner_->record_miss(m); }
   std::vector<PendingMiss> pending(std::string_view op) override { return inner_->pending(op); }
   std::size_t remove_pending(std::string_view d) override { return inner_->remove_pending(d); }
+  // The stack controller takes no leases: this store offers no exclusion.
+  LeaseTaking take_lease(const TuningLease&, std::chrono::milliseconds) override {
+    return {LeaseState::unavailable, {}, "FlakyStore takes no leases"};
+  }
+  bool renew_lease(std::string_view, std::string_view, std::chrono::milliseconds) override {
+    return false;
+  }
+  void release_lease(std::string_view, std::string_view) override {}
+  std::vector<TuningLease> leases() override { return {}; }
+  std::int64_t now_ms() override { return inner_->now_ms(); }
 
  private:
   std::unique_ptr<Store> inner_;

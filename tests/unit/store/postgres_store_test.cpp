@@ -3,14 +3,16 @@
 // once under concurrent openers, a newer or foreign schema refused and left alone, an
 // unreachable server named with its password masked, a terminated backend reconnected, a
 // server gone mid-run (choices kept, written when it is back; also under a Tuner), a
-// read-only role, a refused write. What every store does is the contract suite
-// (store_contract_test.cpp).
+// read-only role, a refused write; leases for a read-only role, with the server gone (its
+// password masked), and a schema-1 server migrated by a writer but served as it is to a reader.
+// What every store does is the contract suite (store_contract_test.cpp).
 #include "store/postgres_store.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -286,6 +288,109 @@ TEST_F(PostgresStore, ARoleThatMayOnlyReadIsServedReadOnly) {
   ASSERT_EQ(w.seen.size(), 1u) << w.all();
   EXPECT_NE(w.seen[0].find("read-only"), std::string::npos) << w.seen[0];
   EXPECT_FALSE(open_store(spec(), {})->find("b").has_value());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tuning leases (docs/fleet.md "Leases"); what every store does is the contract suite.
+
+constexpr std::chrono::milliseconds kLeaseTtl{60000};
+
+TuningLease lease_for(const std::string& digest, const std::string& holder) {
+  return {digest, "sgemm", "m=1,n=2", holder, 0, 0};
+}
+
+TEST_F(PostgresStore, ARoleThatMayOnlyReadAnswersLeasesUnavailable) {
+  {
+    auto store = open_store(spec(), {});
+    ASSERT_NE(store, nullptr);
+    ASSERT_EQ(store->take_lease(lease_for("a", "writer"), kLeaseTtl).state, LeaseState::held);
+  }
+  const std::string role = make_role();
+  auto admin = postgres_admin();
+  admin->run("GRANT USAGE ON SCHEMA \"" + schema() + "\" TO \"" + role + "\"");
+  admin->run("GRANT SELECT ON ALL TABLES IN SCHEMA \"" + schema() + "\" TO \"" + role + "\"");
+  const std::string reader = with_parameter(spec(), "user=" + role);
+  StoreOpening o = open_store_checked(reader, StoreOptions{}, {});
+  ASSERT_EQ(o.state, StoreState::read_only) << o.message;
+  const LeaseTaking t = o.store->take_lease(lease_for("b", "reader"), kLeaseTtl);
+  EXPECT_EQ(t.state, LeaseState::unavailable);
+  EXPECT_NE(t.why.find("read-only (the role may not write its tables)"), std::string::npos)
+      << t.why;
+  EXPECT_NE(t.why.find(shown_store_spec(reader)), std::string::npos) << t.why;
+  EXPECT_FALSE(o.store->renew_lease("a", "writer", kLeaseTtl));
+  o.store->release_lease("a", "writer");
+  const auto listed = o.store->leases();
+  ASSERT_EQ(listed.size(), 1u) << "a reader still lists them";
+  EXPECT_EQ(listed[0].holder, "writer");
+}
+
+// The holder's connection is refused and its backend terminated (the server is away for it):
+// leases are unavailable, naming the server with its password masked, renew is false, release
+// does nothing, the clock falls back to this machine's; once the server is back the holder's
+// lease is its own again.
+TEST_F(PostgresStore, AServerGoneAnswersLeasesUnavailableNamingItWithThePasswordMasked) {
+  const std::string role = make_role();
+  // The test cluster trusts its users: the password is never checked, only never shown.
+  const std::string url = with_parameter(spec(), "user=" + role + "&password=s3cret");
+  Warnings w;
+  auto store = open_store(url, w.sink());
+  ASSERT_NE(store, nullptr) << w.all();
+  ASSERT_EQ(store->take_lease(lease_for("a", "h1"), kLeaseTtl).state, LeaseState::held);
+  auto admin = postgres_admin();
+  admin->run("ALTER ROLE \"" + role + "\" NOLOGIN");
+  admin->run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", {role});
+  const LeaseTaking t = store->take_lease(lease_for("a", "h1"), kLeaseTtl);
+  EXPECT_EQ(t.state, LeaseState::unavailable);
+  EXPECT_NE(t.why.find("cannot be reached"), std::string::npos) << t.why;
+  EXPECT_NE(t.why.find(shown_store_spec(url)), std::string::npos) << t.why;
+  EXPECT_NE(t.why.find("password=***"), std::string::npos) << t.why;
+  EXPECT_EQ(t.why.find("s3cret"), std::string::npos) << t.why;
+  EXPECT_FALSE(store->renew_lease("a", "h1", kLeaseTtl));
+  store->release_lease("a", "h1");
+  EXPECT_TRUE(store->leases().empty()) << "nothing to list while it is away";
+  EXPECT_GT(store->now_ms(), 0);
+  ASSERT_EQ(w.seen.size(), 1u) << w.all();
+  EXPECT_EQ(w.seen[0].find("s3cret"), std::string::npos) << w.seen[0];
+  admin->run("ALTER ROLE \"" + role + "\" LOGIN");
+  LeaseTaking back;
+  for (int i = 0; i < 400 && back.state == LeaseState::unavailable; ++i) {
+    back = store->take_lease(lease_for("a", "h1"), kLeaseTtl);  // retried once a second
+    if (back.state == LeaseState::unavailable) ::usleep(10000);
+  }
+  EXPECT_EQ(back.state, LeaseState::held) << back.why;
+  ASSERT_EQ(open_store(spec(), {})->leases().size(), 1u) << "the release while away did nothing";
+}
+
+// A server at schema 1 (before leases): a role that may write migrates it to 2 (the leases
+// table); a role that may only read is served it read-only as it is, without leases.
+TEST_F(PostgresStore, ASchemaOneServerGainsLeasesFromAWriterAndIsReadOnlyToAReader) {
+  {
+    auto store = open_store(spec(), {});
+    ASSERT_NE(store, nullptr);
+    store->put(sample("a"));
+  }
+  auto admin = postgres_admin();
+  admin->run("DROP TABLE " + detail::pg_table(schema(), "leases"));
+  admin->run("UPDATE " + detail::pg_table(schema(), "meta") +
+             " SET value = '1' WHERE name = 'schema_version'");
+  const std::string role = make_role();
+  admin->run("GRANT USAGE ON SCHEMA \"" + schema() + "\" TO \"" + role + "\"");
+  admin->run("GRANT SELECT ON ALL TABLES IN SCHEMA \"" + schema() + "\" TO \"" + role + "\"");
+  StoreOpening reader =
+      open_store_checked(with_parameter(spec(), "user=" + role), StoreOptions{}, {});
+  ASSERT_EQ(reader.state, StoreState::read_only) << reader.message;
+  EXPECT_NE(reader.message.find("may not migrate it from schema 1 to 2"), std::string::npos)
+      << reader.message;
+  EXPECT_TRUE(reader.store->find("a").has_value());
+  EXPECT_EQ(reader.store->take_lease(lease_for("a", "r"), kLeaseTtl).state,
+            LeaseState::unavailable);
+  EXPECT_TRUE(reader.store->leases().empty());
+  EXPECT_EQ(version_on_server(), "1") << "a reader migrates nothing";
+  auto writer = open_store(spec(), {});
+  ASSERT_NE(writer, nullptr);
+  EXPECT_EQ(version_on_server(), "2");
+  EXPECT_TRUE(writer->find("a").has_value()) << "its entries are kept";
+  EXPECT_EQ(writer->take_lease(lease_for("a", "w"), kLeaseTtl).state, LeaseState::held);
 }
 
 // Text PostgreSQL cannot keep (not UTF-8): that one write is refused with a warning naming the

@@ -22,12 +22,16 @@
 
 #include "tunekit/errors.hpp"
 #include "tunekit/store.hpp"
+#include "unit/store/sqlite_test_support.hpp"
 #include "unit/store/store_samples.hpp"
 
 namespace tunekit {
 namespace {
 
 namespace fs = std::filesystem;
+
+using testing::as_user;
+using testing::LockHolder;
 
 class TempDir {
  public:
@@ -176,33 +180,6 @@ std::string joined(const std::vector<std::string>& warnings) {
   return all;
 }
 
-// A second connection holding a write transaction (BEGIN EXCLUSIVE plus a write); with
-// `exclusive_locking` it also keeps readers out (locking_mode=EXCLUSIVE takes the file lock).
-class LockHolder {
- public:
-  LockHolder(const fs::path& file, bool exclusive_locking) {
-    EXPECT_EQ(sqlite3_open(file.c_str(), &db_), SQLITE_OK);
-    if (exclusive_locking) exec("PRAGMA locking_mode=EXCLUSIVE");
-    exec("BEGIN EXCLUSIVE");
-    exec("INSERT OR REPLACE INTO tunekit_meta(name, value) VALUES('held', '1')");
-  }
-  ~LockHolder() {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    sqlite3_close(db_);
-  }
-  LockHolder(const LockHolder&) = delete;
-  LockHolder& operator=(const LockHolder&) = delete;
-
- private:
-  void exec(const char* sql) {
-    char* error = nullptr;
-    EXPECT_EQ(sqlite3_exec(db_, sql, nullptr, nullptr, &error), SQLITE_OK)
-        << sql << ": " << (error ? error : "");
-    sqlite3_free(error);
-  }
-  sqlite3* db_ = nullptr;
-};
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -295,40 +272,6 @@ TEST(SqliteStore, TheReadWaitIsConfigurable) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(open_store_checked("sqlite:" + file.string(), options, {}).state, StoreState::locked);
   EXPECT_LT(seconds_since(start), 1.0);
-}
-
-// Runs `probe` in a child process as a user who does not own the test's files (uid 65534 when
-// the tests run as root, who may write anything; else this user), and returns what it
-// printed. The child owns everything under `dir` when the parent is root.
-// `meanwhile` runs in this process while the child does.
-std::string as_user(const fs::path& dir, const std::function<std::string()>& probe,
-                    const std::function<void()>& meanwhile = {}) {
-  int fds[2];
-  if (::pipe(fds) != 0) return "pipe failed";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fds[0]);
-    if (::geteuid() == 0) {
-      for (const auto& entry : fs::recursive_directory_iterator(dir))
-        if (::lchown(entry.path().c_str(), 65534, 65534) != 0) ::_exit(3);
-      if (::chown(dir.c_str(), 65534, 65534) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
-        ::_exit(3);
-    }
-    const std::string out = probe();
-    const ssize_t written = ::write(fds[1], out.data(), out.size());
-    ::_exit(written == static_cast<ssize_t>(out.size()) ? 0 : 4);
-  }
-  ::close(fds[1]);
-  if (meanwhile) meanwhile();
-  std::string out;
-  char buffer[512];
-  ssize_t got;
-  while ((got = ::read(fds[0], buffer, sizeof buffer)) > 0) out.append(buffer, got);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out += " [child failed]";
-  return out;
 }
 
 // What a store at `file` serves: its state, the choice for "aaa", then what a new choice said.

@@ -1,12 +1,13 @@
 // The store contract (tunekit/store.hpp), run unchanged against every store kind: SQLite and
 // PostgreSQL (TUNEKIT_TEST_POSTGRES_URL; scripts/test starts a private server). Entries with
-// every field, budget_cut, stale marks, bans, pending misses, removal, and concurrent writers
-// in several processes.
+// every field, budget_cut, stale marks, bans, pending misses, removal, concurrent writers in
+// several processes, and tuning leases (taken by exactly one of several processes at once).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -297,6 +298,171 @@ TEST_P(StoreContract, ConcurrentWritersInFourProcessesLoseNoEntry) {
     EXPECT_EQ(shared->winner.rfind("by", 0), 0u) << shared->winner;
     EXPECT_EQ(shared->winner_config, "mc=64");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tuning leases (docs/fleet.md "Leases")
+
+constexpr milliseconds kLongTtl{60000};
+
+TuningLease lease_for(const std::string& digest, const std::string& holder) {
+  return {digest, "sgemm", "m=" + digest, holder, 0, 0};
+}
+
+// Polls the store's clock (never this test's) until it is past `at_ms`; false if it never is.
+bool store_clock_passes(Store& store, std::int64_t at_ms) {
+  for (int i = 0; i < 4000; ++i) {
+    if (store.now_ms() > at_ms) return true;
+    ::usleep(5000);
+  }
+  return false;
+}
+
+TEST_P(StoreContract, ALeaseIsHeldByItsTakerBusyForOthersAndRenewedByItsHolder) {
+  Warnings w;
+  auto mine = open(w.sink());
+  auto theirs = open(w.sink());
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(theirs, nullptr);
+  const std::int64_t before = mine->now_ms();
+  const LeaseTaking taken = mine->take_lease(lease_for("d1", "h1"), kLongTtl);
+  ASSERT_EQ(taken.state, LeaseState::held) << taken.why;
+  EXPECT_EQ(taken.current.identity_digest, "d1");
+  EXPECT_EQ(taken.current.holder, "h1");
+  EXPECT_EQ(taken.current.op, "sgemm");
+  EXPECT_EQ(taken.current.key, "m=d1");
+  EXPECT_GE(taken.current.taken_at_ms, before);
+  EXPECT_EQ(taken.current.expires_at_ms, taken.current.taken_at_ms + kLongTtl.count());
+
+  const LeaseTaking busy = theirs->take_lease(lease_for("d1", "h2"), kLongTtl);
+  ASSERT_EQ(busy.state, LeaseState::busy) << busy.why;
+  EXPECT_EQ(busy.current.holder, "h1") << "busy says whose it is";
+  EXPECT_EQ(busy.current.expires_at_ms, taken.current.expires_at_ms) << "and until when";
+
+  // The holder's own live lease: taken again (renewed), it keeps when it was taken.
+  const LeaseTaking again = mine->take_lease(lease_for("d1", "h1"), kLongTtl);
+  ASSERT_EQ(again.state, LeaseState::held) << again.why;
+  EXPECT_EQ(again.current.taken_at_ms, taken.current.taken_at_ms);
+  EXPECT_GE(again.current.expires_at_ms, taken.current.expires_at_ms);
+  EXPECT_TRUE(mine->renew_lease("d1", "h1", kLongTtl));
+  EXPECT_EQ(theirs->take_lease(lease_for("d1", "h2"), kLongTtl).state, LeaseState::busy);
+  EXPECT_EQ(theirs->take_lease(lease_for("d2", "h2"), kLongTtl).state, LeaseState::held)
+      << "another identity's lease is free";
+  EXPECT_TRUE(w.seen.empty()) << joined(w.seen);
+}
+
+TEST_P(StoreContract, ANonHolderCanNeitherRenewNorReleaseALease) {
+  auto store = open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_EQ(store->take_lease(lease_for("d1", "h1"), kLongTtl).state, LeaseState::held);
+  const std::int64_t expires = store->leases().at(0).expires_at_ms;
+  EXPECT_FALSE(store->renew_lease("d1", "h2", kLongTtl));
+  EXPECT_FALSE(store->renew_lease("none", "h1", kLongTtl)) << "no lease: nothing to renew";
+  store->release_lease("d1", "h2");
+  store->release_lease("none", "h1");  // nothing happens
+  const auto left = store->leases();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].holder, "h1");
+  EXPECT_EQ(left[0].expires_at_ms, expires) << "a non-holder's renew changed nothing";
+  EXPECT_EQ(store->take_lease(lease_for("d1", "h2"), kLongTtl).state, LeaseState::busy);
+  store->release_lease("d1", "h1");
+  EXPECT_TRUE(store->leases().empty());
+  EXPECT_FALSE(store->renew_lease("d1", "h1", kLongTtl)) << "released: not the holder's";
+  const LeaseTaking next = store->take_lease(lease_for("d1", "h2"), kLongTtl);
+  EXPECT_EQ(next.state, LeaseState::held) << next.why;
+}
+
+TEST_P(StoreContract, AnExpiredLeaseIsTakenOverAndItsOldHolderLosesIt) {
+  auto killed = open();
+  auto next = open();
+  ASSERT_NE(killed, nullptr);
+  ASSERT_NE(next, nullptr);
+  const LeaseTaking first = killed->take_lease(lease_for("d1", "h1"), milliseconds(50));
+  ASSERT_EQ(first.state, LeaseState::held) << first.why;
+  ASSERT_TRUE(store_clock_passes(*next, first.current.expires_at_ms))
+      << "the store's clock never passed " << first.current.expires_at_ms;
+  const LeaseTaking taken = next->take_lease(lease_for("d1", "h2"), kLongTtl);
+  ASSERT_EQ(taken.state, LeaseState::held) << taken.why;
+  EXPECT_EQ(taken.current.holder, "h2");
+  EXPECT_GT(taken.current.taken_at_ms, first.current.expires_at_ms) << "a new lease, new times";
+  EXPECT_FALSE(killed->renew_lease("d1", "h1", kLongTtl)) << "taken over: no longer its own";
+  killed->release_lease("d1", "h1");
+  const auto listed = next->leases();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].holder, "h2");
+  EXPECT_EQ(killed->take_lease(lease_for("d1", "h1"), kLongTtl).state, LeaseState::busy);
+}
+
+TEST_P(StoreContract, LeasesListsEveryLeaseLiveOrExpiredByIdentity) {
+  auto store = open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->leases().empty());
+  for (const char* digest : {"d3", "d1", "d2"})
+    ASSERT_EQ(store->take_lease(lease_for(digest, std::string("h_") + digest), kLongTtl).state,
+              LeaseState::held);
+  const LeaseTaking brief = store->take_lease(lease_for("d0", "h_d0"), milliseconds(1));
+  ASSERT_EQ(brief.state, LeaseState::held);
+  ASSERT_TRUE(store_clock_passes(*store, brief.current.expires_at_ms));
+  const auto all = store->leases();
+  ASSERT_EQ(all.size(), 4u);
+  std::vector<std::string> digests;
+  for (const TuningLease& l : all) {
+    digests.push_back(l.identity_digest);
+    EXPECT_EQ(l.holder, "h_" + l.identity_digest);
+    EXPECT_EQ(l.key, "m=" + l.identity_digest);
+    EXPECT_EQ(l.op, "sgemm");
+  }
+  EXPECT_EQ(digests, (std::vector<std::string>{"d0", "d1", "d2", "d3"}));
+  EXPECT_LT(all[0].expires_at_ms, store->now_ms()) << "the expired one is listed too";
+}
+
+// The "no key is tuned twice concurrently": eight processes, released together, take
+// the same lease; exactly one is answered held, the seven others busy naming it.
+TEST_P(StoreContract, OfEightProcessesTakingOneLeaseAtOnceExactlyOneHoldsIt) {
+  ASSERT_NE(open(), nullptr);
+  constexpr int kProcesses = 8;
+  constexpr int kHeld = 10, kBusy = 11;
+  int start[2];
+  ASSERT_EQ(::pipe(start), 0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(start[1]);
+      StoreOptions options;
+      options.write_wait = milliseconds(30000);
+      auto store = open({}, options);
+      char byte;
+      if (!store || ::read(start[0], &byte, 1) != 0) ::_exit(3);  // EOF: everyone is ready
+      const LeaseTaking t = store->take_lease(lease_for("same", "p" + std::to_string(p)), kLongTtl);
+      if (t.state == LeaseState::held)
+        ::_exit(t.current.holder == "p" + std::to_string(p) ? kHeld : 5);
+      if (t.state == LeaseState::busy) ::_exit(t.current.holder.rfind("p", 0) == 0 ? kBusy : 6);
+      ::_exit(4);
+    }
+    children.push_back(pid);
+  }
+  ::usleep(200000);  // let the children open their stores (they wait for the pipe anyway)
+  ::close(start[1]);
+  std::vector<int> holders;
+  int busy = 0;
+  for (int p = 0; p < kProcesses; ++p) {
+    int status = 0;
+    ::waitpid(children[static_cast<std::size_t>(p)], &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+    if (WEXITSTATUS(status) == kHeld)
+      holders.push_back(p);
+    else if (WEXITSTATUS(status) == kBusy)
+      ++busy;
+    else
+      ADD_FAILURE() << "process " << p << " exited " << WEXITSTATUS(status);
+  }
+  ::close(start[0]);
+  ASSERT_EQ(holders.size(), 1u);
+  EXPECT_EQ(busy, kProcesses - 1);
+  const auto leases = open()->leases();
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].holder, "p" + std::to_string(holders[0]));
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, StoreContract, ::testing::Values("sqlite", "postgresql"),

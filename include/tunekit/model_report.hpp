@@ -55,7 +55,10 @@ struct ModelReport {
   double floor_seconds = 0;    // compulsory work at peak (lowest over candidates)
   Numerics numerics_policy = Numerics::reassociates;
   double tie_band = 0.02;
-  std::string measured_from;  // the store the measurements came from; empty: none
+  std::string measured_from;    // the store the measurements came from; empty: none
+  std::string measured_winner;  // the stored decision's winner (with measured_from)
+  // How sure the stored decision was (DecisionConfidence), when the entry recorded it.
+  std::optional<DecisionConfidence> measured_confidence;
   std::vector<ModelCandidate> candidates;
 };
 

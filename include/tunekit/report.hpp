@@ -60,6 +60,22 @@ struct BudgetReport {
   std::size_t not_started = 0;  // proposed points not started for lack of time
 };
 
+// How sure a measured decision is (issue #17): the winner against the runner-up (the best
+// other candidate measured cleanly), from both windows' medians and MADs, and the paired
+// confirmation against the default when it ran. Computed when the search decides; kept in the
+// store with the search record; shown by the reporters, `cache show` and `explain`.
+struct DecisionConfidence {
+  std::string runner_up;     // empty: no other candidate measured cleanly (nothing to compare)
+  double advantage = 0;      // the runner-up's score / the winner's (> 1: the winner is faster)
+  double advantage_low = 0;  // approximate 95 % lower bound of that ratio
+  // The paired confirmation, when it ran: the 95 % upper bound of winner / default.
+  double paired_high = 0;
+  // "clear": advantage_low is over 1 + the tie band; "in the tie band": the winner may be no
+  // more than the band ahead; "within noise": the runner-up may be as fast (advantage_low
+  // <= 1); "no runner-up".
+  std::string verdict;
+};
+
 struct TuneReport {
   std::string op;
   std::string op_checksum;  // hex
@@ -95,7 +111,8 @@ struct TuneReport {
   bool confirmed = false;
   double paired_ratio = 0;  // winner / default, median of the pairs
   int paired_pairs = 0;
-  double seconds_compiling = 0;  // wall time of the compile passes
+  std::optional<DecisionConfidence> confidence;  // set when a search decided
+  double seconds_compiling = 0;                  // wall time of the compile passes
   // Where trials ran (DESIGN §11): "worker" (a worker process each), or "in_process" (with
   // the op's reason when it opted out).
   std::string isolation;

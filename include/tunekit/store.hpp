@@ -35,6 +35,8 @@ struct SearchRecord {
   // A bucketed op's entry: the bucket it serves ("n: 65..128 (pow2)"), measured at its upper
   // bound (the entry's key). Empty: an exact key.
   std::string bucket;
+  // How sure the decision was (TuneReport::confidence); absent for older entries and imports.
+  std::optional<DecisionConfidence> confidence;
 };
 
 // The search record of a report.
@@ -146,10 +148,10 @@ std::vector<const StoredChoice*> find_stored(const std::vector<StoredChoice>& en
 // releasing loses it when it expires. Expiry is judged by the store's clock (the server's
 // now() for PostgreSQL, this machine's for SQLite), so machines' clocks never have to agree.
 struct TuningLease {
-  std::string identity_digest;  // hex of Identity::digest()
-  std::string op;               // what it is a lease for, for listings
-  std::string key;              // text form
-  std::string holder;           // who holds it: "host:pid:start:n" (lease_holder_name)
+  std::string identity_digest;     // hex of Identity::digest()
+  std::string op;                  // what it is a lease for, for listings
+  std::string key;                 // text form
+  std::string holder;              // who holds it: "host:pid:start:n" (lease_holder_name)
   std::int64_t taken_at_ms = 0;    // unix milliseconds, the store's clock
   std::int64_t expires_at_ms = 0;  // unix milliseconds, the store's clock
 };
@@ -172,6 +174,10 @@ struct LeaseTaking {
 // A name for this process's leases, unique across machines and process restarts: the host
 // name, the pid, the process's start time and `n` (one per Tuner in a process).
 std::string lease_holder_name(std::uint64_t n);
+// Whether `holder` (a lease_holder_name) names a process of this host that no longer runs:
+// its pid is gone, or the pid now belongs to a process started at another time. A holder of
+// another host, or a name not of that form, is never judged gone (its lease expires instead).
+bool lease_holder_is_gone(std::string_view holder);
 
 using WarningSink = std::function<void(std::string_view)>;
 

@@ -138,6 +138,19 @@ struct PersistOptions {
   // once; > 0 waits up to this many seconds for its lock, then reads the store again, so a
   // key the other process just tuned is served from there instead of searched twice.
   double wait_for_device_seconds = 0;
+  // Tuning leases (docs/fleet.md): with a store, a search first takes the lease of its
+  // identity in the store, renews it every third of `lease_ttl_seconds` while it runs and
+  // releases it once the choice is stored. Another process (on any machine sharing the store)
+  // that misses the identity meanwhile is served the default, or with wait_for_device_seconds
+  // > 0 waits that long for the stored choice (or the lease) and serves it. A holder killed
+  // without releasing loses its lease `lease_ttl_seconds` after its last renewal.
+  // from_environment(): TUNEKIT_LEASE_TTL (seconds, 1..86400). 0: no leases.
+  double lease_ttl_seconds = 30;
+  // The name this Tuner's leases carry ("": lease_holder_name, host:pid:start:n, unique per
+  // process and Tuner). A busy lease whose holder names a process of this host that is gone
+  // (lease_holder_is_gone) is taken over at once; any other waits out its TTL. A name given
+  // here must be unique across everything sharing the store.
+  std::string lease_holder;
 };
 
 // The cost model (DESIGN §9): the envelope model_default, explain and model-guided searches

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/console_reporter.hpp"
 #include "tunekit/model_report.hpp"
+#include "tunekit/terminal_text.hpp"
 
 namespace tunekit {
 namespace {
@@ -68,6 +70,14 @@ std::string to_json(const ModelReport& r, int indent) {
     j["envelope"] = nullptr;
   }
   j["measured_from"] = r.measured_from;
+  if (!r.measured_winner.empty()) j["measured_winner"] = r.measured_winner;
+  if (const auto& c = r.measured_confidence) {
+    j["measured_confidence"] = {{"runner_up", c->runner_up},
+                                {"advantage", c->advantage},
+                                {"advantage_low", c->advantage_low},
+                                {"paired_high", c->paired_high},
+                                {"verdict", c->verdict}};
+  }
   OrderedJson cands = OrderedJson::array();
   for (const ModelCandidate& c : r.candidates) {
     OrderedJson x;
@@ -113,7 +123,14 @@ void write_console(const ModelReport& r, std::ostream& out) {
   }
   if (r.floor_seconds > 0)
     out << fmt::format("roofline floor: {}\n", seconds_text(r.floor_seconds));
-  if (!r.measured_from.empty()) out << fmt::format("measured: {}\n", r.measured_from);
+  if (!r.measured_from.empty()) {
+    out << fmt::format("measured: {}\n", r.measured_from);
+    if (!r.measured_winner.empty())
+      out << "stored decision: " << terminal_safe(r.measured_winner)
+          << (r.measured_confidence ? ", " + detail::confidence_text(*r.measured_confidence)
+                                    : std::string(" (no confidence recorded)"))
+          << '\n';
+  }
 
   std::vector<const ModelCandidate*> rows;
   for (const auto& c : r.candidates) rows.push_back(&c);

@@ -148,6 +148,16 @@ std::string candidate_table(const std::vector<CandidateReport>& candidates) {
 
 }  // namespace
 
+std::string confidence_text(const DecisionConfidence& d) {
+  if (d.runner_up.empty()) return d.verdict.empty() ? "no runner-up" : terminal_safe(d.verdict);
+  std::string text =
+      fmt::format("ahead of {} by {:.3g}x (95 % low {:.3g}x): {}", terminal_safe(d.runner_up),
+                  d.advantage, d.advantage_low, terminal_safe(d.verdict));
+  if (d.paired_high > 0)
+    text += fmt::format("; paired vs the default: winner/default <= {:.3g} (95 %)", d.paired_high);
+  return text;
+}
+
 std::string format_seconds(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "-";
   if (seconds == 0) return "0 s";
@@ -228,6 +238,7 @@ void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
                                    : fmt::format("{} ({})", to_string(r.source), r.reason));
   if (!r.stale.empty()) field("stale", r.stale);
   field("winner", winner_line(r));
+  if (r.confidence) field("confidence", confidence_text(*r.confidence));
   field("statistic", fmt::format("{}, tie band {:.1f} %, numerics up to {}", to_string(r.statistic),
                                  r.tie_band * 100.0, to_string(r.numerics_policy)));
   if (!r.strategy.empty()) {

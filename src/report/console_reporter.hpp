@@ -16,6 +16,10 @@ namespace tunekit::detail {
 // "2.50 s". "-" for a negative or non-finite value.
 std::string format_seconds(double seconds);
 
+// A decision's confidence in words: "ahead of B by 1.23x (95 % low 1.18x): clear" (names
+// escaped for the terminal), plus the paired bound when the confirmation ran.
+std::string confidence_text(const DecisionConfidence& confidence);
+
 // "2026-12-01T16:42:00Z" (UTC); the number itself when it is no representable time.
 std::string iso_time(std::int64_t unix_seconds);
 

@@ -111,6 +111,7 @@ void print_evidence(const StoredChoice& c, std::ostream& out) {
                "  search       {} / {}, seed {}, {} of {} points, stopped by {}", s->strategy,
                s->schedule, s->seed, s->evaluated, s->space_size, s->stop_reason))
         << '\n';
+    if (s->confidence) out << "  confidence   " << confidence_text(*s->confidence) << '\n';
   }
   if (c.evidence.empty()) {
     out << "  evidence     (none stored)\n";

@@ -172,6 +172,30 @@ CandidateReport candidate_from_json(const Json& c, std::size_t position) {
   return r;
 }
 
+namespace {
+
+Json confidence_json(const DecisionConfidence& d) {
+  Json j;
+  j["runner_up"] = d.runner_up;
+  j["advantage"] = d.advantage;
+  j["advantage_low"] = d.advantage_low;
+  j["paired_high"] = d.paired_high;
+  j["verdict"] = d.verdict;
+  return j;
+}
+
+DecisionConfidence confidence_from_json(const Json& j) {
+  DecisionConfidence d;
+  d.runner_up = get<std::string>(j, "runner_up", "");
+  d.advantage = get<double>(j, "advantage", 0);
+  d.advantage_low = get<double>(j, "advantage_low", 0);
+  d.paired_high = get<double>(j, "paired_high", 0);
+  d.verdict = get<std::string>(j, "verdict", "");
+  return d;
+}
+
+}  // namespace
+
 Json search_json(const SearchRecord& s) {
   Json j;
   j["strategy"] = s.strategy;
@@ -182,6 +206,7 @@ Json search_json(const SearchRecord& s) {
   j["stop_reason"] = s.stop_reason;
   j["budget"] = budget_json(s.budget);
   if (!s.bucket.empty()) j["bucket"] = s.bucket;  // absent: an exact key (older entries too)
+  if (s.confidence) j["confidence"] = confidence_json(*s.confidence);
   return j;
 }
 
@@ -195,6 +220,8 @@ SearchRecord search_from_json(const Json& j) {
   s.stop_reason = get<std::string>(j, "stop_reason", "");
   if (j.is_object() && j.contains("budget")) s.budget = budget_from_json(j["budget"]);
   s.bucket = get<std::string>(j, "bucket", "");
+  if (j.is_object() && j.contains("confidence") && j["confidence"].is_object())
+    s.confidence = confidence_from_json(j["confidence"]);
   return s;
 }
 

@@ -4,9 +4,11 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "store/store_registry.hpp"
 #include "tunekit/errors.hpp"
@@ -28,19 +30,24 @@ long wait_ms(std::string_view text, std::string_view whole) {
   return ms;
 }
 
+// Field 22 of /proc/PID/stat (the start time in clock ticks since boot); "" when unreadable.
+std::string start_of(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return "";
+  const auto name_end = line.rfind(')');  // the command name may hold spaces and ')'
+  std::istringstream fields(name_end == std::string::npos ? "" : line.substr(name_end + 1));
+  std::string field;
+  for (int n = 3; fields >> field; ++n)
+    if (n == 22) return field;
+  return "";
+}
+
 // When this process started, so that a pid the system reused names another holder: the
 // start time in clock ticks since boot (/proc/self/stat, field 22), else the unix milliseconds
 // of the first call (taken once: the same for every lease of this process).
 std::string process_start() {
-  std::ifstream stat("/proc/self/stat");
-  std::string line;
-  if (std::getline(stat, line)) {
-    const auto name_end = line.rfind(')');  // the command name may hold spaces and ')'
-    std::istringstream fields(name_end == std::string::npos ? "" : line.substr(name_end + 1));
-    std::string field;
-    for (int n = 3; fields >> field; ++n)
-      if (n == 22) return field;
-  }
+  if (std::string start = start_of("self"); !start.empty()) return start;
   static const auto first_call = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();
@@ -65,6 +72,26 @@ std::string_view to_string(LeaseState state) {
       return "unavailable";
   }
   return "unknown";
+}
+
+bool lease_holder_is_gone(std::string_view holder) {
+  // host:pid:start:n, read from the right (a host name holds no ':').
+  std::vector<std::string> parts;
+  std::string rest(holder);
+  for (int i = 0; i < 3; ++i) {
+    const auto colon = rest.rfind(':');
+    if (colon == std::string::npos) return false;
+    parts.push_back(rest.substr(colon + 1));
+    rest.resize(colon);
+  }
+  const std::string& start = parts[1];
+  const std::string& pid = parts[2];
+  if (rest != host_name() || pid.empty() ||
+      pid.find_first_not_of("0123456789") != std::string::npos || start.empty() ||
+      start[0] == 't')  // no /proc where the name was made: nothing to compare with
+    return false;
+  if (!std::filesystem::exists("/proc/self/stat")) return false;
+  return start_of(pid) != start;  // gone ("") or another process under a reused pid
 }
 
 std::string lease_holder_name(std::uint64_t n) {

@@ -24,6 +24,7 @@ SearchRecord search_record(const TuneReport& r) {
   s.stop_reason = r.stop_reason;
   s.budget = r.budget;
   s.bucket = r.bucket;
+  s.confidence = r.confidence;
   return s;
 }
 

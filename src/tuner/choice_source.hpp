@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ struct ServeRequest {
   // Set by a source that passed over a known choice that no longer validates (see
   // TuneReport::stale).
   std::string stale;
+  // What the search holds while the choice is stored (a tuning lease): released when the
+  // request is done, after every source has recorded the answer.
+  std::shared_ptr<void> held;
 };
 
 struct Served {

@@ -9,6 +9,7 @@
 #include "tunekit/stats.hpp"
 #include "tuner/admission.hpp"
 #include "tuner/decision.hpp"
+#include "tuner/decision_confidence.hpp"
 #include "tuner/trial_runner.hpp"
 
 namespace tunekit::detail {
@@ -288,6 +289,8 @@ void SearchContext::choose() {
       (r_.default_score > 0 && r_.winner_score > 0) ? r_.default_score / r_.winner_score : 1;
   for (auto& c : r_.candidates)
     if (c.outcome.ok() && r_.default_score > 0) c.vs_default = r_.default_score / c.score;
+  r_.confidence = decision_confidence(r_);
+  if (r_.confidence) r_.confidence->paired_high = paired_high_;
 }
 
 int SearchContext::affordable_pairs() const {
@@ -382,6 +385,7 @@ void SearchContext::confirm() {
   }
   stats::PairedScore s = stats::paired_score(ref, cand, options_.decide.paired);
   r_.paired_pairs = s.pairs;
+  if (s.scored) paired_high_ = s.ratio_high;
   r_.paired_ratio = s.ratio;
   const double needed = 1 / (1 + options_.decide.tie_band);
   if (s.scored && s.ratio_high < needed) {

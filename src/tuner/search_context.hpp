@@ -129,6 +129,7 @@ class SearchContext {
   std::function<bool()> stop_;
   std::function<double()> time_left_;
   double incumbent_ = 0;
+  double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
   std::size_t finished_ = 0;
   std::size_t total_ = 0;
 };

@@ -1,32 +1,106 @@
 #include "tuner/search_source.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "tuner/device_lock.hpp"
 #include "tuner/device_turn.hpp"
 #include "tuner/search.hpp"
+#include "tuner/tuning_lease_hold.hpp"
 
 namespace tunekit::detail {
 
+namespace {
+// One lease holder name per search source (per Tuner) in this process.
+std::atomic<std::uint64_t> search_sources_made{0};
+}  // namespace
+
+SearchSource::SearchSource(Device& device, const TunerOptions& options, Store* store,
+                           ChoiceSource& reread, const LiveBans& bans,
+                           std::function<SearchPrior(const OpBase&, const Key&)> prior)
+    : device_(device),
+      options_(options),
+      store_(store),
+      reread_(reread),
+      bans_(bans),
+      prior_(std::move(prior)),
+      holder_(options.persist.lease_holder.empty() ? lease_holder_name(++search_sources_made)
+                                                   : options.persist.lease_holder) {}
+
 std::optional<Served> SearchSource::find(ServeRequest& request) {
-  const OpBase& op = request.op;
-  const DeviceIdentity& device = device_.identity();
-  // One search at a time per device, held until the winner is stored (DESIGN §11).
+  // One tuner per identity across the processes sharing the store (a tuning lease), then one
+  // search at a time per device (DESIGN §11); both held until the winner is stored.
+  LeaseAnswer lease = take_lease(request);
+  if (lease.landed) return lease.landed;
+  if (!lease.refusal.empty()) return refused(request, lease.refusal);
   DeviceTurn turn(device_, lock_path(), options_.persist.wait_for_device_seconds);
   if (!turn.warning().empty() && !lock_warned_.exchange(true))
     options_.hooks.log.warn(turn.warning());
-  if (!turn.granted()) {
-    const std::size_t fallback = op.default_index(request.key);
-    request.report = brief_report(op, request.key, device, options_, fallback, Source::use_default,
-                                  turn.refusal());
-    record_miss(request);
-    return Served{fallback, Source::use_default, false, false};
-  }
+  if (!turn.granted()) return refused(request, turn.refusal());
   // The process we waited for may have tuned this very key.
   if (request.replay && turn.waited()) {
     if (auto known = reread_.find(request)) return known;
   }
   return searched(request);
+}
+
+Served SearchSource::refused(ServeRequest& request, const std::string& why) {
+  const std::size_t fallback = request.op.default_index(request.key);
+  request.report = brief_report(request.op, request.key, device_.identity(), options_, fallback,
+                                Source::use_default, why);
+  record_miss(request);
+  return Served{fallback, Source::use_default, false, false};
+}
+
+// Takes the identity's lease, or waits (persist.wait_for_device_seconds) for the holder's
+// choice to land in the store or its lease to end. A lease taken is kept in the request.
+SearchSource::LeaseAnswer SearchSource::take_lease(ServeRequest& request) {
+  LeaseAnswer answer;
+  const double ttl_s = options_.persist.lease_ttl_seconds;
+  if (!store_ || !device_.identity().known || ttl_s <= 0) return answer;
+  const auto ttl = std::chrono::milliseconds(static_cast<std::int64_t>(ttl_s * 1000.0 + 0.5));
+  TuningLease wanted;
+  wanted.identity_digest = request.identity.digest().hex();
+  wanted.op = request.op.name();
+  wanted.key = request.key.text();
+  wanted.holder = holder_;
+  auto hold = std::make_shared<TuningLeaseHold>(*store_, wanted, ttl, options_.hooks.log);
+  using Steady = std::chrono::steady_clock;
+  const double wait_s = options_.persist.wait_for_device_seconds;
+  const auto start = Steady::now();
+  // At most a year: a larger wait would overflow the clock's ticks.
+  const auto deadline = start + std::chrono::duration_cast<Steady::duration>(
+                                    std::chrono::duration<double>(std::min(wait_s, 3.2e7)));
+  // A poll often enough to serve the holder's choice soon after it lands, rarely enough not
+  // to load a server store.
+  const auto poll =
+      std::clamp(ttl / 10, std::chrono::milliseconds(20), std::chrono::milliseconds(250));
+  while (hold->taking().state == LeaseState::busy && Steady::now() < deadline) {
+    std::this_thread::sleep_for(std::min<Steady::duration>(poll, deadline - Steady::now()));
+    if (request.replay) {
+      if ((answer.landed = reread_.find(request))) return answer;
+    }
+    hold->take();
+  }
+  const LeaseTaking& taking = hold->taking();
+  if (taking.state == LeaseState::busy) {
+    const double waited = std::chrono::duration<double>(Steady::now() - start).count();
+    answer.refusal = lease_refusal(taking.current, store_->now_ms(), wait_s > 0 ? waited : 0.0);
+    return answer;
+  }
+  if (taking.state == LeaseState::unavailable) {
+    if (!lease_warned_.exchange(true))
+      options_.hooks.log.warn("tuning leases not used (" + taking.why +
+                              "): searching without excluding other processes");
+    return answer;
+  }
+  request.held = hold;
+  // The previous holder may have stored this very key just before releasing its lease.
+  if (request.replay) answer.landed = reread_.find(request);
+  return answer;
 }
 
 Served SearchSource::searched(ServeRequest& request) {

@@ -20,13 +20,7 @@ class SearchSource final : public ChoiceSource {
   // `reread`: the store link, asked again after waiting for another process's search.
   // `prior`: the cost model's view of the points of (op, key).
   SearchSource(Device& device, const TunerOptions& options, Store* store, ChoiceSource& reread,
-               const LiveBans& bans, std::function<SearchPrior(const OpBase&, const Key&)> prior)
-      : device_(device),
-        options_(options),
-        store_(store),
-        reread_(reread),
-        bans_(bans),
-        prior_(std::move(prior)) {}
+               const LiveBans& bans, std::function<SearchPrior(const OpBase&, const Key&)> prior);
 
   std::optional<Served> find(ServeRequest& request) override;
 
@@ -36,6 +30,13 @@ class SearchSource final : public ChoiceSource {
   // Live bans of this process and bans the store kept from earlier ones.
   std::map<std::size_t, std::string> banned(const ServeRequest& request) const;
   Served searched(ServeRequest& request);
+  // The default, with why no search ran (the miss is recorded).
+  Served refused(ServeRequest& request, const std::string& why);
+  struct LeaseAnswer {
+    std::optional<Served> landed;  // the holder's choice, stored while this one waited
+    std::string refusal;           // another holder's live lease: serve the default
+  };
+  LeaseAnswer take_lease(ServeRequest& request);
   // TunerOptions::persist.record_misses: a key this search leaves without a stored choice.
   void record_miss(const ServeRequest& request);
 
@@ -45,7 +46,9 @@ class SearchSource final : public ChoiceSource {
   ChoiceSource& reread_;
   const LiveBans& bans_;
   std::function<SearchPrior(const OpBase&, const Key&)> prior_;
-  std::atomic<bool> lock_warned_{false};  // an unusable device lock is reported once
+  std::string holder_;                     // this source's name in the store's leases
+  std::atomic<bool> lock_warned_{false};   // an unusable device lock is reported once
+  std::atomic<bool> lease_warned_{false};  // unusable leases are reported once
 };
 
 }  // namespace tunekit::detail

@@ -121,6 +121,8 @@ class Tuner::Impl {
     auto stored = store_->find(identity(op, key).digest().hex());
     if (!stored) return r;
     r.measured_from = store_->describe();
+    r.measured_winner = stored->winner;
+    if (stored->search) r.measured_confidence = stored->search->confidence;
     for (const CandidateReport& m : stored->evidence) {
       for (ModelCandidate& c : r.candidates) {
         if (c.name != m.name) continue;

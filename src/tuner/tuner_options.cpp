@@ -57,6 +57,15 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
                        "' is not 1 (serve the cost model's pick on a miss) or 0 (the default)");
     o.model.serve = v == "1";
   }
+  if (const char* ttl = getenv("TUNEKIT_LEASE_TTL"); ttl && *ttl) {
+    char* end = nullptr;
+    const double seconds = std::strtod(ttl, &end);
+    if (end == ttl || *end != '\0' || !(seconds >= 1 && seconds <= 86400))
+      throw UsageError("TUNEKIT_LEASE_TTL: '" + std::string(ttl) +
+                       "' is not a number of seconds in [1, 86400] (how long a tuning lease "
+                       "lives past its last renewal)");
+    o.persist.lease_ttl_seconds = seconds;
+  }
   o.hooks.log = Log(
       make_stream_logger(std::cerr, log_level_from_environment(getenv).value_or(LogLevel::warn)));
   return o;
@@ -147,6 +156,12 @@ void check_tuner_options(const TunerOptions& o) {
   real_in(measure, "isolation.limit_seconds", m.isolation.limit_seconds, 0.001, kYear);
   real_in(measure, "isolation.floor_seconds", m.isolation.floor_seconds, 0.001, kYear);
   check_timing_options(m.timing, "TunerOptions: measure.timing.");
+  real_in("TunerOptions: persist.", "lease_ttl_seconds", o.persist.lease_ttl_seconds, 0, 86400,
+          " (seconds a tuning lease lives past its last renewal; 0: no leases)");
+  if (o.persist.lease_ttl_seconds > 0 && o.persist.lease_ttl_seconds < 0.01)
+    throw UsageError(fmt::format(
+        "TunerOptions: persist.lease_ttl_seconds must be 0 (no leases) or at least 0.01 s, got {}",
+        o.persist.lease_ttl_seconds));
 }
 
 }  // namespace tunekit::detail

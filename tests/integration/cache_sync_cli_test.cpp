@@ -197,7 +197,7 @@ TEST_F(CacheSyncCli, WhatALockedTargetDidNotKeepExitsOneAndTheMissStays) {
   ASSERT_EQ(sqlite3_open((dir_ / "other.db").c_str(), &holder), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   const CliResult push =
-      tunekit("cache push --to '" + other() + "' --json", "TUNEKIT_STORE_WAIT_MS=0");
+      tunekit("cache push --to '" + other() + "' --json", "TUNEKIT_STORE_WAIT_MS=0,0");
   sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(holder);
   EXPECT_EQ(push.status, 1) << push.err;

@@ -13,7 +13,7 @@ double median_error(const TimingResult& t) {
   return 1.2533 * 1.4826 * t.mad / std::sqrt(n);
 }
 
-bool measured(const CandidateReport& c) {
+bool measured_cleanly(const CandidateReport& c) {
   return c.outcome.ok() && c.timing && c.score > 0 && std::isfinite(c.score);
 }
 
@@ -21,10 +21,10 @@ bool measured(const CandidateReport& c) {
 
 std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
   const CandidateReport* winner = r.find(r.winner);
-  if (!winner || !measured(*winner)) return std::nullopt;
+  if (!winner || !measured_cleanly(*winner)) return std::nullopt;
   const CandidateReport* runner_up = nullptr;
   for (const CandidateReport& c : r.candidates) {
-    if (c.index == r.winner || !measured(c)) continue;
+    if (c.index == r.winner || !measured_cleanly(c)) continue;
     if (!runner_up || c.score < runner_up->score) runner_up = &c;
   }
   DecisionConfidence d;

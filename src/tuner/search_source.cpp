@@ -92,8 +92,10 @@ SearchSource::LeaseAnswer SearchSource::take_lease(ServeRequest& request) {
     return answer;
   }
   if (taking.state == LeaseState::unavailable) {
+    // Said once, as information: the store has warned already of what makes it unable to
+    // answer (a server away, a read-only file, a lock waited out).
     if (!lease_warned_.exchange(true))
-      options_.hooks.log.warn("tuning leases not used (" + taking.why +
+      options_.hooks.log.info("tuning leases not used (" + taking.why +
                               "): searching without excluding other processes");
     return answer;
   }

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
   tunekit::TunerOptions options;
   options.persist.store = std::string("sqlite:") + argv[1];
   options.persist.wait_for_device_seconds = std::atof(argv[3]);
+  // The device lock alone is under test: a tuning lease would refuse the key before it
+  // (lease_processes_test.cpp tests leases).
+  options.persist.lease_ttl_seconds = 0;
   options.hooks.log = tunekit::Log::warnings_to([](std::string_view m) { std::cerr << m << '\n'; });
   tunekit::Tuner tuner(device, options);
   tunekit::TuneReport report;

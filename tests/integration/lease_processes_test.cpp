@@ -29,16 +29,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Worker {
+struct LeaseWorker {
   pid_t pid = -1;
   std::string out;  // its stdout file
   std::string err;  // its stderr file
 };
 
 // `holder`: the name its leases carry (LEASE_WORKER_HOLDER); empty: its own, of this host.
-Worker spawn_worker(const std::vector<std::string>& args, const fs::path& dir, int n,
-                    const std::string& holder = "") {
-  Worker w;
+LeaseWorker spawn_worker(const std::vector<std::string>& args, const fs::path& dir, int n,
+                         const std::string& holder = "") {
+  LeaseWorker w;
   w.out = (dir / ("w" + std::to_string(n) + ".out")).string();
   w.err = (dir / ("w" + std::to_string(n) + ".err")).string();
   std::vector<std::string> all{TUNEKIT_LEASE_WORKER};
@@ -61,21 +61,21 @@ Worker spawn_worker(const std::vector<std::string>& args, const fs::path& dir, i
   return w;
 }
 
-int wait_exit(pid_t pid) {
+int exit_code_of(pid_t pid) {
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string slurp(const std::string& file) {
+std::string worker_output(const std::string& file) {
   std::ifstream in(file);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // "<n> <source>" lines of a worker.
-std::vector<std::pair<int, std::string>> answers_of(const Worker& w) {
+std::vector<std::pair<int, std::string>> answers_of(const LeaseWorker& w) {
   std::vector<std::pair<int, std::string>> out;
-  std::istringstream in(slurp(w.out));
+  std::istringstream in(worker_output(w.out));
   int n = 0;
   std::string source;
   while (in >> n >> source) out.emplace_back(n, source);
@@ -118,17 +118,17 @@ class LeaseProcesses : public ::testing::TestWithParam<std::string> {
 
 // Issue #18: 8 processes x 200 selects over 20 keys: each key tuned exactly once, none lost.
 TEST_P(LeaseProcesses, EightProcessesTuneEachOfTwentyKeysExactlyOnce) {
-  std::vector<Worker> workers;
+  std::vector<LeaseWorker> workers;
   for (int p = 0; p < 8; ++p)
     workers.push_back(spawn_worker(
         {store_.spec(), "20", "200", std::to_string(100 + p), "30", "0", "0"}, dir_, p));
   std::map<int, int> searched;
   std::map<int, int> asked;
-  for (const Worker& w : workers) {
+  for (const LeaseWorker& w : workers) {
     ASSERT_GT(w.pid, 0);
-    ASSERT_EQ(wait_exit(w.pid), 0) << slurp(w.err);
+    ASSERT_EQ(exit_code_of(w.pid), 0) << worker_output(w.err);
     const auto answers = answers_of(w);
-    ASSERT_EQ(answers.size(), 200u) << slurp(w.err);
+    ASSERT_EQ(answers.size(), 200u) << worker_output(w.err);
     for (const auto& [n, source] : answers) {
       ++asked[n];
       if (source == "searched") ++searched[n];
@@ -153,7 +153,7 @@ TEST_P(LeaseProcesses, AHolderKilledAtRandomMomentsLeavesTheKeyToTheNextProcess)
   constexpr int kRounds = 20;
   constexpr int kHoldMs = 300;
   std::mt19937 rng(2026);  // the seed of the kill moments
-  std::vector<Worker> holders;
+  std::vector<LeaseWorker> holders;
   std::vector<std::string> ready;
   for (int r = 0; r < kRounds; ++r) {
     ready.push_back((dir_ / ("ready" + std::to_string(r))).string());
@@ -185,19 +185,19 @@ TEST_P(LeaseProcesses, AHolderKilledAtRandomMomentsLeavesTheKeyToTheNextProcess)
         killed[r] = true;
         ++done;
       } else if (now - start > std::chrono::seconds(60)) {
-        FAIL() << "holder " << r << " never began its search: " << slurp(holders[r].err);
+        FAIL() << "holder " << r << " never began its search: " << worker_output(holders[r].err);
       }
     }
   }
   int killed_holding = 0;
   for (int r = 0; r < kRounds; ++r) {
-    const int code = wait_exit(holders[r].pid);
+    const int code = exit_code_of(holders[r].pid);
     EXPECT_TRUE(code == 128 + SIGKILL || code == 0) << code;
     if (code == 128 + SIGKILL && fs::exists(ready[r])) ++killed_holding;
   }
   // The test means something only if holders died holding their lease.
   EXPECT_GE(killed_holding, 5);
-  std::vector<Worker> next;
+  std::vector<LeaseWorker> next;
   for (int r = 0; r < kRounds; ++r)
     next.push_back(spawn_worker(
         {store_.spec(), "=" + std::to_string(r + 1), "1", std::to_string(r), "0.4", "20", "0"},
@@ -205,11 +205,11 @@ TEST_P(LeaseProcesses, AHolderKilledAtRandomMomentsLeavesTheKeyToTheNextProcess)
   auto store = open();
   ASSERT_TRUE(store);
   for (int r = 0; r < kRounds; ++r) {
-    ASSERT_EQ(wait_exit(next[r].pid), 0) << slurp(next[r].err);
+    ASSERT_EQ(exit_code_of(next[r].pid), 0) << worker_output(next[r].err);
     const auto answers = answers_of(next[r]);
     ASSERT_EQ(answers.size(), 1u);
     EXPECT_TRUE(answers[0].second == "searched" || answers[0].second == "cache_replay")
-        << "round " << r << ": " << answers[0].second << "; " << slurp(next[r].err);
+        << "round " << r << ": " << answers[0].second << "; " << worker_output(next[r].err);
   }
   const auto entries = store->list("fake");
   EXPECT_EQ(entries.size(), static_cast<std::size_t>(kRounds));

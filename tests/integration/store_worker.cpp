@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
     tunekit::TunerOptions options;
     options.persist.store = "sqlite:" + path;
     options.decide.mode = loop % 2 ? tunekit::Mode::force : tunekit::Mode::tune;
-    // The store is under test: processes search (and write) at once, unlocked by the device.
+    // The store is under test: processes search (and write) at once, unlocked by the device
     options.persist.lock_dir = "none";
+    options.persist.lease_ttl_seconds = 0;  // nor by tuning leases (lease_processes_test.cpp)
     options.hooks.log = tunekit::Log::warnings_to([&](std::string_view m) {
       ++warnings;
       std::cerr << m << '\n';

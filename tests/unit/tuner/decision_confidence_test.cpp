@@ -15,8 +15,8 @@
 namespace tunekit {
 namespace {
 
-CandidateReport measured(std::size_t index, std::string name, double median, double mad,
-                         std::size_t samples) {
+CandidateReport measured_candidate(std::size_t index, std::string name, double median, double mad,
+                                   std::size_t samples) {
   CandidateReport c;
   c.index = index;
   c.name = std::move(name);
@@ -29,7 +29,7 @@ CandidateReport measured(std::size_t index, std::string name, double median, dou
   return c;
 }
 
-TuneReport decided(std::vector<CandidateReport> candidates, std::size_t winner) {
+TuneReport report_deciding(std::vector<CandidateReport> candidates, std::size_t winner) {
   TuneReport r;
   r.candidates = std::move(candidates);
   r.winner = winner;
@@ -38,8 +38,10 @@ TuneReport decided(std::vector<CandidateReport> candidates, std::size_t winner) 
 }
 
 TEST(DecisionConfidence, AWinnerFarAheadOfTightWindowsIsClear) {
-  const auto d = detail::decision_confidence(decided(
-      {measured(0, "def", 1.5e-3, 1e-6, 16), measured(1, "fast", 1.0e-3, 1e-6, 16)}, 1));
+  const auto d =
+      detail::decision_confidence(report_deciding({measured_candidate(0, "def", 1.5e-3, 1e-6, 16),
+                                                   measured_candidate(1, "fast", 1.0e-3, 1e-6, 16)},
+                                                  1));
   ASSERT_TRUE(d);
   EXPECT_EQ(d->runner_up, "def");
   EXPECT_NEAR(d->advantage, 1.5, 1e-9);
@@ -49,25 +51,29 @@ TEST(DecisionConfidence, AWinnerFarAheadOfTightWindowsIsClear) {
 }
 
 TEST(DecisionConfidence, TheBestOtherCandidateIsTheRunnerUp) {
-  const auto d = detail::decision_confidence(
-      decided({measured(0, "def", 3e-3, 1e-6, 16), measured(1, "fast", 1e-3, 1e-6, 16),
-               measured(2, "close", 1.2e-3, 1e-6, 16)},
-              1));
+  const auto d = detail::decision_confidence(report_deciding(
+      {measured_candidate(0, "def", 3e-3, 1e-6, 16), measured_candidate(1, "fast", 1e-3, 1e-6, 16),
+       measured_candidate(2, "close", 1.2e-3, 1e-6, 16)},
+      1));
   ASSERT_TRUE(d);
   EXPECT_EQ(d->runner_up, "close");
 }
 
 TEST(DecisionConfidence, NoisyWindowsCloseTogetherAreWithinNoise) {
-  const auto d = detail::decision_confidence(decided(
-      {measured(0, "def", 1.05e-3, 0.2e-3, 4), measured(1, "fast", 1.0e-3, 0.2e-3, 4)}, 1));
+  const auto d = detail::decision_confidence(
+      report_deciding({measured_candidate(0, "def", 1.05e-3, 0.2e-3, 4),
+                       measured_candidate(1, "fast", 1.0e-3, 0.2e-3, 4)},
+                      1));
   ASSERT_TRUE(d);
   EXPECT_LT(d->advantage_low, 1.0);
   EXPECT_EQ(d->verdict, "within noise");
 }
 
 TEST(DecisionConfidence, ASureButSmallLeadIsInTheTieBand) {
-  const auto d = detail::decision_confidence(decided(
-      {measured(0, "def", 1.015e-3, 1e-8, 64), measured(1, "fast", 1.0e-3, 1e-8, 64)}, 1));
+  const auto d =
+      detail::decision_confidence(report_deciding({measured_candidate(0, "def", 1.015e-3, 1e-8, 64),
+                                                   measured_candidate(1, "fast", 1.0e-3, 1e-8, 64)},
+                                                  1));
   ASSERT_TRUE(d);
   EXPECT_GT(d->advantage_low, 1.0);
   EXPECT_LT(d->advantage_low, 1.02);
@@ -75,14 +81,14 @@ TEST(DecisionConfidence, ASureButSmallLeadIsInTheTieBand) {
 }
 
 TEST(DecisionConfidence, ALoneMeasuredWinnerHasNoRunnerUpAndAnUnmeasuredOneNoConfidence) {
-  CandidateReport failed = measured(0, "def", 1e-3, 0, 4);
+  CandidateReport failed = measured_candidate(0, "def", 1e-3, 0, 4);
   failed.outcome = Outcome{Status::validation_failed, "bad"};
-  const auto alone =
-      detail::decision_confidence(decided({failed, measured(1, "fast", 1e-3, 1e-6, 8)}, 1));
+  const auto alone = detail::decision_confidence(
+      report_deciding({failed, measured_candidate(1, "fast", 1e-3, 1e-6, 8)}, 1));
   ASSERT_TRUE(alone);
   EXPECT_TRUE(alone->runner_up.empty());
   EXPECT_EQ(alone->verdict, "no runner-up");
-  EXPECT_FALSE(detail::decision_confidence(decided({failed}, 0)));
+  EXPECT_FALSE(detail::decision_confidence(report_deciding({failed}, 0)));
 }
 
 TEST(DecisionConfidence, ASearchReportsItTheStoreKeepsItAndExplainShowsIt) {

@@ -27,7 +27,7 @@ using fakes::FakeDevice;
 using fakes::make_fake_op;
 
 // A search that blocks in its first launch of the default until released.
-struct Gate {
+struct SearchGate {
   std::mutex m;
   std::condition_variable cv;
   bool entered = false;
@@ -107,7 +107,7 @@ TEST_F(TuningLeases, TheSearchHoldsItsLeaseRenewedAndReleasesItOnceTheChoiceIsSt
 }
 
 TEST_F(TuningLeases, AMissWhileAnotherHolderTunesTheKeyIsServedTheDefaultThenItsChoice) {
-  Gate gate;
+  SearchGate gate;
   first_.behaviour["def"].hook = [&] { gate.block(); };
   auto op1 = make_fake_op(first_, {"def", "fast"}, "def");
   std::atomic<int> second_inputs{0};
@@ -129,7 +129,7 @@ TEST_F(TuningLeases, AMissWhileAnotherHolderTunesTheKeyIsServedTheDefaultThenIts
 }
 
 TEST_F(TuningLeases, AWaiterServesTheHoldersChoiceWithoutSearching) {
-  Gate gate;
+  SearchGate gate;
   first_.behaviour["def"].hook = [&] { gate.block(); };
   auto op1 = make_fake_op(first_, {"def", "fast"}, "def");
   std::atomic<int> second_inputs{0};
@@ -153,7 +153,7 @@ TEST_F(TuningLeases, AWaiterServesTheHoldersChoiceWithoutSearching) {
 }
 
 TEST_F(TuningLeases, AWaitPastItsLimitServesTheDefaultSayingHowLongItWaited) {
-  Gate gate;
+  SearchGate gate;
   first_.behaviour["def"].hook = [&] { gate.block(); };
   auto op1 = make_fake_op(first_, {"def", "fast"}, "def");
   auto op2 = make_fake_op(second_, {"def", "fast"}, "def");

@@ -68,11 +68,14 @@ struct DecisionConfidence {
   std::string runner_up;     // empty: no other candidate measured cleanly (nothing to compare)
   double advantage = 0;      // the runner-up's score / the winner's (> 1: the winner is faster)
   double advantage_low = 0;  // approximate 95 % lower bound of that ratio
-  // The paired confirmation, when it ran: the 95 % upper bound of winner / default.
+  // The paired confirmation, when it confirmed the winner: the 95 % upper bound of winner /
+  // default (0: it did not run, or kept the default).
   double paired_high = 0;
   // "clear": advantage_low is over 1 + the tie band; "in the tie band": the winner may be no
   // more than the band ahead; "within noise": the runner-up may be as fast (advantage_low
-  // <= 1); "no runner-up".
+  // <= 1); "kept by the decision rules (runner-up faster)": advantage < 1, the default or a
+  // preferred candidate kept within the tie band or by the paired confirmation;
+  // "no runner-up".
   std::string verdict;
 };
 

@@ -232,12 +232,14 @@ class SqliteStore final : public Store {
     return removed;
   }
 
-  // Leases go through the write path (its bounded wait, its memory-only degradation) and are
-  // never kept for later: a store that cannot be written answers unavailable, with the cause.
+  // Leases take the write path's lock and bounded wait but are never kept for later: a store
+  // that cannot be written answers unavailable, with the cause; a failed lease operation
+  // answers for itself only (a lease is no reason to stop storing choices). A renewal waits
+  // at most a third of its TTL, so a slow writer cannot make it outlive the lease.
   LeaseTaking take_lease(const TuningLease& wanted, milliseconds ttl) override {
     LeaseTaking taking;
-    std::string why = write(Doing::write, options_.write_wait,
-                            [&] { taking = take_sqlite_lease(*c_, wanted, ttl); });
+    std::string why =
+        lease_write(options_.write_wait, [&] { taking = take_sqlite_lease(*c_, wanted, ttl); });
     if (!why.empty()) return {LeaseState::unavailable, {}, std::move(why)};
     return taking;
   }
@@ -245,14 +247,14 @@ class SqliteStore final : public Store {
   bool renew_lease(std::string_view identity_digest, std::string_view holder,
                    milliseconds ttl) override {
     bool renewed = false;
-    write(Doing::write, options_.write_wait,
-          [&] { renewed = renew_sqlite_lease(*c_, identity_digest, holder, ttl); });
-    return renewed;
+    const std::string why = lease_write(std::min(options_.write_wait, ttl / 3), [&] {
+      renewed = renew_sqlite_lease(*c_, identity_digest, holder, ttl);
+    });
+    return why.empty() && renewed;
   }
 
   void release_lease(std::string_view identity_digest, std::string_view holder) override {
-    write(Doing::remove, options_.write_wait,
-          [&] { release_sqlite_lease(*c_, identity_digest, holder); });
+    lease_write(options_.write_wait, [&] { release_sqlite_lease(*c_, identity_digest, holder); });
   }
 
   std::vector<TuningLease> leases() override {
@@ -298,6 +300,20 @@ class SqliteStore final : public Store {
       return {};
     } catch (const SqlError& e) {
       failed(doing, e.rc(), e.what());
+      return "the store " + path_ + " failed: " + e.what();
+    }
+  }
+
+  // A lease operation under the mutex and `wait`: why it was not done (empty: done).
+  template <class Fn>
+  std::string lease_write(std::chrono::milliseconds wait, Fn&& fn) {
+    std::lock_guard lock(mutex_);
+    if (!writable()) return unwritable_why();
+    c_->wait_at_most(wait);
+    try {
+      fn();
+      return {};
+    } catch (const SqlError& e) {
       return "the store " + path_ + " failed: " + e.what();
     }
   }

@@ -1,4 +1,7 @@
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <array>
@@ -46,8 +49,30 @@ std::string start_of(const std::string& pid) {
 // When this process started, so that a pid the system reused names another holder: the
 // start time in clock ticks since boot (/proc/self/stat, field 22), else the unix milliseconds
 // of the first call (taken once: the same for every lease of this process).
+// Which kernel boot and pid namespace this process's pids belong to: the first 8 characters
+// of /proc/sys/kernel/random/boot_id and the inode of /proc/self/ns/pid ("" unreadable). Two
+// machines of one host name, a reboot, or containers sharing a host name but not their pids
+// differ here, so a holder's pid is judged only where it means the same process.
+std::string pid_space() {
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(boot, id);
+  std::error_code ec;
+  const std::string ns = std::filesystem::read_symlink("/proc/self/ns/pid", ec).string();
+  if (id.size() < 8 || ec || ns.empty()) return "";
+  const auto open = ns.find('['), close = ns.find(']');
+  if (open == std::string::npos || close == std::string::npos || close <= open + 1) return "";
+  return id.substr(0, 8) + "-" + ns.substr(open + 1, close - open - 1);
+}
+
+// When this process started, so that a pid the system reused names another holder:
+// "<pid space>.<start in clock ticks since boot>" (/proc/self/stat, field 22), else "t" and
+// the unix milliseconds of the first call (taken once: the same for every lease of this
+// process; such a holder is never judged gone).
 std::string process_start() {
-  if (std::string start = start_of("self"); !start.empty()) return start;
+  const std::string space = pid_space();
+  if (std::string start = start_of("self"); !start.empty() && !space.empty())
+    return space + "." + start;
   static const auto first_call = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();
@@ -85,13 +110,18 @@ bool lease_holder_is_gone(std::string_view holder) {
     rest.resize(colon);
   }
   const std::string& start = parts[1];
-  const std::string& pid = parts[2];
-  if (rest != host_name() || pid.empty() ||
-      pid.find_first_not_of("0123456789") != std::string::npos || start.empty() ||
-      start[0] == 't')  // no /proc where the name was made: nothing to compare with
+  const std::string& pid_text = parts[2];
+  const auto dot = start.rfind('.');
+  if (rest != host_name() || pid_text.empty() || pid_text.size() > 9 ||
+      pid_text.find_first_not_of("0123456789") != std::string::npos || dot == std::string::npos ||
+      start.substr(0, dot) != pid_space())  // another machine, boot or pid namespace
     return false;
-  if (!std::filesystem::exists("/proc/self/stat")) return false;
-  return start_of(pid) != start;  // gone ("") or another process under a reused pid
+  if (const std::string now = start_of(pid_text); !now.empty())
+    return now != start.substr(dot + 1);  // a reused pid names another process
+  // Unreadable: gone only when the kernel says no such process (hidden /proc, hidepid, or
+  // another user's process: EPERM, alive).
+  const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+  return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 std::string lease_holder_name(std::uint64_t n) {

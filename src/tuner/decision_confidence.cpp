@@ -37,9 +37,12 @@ std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
   const double low = runner_up->score - 1.96 * median_error(*runner_up->timing);
   const double high = winner->score + 1.96 * median_error(*winner->timing);
   d.advantage_low = std::max(0.0, low / high);
-  d.verdict = d.advantage_low > 1 + r.tie_band ? "clear"
-              : d.advantage_low > 1            ? "in the tie band"
-                                               : "within noise";
+  // A winner slower than its runner-up was kept by the rules, not by speed: the default (or
+  // a preferred candidate) within the tie band, or the paired confirmation against the default.
+  d.verdict = d.advantage < 1                    ? "kept by the decision rules (runner-up faster)"
+              : d.advantage_low > 1 + r.tie_band ? "clear"
+              : d.advantage_low > 1              ? "in the tie band"
+                                                 : "within noise";
   return d;
 }
 

@@ -290,7 +290,8 @@ void SearchContext::choose() {
   for (auto& c : r_.candidates)
     if (c.outcome.ok() && r_.default_score > 0) c.vs_default = r_.default_score / c.score;
   r_.confidence = decision_confidence(r_);
-  if (r_.confidence) r_.confidence->paired_high = paired_high_;
+  // The paired bound is the winner's only when the confirmation kept it.
+  if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
 }
 
 int SearchContext::affordable_pairs() const {

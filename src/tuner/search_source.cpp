@@ -27,8 +27,7 @@ SearchSource::SearchSource(Device& device, const TunerOptions& options, Store* s
       reread_(reread),
       bans_(bans),
       prior_(std::move(prior)),
-      holder_(options.persist.lease_holder.empty() ? lease_holder_name(++search_sources_made)
-                                                   : options.persist.lease_holder) {}
+      holder_number_(++search_sources_made) {}
 
 std::optional<Served> SearchSource::find(ServeRequest& request) {
   // One tuner per identity across the processes sharing the store (a tuning lease), then one
@@ -36,7 +35,9 @@ std::optional<Served> SearchSource::find(ServeRequest& request) {
   LeaseAnswer lease = take_lease(request);
   if (lease.landed) return lease.landed;
   if (!lease.refusal.empty()) return refused(request, lease.refusal);
-  DeviceTurn turn(device_, lock_path(), options_.persist.wait_for_device_seconds);
+  // One wait in all: the device turn gets what the lease's wait left.
+  DeviceTurn turn(device_, lock_path(),
+                  std::max(0.0, options_.persist.wait_for_device_seconds - lease.waited_seconds));
   if (!turn.warning().empty() && !lock_warned_.exchange(true))
     options_.hooks.log.warn(turn.warning());
   if (!turn.granted()) return refused(request, turn.refusal());
@@ -66,7 +67,9 @@ SearchSource::LeaseAnswer SearchSource::take_lease(ServeRequest& request) {
   wanted.identity_digest = request.identity.digest().hex();
   wanted.op = request.op.name();
   wanted.key = request.key.text();
-  wanted.holder = holder_;
+  // Named now, not when the Tuner was made: a process forked from it is another holder.
+  wanted.holder = options_.persist.lease_holder.empty() ? lease_holder_name(holder_number_)
+                                                        : options_.persist.lease_holder;
   auto hold = std::make_shared<TuningLeaseHold>(*store_, wanted, ttl, options_.hooks.log);
   using Steady = std::chrono::steady_clock;
   const double wait_s = options_.persist.wait_for_device_seconds;
@@ -81,14 +84,17 @@ SearchSource::LeaseAnswer SearchSource::take_lease(ServeRequest& request) {
   while (hold->taking().state == LeaseState::busy && Steady::now() < deadline) {
     std::this_thread::sleep_for(std::min<Steady::duration>(poll, deadline - Steady::now()));
     if (request.replay) {
+      const std::string stale = request.stale;  // each poll would append its finding again
       if ((answer.landed = reread_.find(request))) return answer;
+      request.stale = stale;
     }
     hold->take();
   }
   const LeaseTaking& taking = hold->taking();
+  answer.waited_seconds = std::chrono::duration<double>(Steady::now() - start).count();
   if (taking.state == LeaseState::busy) {
-    const double waited = std::chrono::duration<double>(Steady::now() - start).count();
-    answer.refusal = lease_refusal(taking.current, store_->now_ms(), wait_s > 0 ? waited : 0.0);
+    answer.refusal =
+        lease_refusal(taking.current, store_->now_ms(), wait_s > 0 ? answer.waited_seconds : 0.0);
     return answer;
   }
   if (taking.state == LeaseState::unavailable) {

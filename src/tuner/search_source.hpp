@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -35,6 +36,7 @@ class SearchSource final : public ChoiceSource {
   struct LeaseAnswer {
     std::optional<Served> landed;  // the holder's choice, stored while this one waited
     std::string refusal;           // another holder's live lease: serve the default
+    double waited_seconds = 0;     // spent taking it (waiting for a busy one included)
   };
   LeaseAnswer take_lease(ServeRequest& request);
   // TunerOptions::persist.record_misses: a key this search leaves without a stored choice.
@@ -46,7 +48,7 @@ class SearchSource final : public ChoiceSource {
   ChoiceSource& reread_;
   const LiveBans& bans_;
   std::function<SearchPrior(const OpBase&, const Key&)> prior_;
-  std::string holder_;                     // this source's name in the store's leases
+  std::uint64_t holder_number_;            // this source's N in lease_holder_name
   std::atomic<bool> lock_warned_{false};   // an unusable device lock is reported once
   std::atomic<bool> lease_warned_{false};  // unusable leases are reported once
 };

@@ -31,7 +31,10 @@ TuningLeaseHold::~TuningLeaseHold() {
   }
   wake_.notify_all();
   thread_.join();
-  store_.release_lease(wanted_.identity_digest, wanted_.holder);
+  try {
+    store_.release_lease(wanted_.identity_digest, wanted_.holder);
+  } catch (...) {  // a destructor must not throw; the lease then expires after its TTL
+  }
 }
 
 void TuningLeaseHold::start_heartbeat() {
@@ -47,12 +50,18 @@ void TuningLeaseHold::heartbeat() {
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {
     lock.unlock();
-    const bool renewed = store_.renew_lease(wanted_.identity_digest, wanted_.holder, ttl_);
-    if (!renewed && !lost) {
-      log_.warn(fmt::format(
-          "lost the tuning lease of {} {} in {} (not renewed within {} ms): another process may "
-          "tune this key too; this search goes on",
-          wanted_.op, wanted_.key, store_.describe(), ttl_.count()));
+    // Nothing may escape this thread (std::terminate): a throwing store or log hook is a
+    // renewal that failed.
+    bool renewed = false;
+    try {
+      renewed = store_.renew_lease(wanted_.identity_digest, wanted_.holder, ttl_);
+      if (!renewed && !lost) {
+        log_.warn(fmt::format(
+            "lost the tuning lease of {} {} in {} (not renewed within {} ms): another process "
+            "may tune this key too; this search goes on",
+            wanted_.op, wanted_.key, store_.describe(), ttl_.count()));
+      }
+    } catch (...) {
     }
     lost = lost || !renewed;
     lock.lock();

@@ -4,6 +4,7 @@
 #include "tuner/tuning_lease_hold.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -102,7 +103,7 @@ TEST_F(TuningLeases, TheSearchHoldsItsLeaseRenewedAndReleasesItOnceTheChoiceIsSt
   EXPECT_EQ(during[0].key, Key({{"n", 1}}).text());
   EXPECT_EQ(another, LeaseState::busy);
   EXPECT_TRUE(store->leases().empty()) << "released after the search";
-  EXPECT_TRUE(store->find(during[0].identity_digest)) << "stored before the release";
+  EXPECT_TRUE(store->find(during[0].identity_digest));
   EXPECT_TRUE(warnings_.empty()) << warnings_[0];
 }
 
@@ -221,19 +222,32 @@ TEST(LeaseRefusal, NamesTheHolderAndTheTimeLeft) {
   EXPECT_NE(detail::lease_refusal(other, 12000, 2).find("0.0 s left"), std::string::npos);
 }
 
-TEST(LeaseHolders, OnlyAGoneProcessOfThisHostIsJudgedGone) {
+// A holder name of this host and pid space ("host:PID:SPACE.START:N"), with another pid and
+// start time.
+std::string holder_of_this_host(const std::string& pid, const std::string& start) {
   const std::string mine = lease_holder_name(7);
-  EXPECT_FALSE(lease_holder_is_gone(mine));
-  // host:pid:start:n — this host, this pid, another start time: a reused pid.
   const auto last = mine.rfind(':');
   const auto start_end = mine.rfind(':', last - 1);
   const auto pid_end = mine.rfind(':', start_end - 1);
-  const std::string host = mine.substr(0, pid_end);
-  const std::string pid = mine.substr(pid_end + 1, start_end - pid_end - 1);
-  EXPECT_TRUE(lease_holder_is_gone(host + ":" + pid + ":1:7"));
+  const std::string my_start = mine.substr(start_end + 1, last - start_end - 1);
+  const std::string space = my_start.substr(0, my_start.rfind('.'));
+  return mine.substr(0, pid_end) + ":" + pid + ":" + space + "." + start + ":1";
+}
+
+TEST(LeaseHolders, OnlyAGoneProcessOfThisHostIsJudgedGone) {
+  const std::string mine = lease_holder_name(7);
+  EXPECT_FALSE(lease_holder_is_gone(mine));
+  // This pid with another start time: the pid was reused.
+  EXPECT_TRUE(lease_holder_is_gone(holder_of_this_host(std::to_string(::getpid()), "1")));
   // A pid no process has (above the kernel's pid_max of 2^22).
-  EXPECT_TRUE(lease_holder_is_gone(host + ":99999999:12345:1"));
-  EXPECT_FALSE(lease_holder_is_gone("another-host:99999999:12345:1"));
+  EXPECT_TRUE(lease_holder_is_gone(holder_of_this_host("99999999", "12345")));
+  EXPECT_FALSE(lease_holder_is_gone("another-host:99999999:x-1.12345:1"));
+  // Another boot or pid namespace of this host name: only its lease's expiry frees it.
+  std::string other_space = holder_of_this_host("99999999", "12345");
+  const auto dot = other_space.rfind('.');
+  const auto colon = other_space.rfind(':', dot);
+  other_space.replace(colon + 1, dot - colon - 1, "00000000-1");
+  EXPECT_FALSE(lease_holder_is_gone(other_space)) << other_space;
   for (const char* odd : {"", "x", "a:b", ":::", "host:12x:3:1", "someone-else"})
     EXPECT_FALSE(lease_holder_is_gone(odd)) << odd;
 }
@@ -250,12 +264,9 @@ TEST_F(TuningLeases, ALeaseOfADeadProcessOfThisHostIsTakenOverAtOnce) {
   ASSERT_EQ(tuner.select(*op, Key{{"n", 1}}, &first).source, Source::searched);
   const auto entries = store->list("fake");
   ASSERT_EQ(entries.size(), 1u);
-  const std::string mine = lease_holder_name(1);
-  const std::string host =
-      mine.substr(0, mine.rfind(':', mine.rfind(':', mine.rfind(':') - 1) - 1));
   TuningLease dead;
   dead.identity_digest = entries[0].identity_digest;
-  dead.holder = host + ":99999999:12345:1";
+  dead.holder = holder_of_this_host("99999999", "12345");
   ASSERT_EQ(store->take_lease(dead, std::chrono::hours(1)).state, LeaseState::held);
   TunerOptions again = options_;
   again.decide.mode = Mode::force;  // search although the store has it

@@ -21,6 +21,7 @@
 #include "store/pg_session.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
+#include "unit/store/store_samples.hpp"
 #include "unit/store/store_under_test.hpp"
 
 namespace tunekit {
@@ -45,17 +46,7 @@ StoredChoice sample(std::string digest) {
   return c;
 }
 
-struct Warnings {
-  std::vector<std::string> seen;
-  WarningSink sink() {
-    return [this](std::string_view m) { seen.emplace_back(m); };
-  }
-  std::string all() const {
-    std::string out;
-    for (const std::string& w : seen) out += w + "\n";
-    return out;
-  }
-};
+using testing::Warnings;
 
 class PostgresStore : public ::testing::Test {
  protected:

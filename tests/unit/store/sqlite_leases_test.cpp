@@ -31,17 +31,7 @@ TuningLease lease_for(const std::string& digest, const std::string& holder) {
   return {digest, "sgemm", "m=1", holder, 0, 0};
 }
 
-struct Warnings {
-  std::vector<std::string> seen;
-  WarningSink sink() {
-    return [this](std::string_view m) { seen.emplace_back(m); };
-  }
-  std::string all() const {
-    std::string out;
-    for (const std::string& w : seen) out += w + "\n";
-    return out;
-  }
-};
+using testing::Warnings;
 
 // Runs `sql` on the file directly (what the test does around the store); "" or SQLite's error.
 std::string raw_sql(const fs::path& file, const std::string& sql) {

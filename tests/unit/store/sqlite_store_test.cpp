@@ -58,12 +58,7 @@ std::string bytes_of(const fs::path& p) {
   return ss.str();
 }
 
-struct Warnings {
-  std::vector<std::string> seen;
-  WarningSink sink() {
-    return [this](std::string_view m) { seen.emplace_back(m); };
-  }
-};
+using testing::Warnings;
 
 TEST(SqliteStore, PermissionsAndReopen) {
   TempDir dir;

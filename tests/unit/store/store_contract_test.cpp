@@ -28,12 +28,7 @@ using testing::ban_of;
 
 using testing::miss_of;
 
-struct Warnings {
-  std::vector<std::string> seen;
-  WarningSink sink() {
-    return [this](std::string_view m) { seen.emplace_back(m); };
-  }
-};
+using testing::Warnings;
 
 std::string joined(const std::vector<std::string>& warnings) {
   std::string all;

@@ -4,11 +4,26 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "tunekit/store.hpp"
 
 namespace tunekit::testing {
+
+// The warnings a store gave, for the tests to read.
+struct Warnings {
+  std::vector<std::string> seen;
+  WarningSink sink() {
+    return [this](std::string_view m) { seen.emplace_back(m); };
+  }
+  std::string all() const {
+    std::string out;
+    for (const std::string& w : seen) out += w + "\n";
+    return out;
+  }
+};
 
 inline StoredChoice sample(std::string digest, std::string op = "sgemm") {
   StoredChoice c;

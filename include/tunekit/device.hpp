@@ -43,6 +43,12 @@ class Trial {
   virtual Outcome build() { return Outcome::success(); }
   virtual Outcome prepare() = 0;  // allocate (and build, when build() was not called)
   virtual void launch() = 0;      // enqueue one dispatch; no synchronisation inside
+  // Enqueues `count` back-to-back dispatches (a queued-mode batch), no synchronisation inside.
+  // The default calls launch() `count` times; a device that can replay a batch without the
+  // host's per-launch cost (a CUDA graph) overrides it.
+  virtual void launch_batch(int count) {
+    for (int i = 0; i < count; ++i) launch();
+  }
   virtual void sync() = 0;
   virtual void release() = 0;
 };
@@ -78,6 +84,9 @@ class Device {
   // Whether trials' build() may run on several threads at once (a simulated device with one
   // clock says no, so its time stays deterministic).
   virtual bool parallel_builds() const { return true; }
+  // The deepest queued-mode batch this device takes by default (DESIGN §5: 200 on host
+  // backends, 2048 on GPUs); a caller that sets MeasureOptions::timing.depth_cap itself wins.
+  virtual int default_depth_cap() const { return 200; }
 
   // One search at a time on this device (DESIGN §11): every Tuner on it try-locks this
   // around a search, and a contender is served the default instead of waiting.

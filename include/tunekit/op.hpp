@@ -69,6 +69,16 @@ struct KeyField {
   std::int64_t max = std::int64_t{1} << 40;
 };
 
+// An op's own timing protocol (Op::timing), overriding the tuner's sampling for that op on
+// every backend: `warmup` untimed launches, then `launches` timed ones split into `windows`
+// equal queued batches (each one reading of the device's clock), ranked by the median across
+// windows. Seed 002's softmax contract is {10, 100, 5}. launches must be a multiple of windows.
+struct TimingProtocol {
+  int warmup = 10;
+  int launches = 100;
+  int windows = 5;
+};
+
 // The inputs and outputs of one key, owned by the tuner during a search.
 class Workload {
  public:
@@ -123,6 +133,8 @@ class OpBase {
   int rotation(const Key& key) const;
   // Whether timing windows flush the last-level cache before each sample for this op.
   bool evicts() const { return evict_; }
+  // The op's own timing protocol, when it declares one (Op::timing).
+  const std::optional<TimingProtocol>& timing_protocol() const { return timing_protocol_; }
   bool has_reference() const { return has_reference_; }
   bool has_inputs() const { return has_inputs_; }
   // The cost model's view of candidate `index` on `key` (DESIGN §9): nullopt when the op has
@@ -231,6 +243,7 @@ class OpBase {
   const Digest& seal() const;  // computes the checksum once, then sealed() is true
   void set_key_names(std::vector<std::string> names);  // empty: no typed key
   [[noreturn]] void wrong_value_count(std::size_t count) const;
+  void check_timing_protocol(const TimingProtocol& protocol) const;
 
   std::string name_;
   int schema_version_;
@@ -254,6 +267,7 @@ class OpBase {
   std::function<int(const Key&)> rotation_of_key_;
   std::function<std::optional<Work>(const Key&, const Candidate&)> work_fn_;
   bool evict_ = false;
+  std::optional<TimingProtocol> timing_protocol_;
   bool has_reference_ = false;
   bool has_inputs_ = false;
   int input_sets_ = 1;
@@ -497,6 +511,13 @@ class Op final : public OpBase {
   // Flush the last-level cache before every sample (for ops whose real calls run cold).
   Op& evict(bool on = true) {
     evict_ = on;
+    return *this;
+  }
+  // The op's own timing protocol (see TimingProtocol); UsageError for counts below 1 or
+  // launches that windows do not divide.
+  Op& timing(TimingProtocol protocol) {
+    check_timing_protocol(protocol);
+    timing_protocol_ = protocol;
     return *this;
   }
   Op& rotate(std::function<int(const Key&)> fn) {

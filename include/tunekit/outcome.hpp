@@ -22,6 +22,9 @@ enum class Status {
   hopeless,  // cut early: it could not beat the incumbent
   skipped,   // not attempted (numerics policy, earlier plan group won, ...)
   crashed,   // its worker process died (a signal, or an exit) before it answered
+  // The device failed for good (a CUDA sticky error: illegal address, ECC, reset): the device
+  // is marked lost and the search on it ends (a FatalError out of the tuner, DESIGN §4).
+  device_lost,
 };
 
 std::string_view to_string(Status status);

@@ -400,6 +400,18 @@ void OpBase::wrong_value_count(std::size_t count) const {
                    " declared names; return one value per name, in order");
 }
 
+void OpBase::check_timing_protocol(const TimingProtocol& p) const {
+  // Bounded like MeasureOptions' own counts, so a protocol cannot ask for a window that never
+  // ends (DESIGN §5: depth cap 2048 on GPUs).
+  if (p.warmup < 0 || p.warmup > 100000 || p.windows < 1 || p.windows > 1000 || p.launches < 1 ||
+      p.launches % p.windows != 0 || p.launches / p.windows > 2048)
+    throw UsageError("op '" + name_ + "': timing protocol {warmup " + std::to_string(p.warmup) +
+                     ", launches " + std::to_string(p.launches) + ", windows " +
+                     std::to_string(p.windows) +
+                     "}: give warmup 0..100000, windows 1..1000 and launches a multiple of "
+                     "windows with at most 2048 launches per window");
+}
+
 Key OpBase::key_from(const KeyValues& values) const {
   if (values.size() != key_names_.size()) wrong_value_count(values.size());
   std::vector<Field> fields;

@@ -5,7 +5,7 @@
 
 namespace tunekit {
 namespace {
-constexpr std::array<std::pair<Status, std::string_view>, 13> kStatusNames{{
+constexpr std::array<std::pair<Status, std::string_view>, 14> kStatusNames{{
     {Status::ok, "ok"},
     {Status::rejected, "rejected"},
     {Status::compile_failed, "compile_failed"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<Status, std::string_view>, 13> kStatusNames{{
     {Status::hopeless, "hopeless"},
     {Status::skipped, "skipped"},
     {Status::crashed, "crashed"},
+    {Status::device_lost, "device_lost"},
 }};
 }  // namespace
 

@@ -80,7 +80,7 @@ class Reader {
   Outcome outcome() {
     const auto status = get<std::int32_t>();
     Outcome o;
-    if (status < 0 || status > static_cast<std::int32_t>(Status::crashed)) ok_ = false;
+    if (status < 0 || status > static_cast<std::int32_t>(Status::device_lost)) ok_ = false;
     o.status = static_cast<Status>(status);
     o.message = text();
     return o;

@@ -57,7 +57,11 @@ namespace {
 // One timed batch: begin, `depth` launches, one sync, end.
 double timed_batch(Trial& trial, Clock& clock, int depth) {
   clock.begin();
-  for (int d = 0; d < depth; ++d) trial.launch();
+  if (depth == 1) {
+    trial.launch();
+  } else {
+    trial.launch_batch(depth);
+  }
   trial.sync();
   return clock.end();
 }

@@ -17,6 +17,18 @@ namespace {
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+// An op's own timing protocol (Op::timing): its warmup, then `windows` queued batches of
+// launches / windows each, no top-up; the ranking statistic is the median across windows.
+void apply_protocol(const TimingProtocol& p, TimingOptions& timing) {
+  timing.mode = TimingMode::queued;
+  timing.warmup = p.warmup;
+  timing.fixed_depth = p.launches / p.windows;
+  timing.depth_cap = std::max(timing.depth_cap, timing.fixed_depth);
+  timing.repeats_floor = p.windows;
+  timing.max_runs = p.windows;
+  timing.sample_budget = 0;
+}
+
 }  // namespace
 
 SearchContext::SearchContext(Device& device, const OpBase& op, const Key& key,
@@ -199,6 +211,8 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
 
 TimingOptions SearchContext::timing_options(std::size_t index) const {
   TimingOptions timing = options_.measure.timing;
+  if (timing.depth_cap == TimingOptions{}.depth_cap) timing.depth_cap = device_.default_depth_cap();
+  if (const auto& protocol = op_.timing_protocol()) apply_protocol(*protocol, timing);
   if ((options_.measure.evict || op_.evicts()) && !timing.evictor)
     timing.evictor = device_.evictor();
   // The validation run, a cold launch read on the same clock on this very trial, is one
@@ -260,6 +274,11 @@ void SearchContext::finish(std::size_t index, Outcome outcome, std::optional<Tim
     options_.hooks.on_progress(
         ProgressEvent{op_.name(), finished_, std::max(total_, finished_ + 1), c.name, &c});
   ++finished_;
+  // A lost device (a CUDA sticky error) takes every later trial with it: the search ends here
+  // as a fatal failure (DESIGN §4), nothing is stored, the caller hears which candidate lost it.
+  if (c.outcome.status == Status::device_lost)
+    throw FatalError("the device was lost while " + c.name + " ran (" + c.outcome.message +
+                     "); nothing more is tuned on it: restart the process");
 }
 
 void SearchContext::choose() {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 #include "fakes/scripted_clock.hpp"
 #include "tunekit/errors.hpp"
@@ -434,6 +435,52 @@ TEST(FarBehindCut, BadRatiosAndReadingsAreRefused) {
     o.prior_reading = bad;
     EXPECT_THROW(time_routine(trial, clock, o), UsageError) << bad;
   }
+}
+
+
+// A trial that counts how its launches arrive: one by one, or as batches (a CUDA graph replay).
+class BatchCountingTrial final : public Trial {
+ public:
+  int launches = 0;
+  std::vector<int> batches;
+  Outcome prepare() override { return Outcome::success(); }
+  void launch() override { ++launches; }
+  void launch_batch(int count) override { batches.push_back(count); }
+  void sync() override {}
+  void release() override {}
+};
+
+TEST(TimeRoutine, QueuedBatchesGoThroughLaunchBatchInOneCall) {
+  BatchCountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 0.01; };
+  TimingOptions o;
+  o.mode = TimingMode::queued;
+  o.fixed_depth = 20;
+  o.repeats_floor = 5;
+  o.max_runs = 5;
+  o.sample_budget = 0;
+  TimingResult r = time_routine(trial, clock, o);
+  ASSERT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(trial.launches, 1);  // the warmup, alone
+  EXPECT_EQ(trial.batches, std::vector<int>(5, 20));
+  EXPECT_DOUBLE_EQ(r.median, 0.01 / 20);
+}
+
+TEST(TimeRoutine, TheDefaultLaunchBatchLaunchesCountTimes) {
+  CountingTrial trial;
+  trial.launch_batch(7);
+  EXPECT_EQ(trial.launches, 7);
+}
+
+TEST(TimeRoutine, IsolatedSamplesNeverBatch) {
+  BatchCountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 1e-3; };
+  TimingResult r = time_routine(trial, clock, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(trial.batches.empty());
+  EXPECT_EQ(trial.launches, r.dispatches);
 }
 
 }  // namespace

@@ -427,5 +427,62 @@ TEST(Tuner, PerOpEvictionUsesTheDevicesEvictor) {
   Tuner(dev, o).select(*op, Key{{"n", 3}});
   EXPECT_EQ(dev.evictor_.n, 25);  // one flush before each of the default's 25 samples
 }
+
+// A sticky device error (CUDA's illegal address) ends the search as a FatalError naming the
+// candidate; nothing is served from it and the next select searches again.
+TEST(Tuner, ALostDeviceEndsTheSearchAsAFatalErrorNamingTheCandidate) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  bool lose = true;
+  dev.behaviour["crash"].hook = [&] {
+    if (lose) throw TrialError(Status::device_lost, "CUDA_ERROR_ILLEGAL_ADDRESS");
+  };
+  auto op = make_fake_op(dev, {"def", "crash"}, "def");
+  TunerOptions options;
+  options.persist.store = "none";
+  Tuner tuner(dev, options);
+  try {
+    tuner.select(*op, Key{{"n", 2}});
+    FAIL() << "a lost device must end the search";
+  } catch (const FatalError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("crash"), std::string::npos) << what;
+    EXPECT_NE(what.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << what;
+  }
+}
+
+// An op's own timing protocol (Op::timing) replaces the tuner's sampling: its warmup, then
+// `windows` queued batches of launches / windows each.
+TEST(Tuner, AnOpsTimingProtocolOverridesTheTunersSampling) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["fast"].seconds = 1e-3;
+  int fast_launches = 0;
+  dev.behaviour["fast"].hook = [&] { ++fast_launches; };
+  auto op = make_fake_op(dev, {"def", "fast"}, "def");
+  op->timing(TimingProtocol{.warmup = 3, .launches = 20, .windows = 5});
+  TunerOptions options;
+  options.persist.store = "none";
+  options.decide.confirm_pairs = 0;
+  Tuner tuner(dev, options);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 2}}, &r);
+  const CandidateReport& fast = candidate_named(r, "fast");
+  ASSERT_TRUE(fast.timing);
+  EXPECT_EQ(fast.timing->mode, TimingMode::queued);
+  EXPECT_EQ(fast.timing->depth, 4);
+  EXPECT_EQ(fast.timing->samples.size(), 5u);
+  EXPECT_EQ(fast_launches, 1 + 3 + 20) << "validation run, warmup, five windows of four";
+  EXPECT_EQ(r.winner_name, "fast");
+}
+
+TEST(Tuner, ATimingProtocolIsChecked) {
+  FakeDevice dev;
+  auto op = make_fake_op(dev, {"def", "alt"}, "def");
+  EXPECT_THROW(op->timing(TimingProtocol{.warmup = 1, .launches = 10, .windows = 3}), UsageError);
+  EXPECT_THROW(op->timing(TimingProtocol{.warmup = -1, .launches = 10, .windows = 5}), UsageError);
+  EXPECT_THROW(op->timing(TimingProtocol{.warmup = 1, .launches = 5000, .windows = 1}), UsageError);
+}
+
 }  // namespace
 }  // namespace tunekit

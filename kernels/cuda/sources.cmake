@@ -1,0 +1,1 @@
+# The built-in CUDA ops (included by kernels/CMakeLists.txt when TUNEKIT_CUDA is on).

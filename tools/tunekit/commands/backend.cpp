@@ -1,44 +1,126 @@
 #include "commands/backend.hpp"
 
-#include <vector>
-
 #include <fmt/format.h>
 
+#include "tunekit/cuda.hpp"
+#include "tunekit/cuda_catalog.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/opencl.hpp"
 #include "tunekit/opencl_catalog.hpp"
 
 namespace tunekit::cli {
+namespace {
 
-const CatalogEntry& opencl_entry(const std::string& name) {
-  const opencl::CatalogEntry& cl = opencl::find_builtin_op(name);
-  static const std::vector<CatalogEntry> mirrors = [] {
-    std::vector<CatalogEntry> out;
-    for (const opencl::CatalogEntry& e : opencl::builtin_ops())
-      out.push_back({e.name, e.description, e.example_shape, nullptr});
-    return out;
-  }();
-  for (const CatalogEntry& e : mirrors)
-    if (e.name == cl.name) return e;
-  throw UsageError("unknown OpenCL op '" + name + "'");  // unreachable: find_builtin_op threw
+class CpuSession final : public BackendSession {
+ public:
+  Device& device() override { return device_; }
+  std::unique_ptr<OpBase> make_op(std::string_view name, cpu::ThreadPool& pool) override {
+    for (const CatalogEntry& e : builtin_ops())
+      if (e.name == name) return e.make(pool);
+    return nullptr;
+  }
+
+ private:
+  cpu::CpuDevice device_;
+};
+
+// A source backend's session: a context shared by the Device and every op made on it.
+template <class Context, class DeviceType, class Entry>
+class ContextSession final : public BackendSession {
+ public:
+  ContextSession(std::shared_ptr<Context> context, const std::vector<Entry>& entries)
+      : context_(std::move(context)), device_(context_), entries_(entries) {}
+  Device& device() override { return device_; }
+  std::unique_ptr<OpBase> make_op(std::string_view name, cpu::ThreadPool& pool) override {
+    for (const Entry& e : entries_)
+      if (e.name == name) return e.make(context_, pool);
+    return nullptr;
+  }
+
+ private:
+  std::shared_ptr<Context> context_;
+  DeviceType device_;
+  const std::vector<Entry>& entries_;
+};
+
+// A source backend's ops as CatalogEntry rows, built without a context (listing only).
+template <class Entry>
+std::vector<CatalogEntry> listed(const std::vector<Entry>& entries) {
+  std::vector<CatalogEntry> out;
+  for (const Entry& e : entries) {
+    out.push_back({e.name, e.description, e.example_shape,
+                   [make = e.make](cpu::ThreadPool& pool) { return make(nullptr, pool); }});
+  }
+  return out;
+}
+
+std::vector<BackendEntry> make_backends() {
+  std::vector<BackendEntry> out;
+  out.push_back({"cpu", "CPU", "the host CPU: host functions, a thread pool, the steady clock",
+                 [] { return builtin_ops(); },
+                 [](const std::string& selector) -> std::unique_ptr<BackendSession> {
+                   if (!selector.empty())
+                     throw UsageError(
+                         "--device picks an OpenCL or CUDA device: add --backend opencl or "
+                         "--backend cuda");
+                   return std::make_unique<CpuSession>();
+                 }});
+  out.push_back({"opencl", "OpenCL", "any OpenCL 1.2 device (PoCL on CPUs): runtime builds, profiling events",
+                 [] { return listed(opencl::builtin_ops()); },
+                 [](const std::string& selector) -> std::unique_ptr<BackendSession> {
+                   return std::make_unique<ContextSession<opencl::Context, opencl::OpenclDevice,
+                                                          opencl::CatalogEntry>>(
+                       opencl::Context::open(selector), opencl::builtin_ops());
+                 }});
+  out.push_back({"cuda", "CUDA", "NVIDIA GPUs: NVRTC builds, CUDA events, CUDA graphs for queued timing",
+                 [] { return listed(cuda::builtin_ops()); },
+                 [](const std::string& selector) -> std::unique_ptr<BackendSession> {
+                   return std::make_unique<
+                       ContextSession<cuda::Context, cuda::CudaDevice, cuda::CatalogEntry>>(
+                       cuda::Context::open(selector), cuda::builtin_ops());
+                 }});
+  return out;
+}
+
+std::string names(const std::vector<CatalogEntry>& entries) {
+  std::string out;
+  for (const CatalogEntry& e : entries) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<BackendEntry>& backends() {
+  static const std::vector<BackendEntry> table = make_backends();
+  return table;
+}
+
+const BackendEntry& find_backend(std::string_view name) {
+  if (name.empty()) name = "cpu";
+  std::string known;
+  for (const BackendEntry& b : backends()) {
+    if (b.name == name) return b;
+    known += (known.empty() ? "" : ", ") + b.name;
+  }
+  throw UsageError(fmt::format("unknown --backend '{}': use one of {}", name, known));
+}
+
+CatalogEntry find_backend_op(const BackendEntry& backend, std::string_view name) {
+  std::vector<CatalogEntry> ops = backend.ops();
+  for (CatalogEntry& e : ops)
+    if (e.name == name) return std::move(e);
+  throw UsageError(fmt::format("unknown {} op '{}'; the {} ops are: {} ('tunekit ops' describes "
+                               "each op and its key fields)",
+                               backend.title, name, backend.title, names(ops)));
 }
 
 Backend open_backend(const std::string& backend, const std::string& device_selector,
-                     const CatalogEntry& entry, cpu::ThreadPool& pool) {
+                     std::string_view op_name, cpu::ThreadPool& pool) {
+  const BackendEntry& entry = find_backend(backend);
+  find_backend_op(entry, op_name);  // an unknown op is refused before a device is opened
   Backend out;
-  if (backend.empty() || backend == "cpu") {
-    if (!device_selector.empty())
-      throw UsageError("--device picks an OpenCL device: add --backend opencl");
-    out.device = std::make_unique<cpu::CpuDevice>();
-    out.op = entry.make(pool);
-    return out;
-  }
-  if (backend != "opencl")
-    throw UsageError(fmt::format("unknown --backend '{}': use cpu or opencl", backend));
-  const opencl::CatalogEntry& cl_entry = opencl::find_builtin_op(entry.name);
-  std::shared_ptr<opencl::Context> context = opencl::Context::open(device_selector);
-  out.op = cl_entry.make(context, pool);
-  out.device = std::make_unique<opencl::OpenclDevice>(std::move(context));
+  out.session = entry.open(device_selector);
+  out.op = out.session->make_op(op_name, pool);
   return out;
 }
 

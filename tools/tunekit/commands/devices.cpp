@@ -1,4 +1,5 @@
-// tunekit devices [--json]: every backend's devices (the host CPU, each OpenCL device).
+// tunekit devices [--json]: every backend's devices (the host CPU, each OpenCL device, each CUDA
+// device). A backend without a runtime or a device lists none and says why; the exit status is 0.
 #include <iostream>
 #include <string>
 
@@ -8,6 +9,7 @@
 
 #include "commands/commands.hpp"
 #include "tunekit/cpu.hpp"
+#include "tunekit/cuda.hpp"
 #include "tunekit/opencl.hpp"
 
 namespace tunekit::cli {
@@ -31,7 +33,37 @@ Json identity_json(const DeviceIdentity& id) {
   return j;
 }
 
+Json cuda_json(const cuda::DeviceInfo& d) {
+  Json j = identity_json(d.identity);
+  j["index"] = d.index;
+  j["compute_capability"] = fmt::format("{}.{}", d.cc_major, d.cc_minor);
+  j["sm_count"] = d.sm_count;
+  j["l2_bytes"] = d.l2_bytes;
+  j["shared_per_block_optin_bytes"] = d.shared_per_block_optin;
+  j["max_threads_per_block"] = d.max_threads_per_block;
+  return j;
+}
+
+// The CUDA section: the devices, or why there are none (no driver: the loader's message).
+void print_cuda(const std::vector<cuda::DeviceInfo>& devices, const cuda::DriverStatus& driver) {
+  std::cout << "cuda:\n";
+  if (devices.empty()) {
+    std::cout << "  no CUDA device ("
+              << (driver.loaded ? "the driver lists none" : driver.message) << ")\n";
+    return;
+  }
+  for (const cuda::DeviceInfo& d : devices) {
+    std::cout << fmt::format(
+        "  {}: {} — compute capability {}.{} ({}), {} SMs, {}, L2 {} MiB\n     driver {}\n",
+        d.index, d.identity.product, d.cc_major, d.cc_minor, d.arch(), d.sm_count,
+        mib(d.global_memory), d.l2_bytes >> 20, d.identity.driver);
+  }
+  std::cout << "Pick one with 'tunekit tune OP --backend cuda --device INDEX|NAME'.\n";
+}
+
 void run_devices(bool json) {
+  const cuda::DriverStatus driver = cuda::driver_status();
+  const std::vector<cuda::DeviceInfo> cuda_devices = cuda::list_devices();
   const DeviceIdentity host = cpu::host_identity();
   const std::vector<opencl::DeviceInfo> devices = opencl::list_devices();
   if (json) {
@@ -49,6 +81,11 @@ void run_devices(bool json) {
       cl.push_back(std::move(j));
     }
     out["opencl"] = std::move(cl);
+    Json cu = Json::array();
+    for (const cuda::DeviceInfo& d : cuda_devices) cu.push_back(cuda_json(d));
+    out["cuda"] = std::move(cu);
+    out["cuda_driver"] = Json{{"loaded", driver.loaded}, {"version", driver.version},
+                              {"message", driver.message}};
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -70,6 +107,7 @@ void run_devices(bool json) {
   }
   if (!devices.empty())
     std::cout << "Pick one with 'tunekit tune OP --backend opencl --device INDEX|NAME'.\n";
+  print_cuda(cuda_devices, driver);
 }
 
 }  // namespace
@@ -77,7 +115,7 @@ void run_devices(bool json) {
 void register_devices(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* devices =
-      app.add_subcommand("devices", "List every backend's devices (the CPU, each OpenCL device)");
+      app.add_subcommand("devices", "List every backend's devices (the CPU, each OpenCL device, each CUDA device)");
   devices->add_flag("--json", *json, "Write the list as JSON");
   devices->callback([json] { run_devices(*json); });
 }

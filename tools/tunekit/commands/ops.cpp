@@ -1,4 +1,4 @@
-// tunekit ops [--backend cpu|opencl] [--json]: every built-in op of every backend, its key
+// tunekit ops [--backend cpu|opencl|cuda] [--json]: every built-in op of every backend, its key
 // fields, its space size and its default.
 #include <iostream>
 #include <memory>
@@ -12,7 +12,7 @@
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
-#include "tunekit/opencl_catalog.hpp"
+#include "commands/backend.hpp"
 #include "tunekit/value_json.hpp"
 
 namespace tunekit::cli {
@@ -119,29 +119,26 @@ OpView view_of(std::string backend, std::string name, std::string description,
 }
 
 void run_ops(const OpsOptions& options) {
-  if (!options.backend.empty() && options.backend != "cpu" && options.backend != "opencl")
-    throw UsageError("unknown --backend '" + options.backend + "': use cpu or opencl");
-  Json all = Json::array();
-  auto show = [&](const OpView& v) {
-    if (options.json) {
-      all.push_back(entry_json(v));
-    } else {
-      print_text(v);
-    }
-  };
-  cpu::ThreadPool pool(0);
-  if (options.backend.empty() || options.backend == "cpu") {
-    for (const CatalogEntry& entry : builtin_ops()) {
-      const std::unique_ptr<OpBase> op = entry.make(pool);
-      show(view_of("cpu", entry.name, entry.description, entry.example_shape, *op));
-    }
+  // An unknown --backend is refused before anything is listed.
+  std::vector<const BackendEntry*> shown;
+  if (options.backend.empty()) {
+    for (const BackendEntry& b : backends()) shown.push_back(&b);
+  } else {
+    shown.push_back(&find_backend(options.backend));
   }
-  if (options.backend.empty() || options.backend == "opencl") {
-    // The OpenCL ops are described without a device: their spaces and key fields do not
+  Json all = Json::array();
+  cpu::ThreadPool pool(0);
+  for (const BackendEntry* backend : shown) {
+    // Device backends' ops are described without a device: their spaces and key fields do not
     // depend on one (the candidates are checked against the device when they run).
-    for (const opencl::CatalogEntry& entry : opencl::builtin_ops()) {
-      const std::unique_ptr<OpBase> op = entry.make(nullptr, pool);
-      show(view_of("opencl", entry.name, entry.description, entry.example_shape, *op));
+    for (const CatalogEntry& entry : backend->ops()) {
+      const std::unique_ptr<OpBase> op = entry.make(pool);
+      const OpView v = view_of(backend->name, entry.name, entry.description, entry.example_shape, *op);
+      if (options.json) {
+        all.push_back(entry_json(v));
+      } else {
+        print_text(v);
+      }
     }
   }
   if (options.json) std::cout << all.dump(2) << '\n';
@@ -154,7 +151,7 @@ void register_ops(CLI::App& app) {
   CLI::App* ops = app.add_subcommand(
       "ops", "List the built-in ops of every backend: key fields, space size, default");
   ops->add_flag("--json", options->json, "Write the list as JSON");
-  ops->add_option("--backend", options->backend, "Only this backend's ops: cpu | opencl");
+  ops->add_option("--backend", options->backend, "Only this backend's ops: cpu | opencl | cuda");
   ops->callback([options] { run_ops(*options); });
 }
 

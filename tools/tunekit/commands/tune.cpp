@@ -7,7 +7,7 @@
 //                   [--isolation automatic|worker|in_process]
 //                   [--save-artifact] [--artifact-dir D]
 //                   [--model] [--profile F]
-//                   [--backend cpu|opencl] [--device INDEX|NAME] [--wait-for-device 90s]
+//                   [--backend cpu|opencl|cuda] [--device INDEX|NAME] [--wait-for-device 90s]
 // tunekit tune --pending [op] [the search, store and backend flags above]
 #include <algorithm>
 #include <cstdint>
@@ -41,8 +41,6 @@
 #include "tunekit/errors.hpp"
 #include "tunekit/interop.hpp"
 #include "tunekit/model_report.hpp"
-#include "tunekit/opencl.hpp"
-#include "tunekit/opencl_catalog.hpp"
 #include "tunekit/pending.hpp"
 #include "tunekit/reporter.hpp"
 #include "tunekit/terminal_text.hpp"
@@ -80,7 +78,7 @@ struct TuneCommand {
   std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
   bool save_artifact = false;
   ExportFlags exports;  // --export-kt / --export-t4
-  std::string backend;  // cpu (default) | opencl
+  std::string backend;  // cpu (default) | opencl | cuda (commands/backend.hpp)
   std::string device;   // OpenCL device: index or name substring
 
   // Cost model.
@@ -94,15 +92,6 @@ struct TuneCommand {
 
   bool pending = false;  // --pending: tune the store's recorded misses (op: only that op's)
 };
-
-const CatalogEntry& find_op(const std::string& name) {
-  try {
-    return find_builtin_op(name);
-  } catch (const UsageError& e) {
-    throw UsageError(
-        fmt::format("{}\n  'tunekit ops' describes each op and its key fields", e.what()));
-  }
-}
 
 Statistic statistic_from_string(const std::string& text) {
   for (Statistic s : {Statistic::median, Statistic::min})
@@ -270,41 +259,19 @@ TunerOptions tuner_options(const TuneCommand& command) {
 // The built-in ops by recorded name, each built once for the backend --pending tunes on.
 class CatalogOps {
  public:
-  CatalogOps(const TuneCommand& command, cpu::ThreadPool& pool) : pool_(pool) {
-    if (command.backend.empty() || command.backend == "cpu") {
-      if (!command.device.empty())
-        throw UsageError("--device picks an OpenCL device: add --backend opencl");
-      device_ = std::make_unique<cpu::CpuDevice>();
-    } else if (command.backend == "opencl") {
-      context_ = opencl::Context::open(command.device);
-      device_ = std::make_unique<opencl::OpenclDevice>(context_);
-    } else {
-      throw UsageError(fmt::format("unknown --backend '{}': use cpu or opencl", command.backend));
-    }
-  }
-  Device& device() { return *device_; }
+  CatalogOps(const TuneCommand& command, cpu::ThreadPool& pool)
+      : pool_(pool), session_(find_backend(command.backend).open(command.device)) {}
+  Device& device() { return session_->device(); }
 
   const OpBase* find(std::string_view name) {
     auto it = ops_.find(name);
-    if (it == ops_.end()) it = ops_.emplace(std::string(name), make(name)).first;
+    if (it == ops_.end()) it = ops_.emplace(std::string(name), session_->make_op(name, pool_)).first;
     return it->second.get();
   }
 
  private:
-  std::unique_ptr<OpBase> make(std::string_view name) {
-    if (context_) {
-      for (const opencl::CatalogEntry& e : opencl::builtin_ops())
-        if (e.name == name) return e.make(context_, pool_);
-      return nullptr;
-    }
-    for (const CatalogEntry& e : builtin_ops())
-      if (e.name == name) return e.make(pool_);
-    return nullptr;
-  }
-
   cpu::ThreadPool& pool_;
-  std::shared_ptr<opencl::Context> context_;  // --backend opencl only
-  std::unique_ptr<Device> device_;
+  std::unique_ptr<BackendSession> session_;
   std::map<std::string, std::unique_ptr<OpBase>, std::less<>> ops_;
 };
 
@@ -359,15 +326,14 @@ void run_tune(const TuneCommand& command) {
         "recorded in the store");
   }
   // Everything the user typed is checked before any thread, buffer or measurement exists.
-  const CatalogEntry& entry =
-      command.backend == "opencl" ? opencl_entry(command.op) : find_op(command.op);
+  const CatalogEntry entry = find_backend_op(find_backend(command.backend), command.op);
   TunerOptions options = tuner_options(command);
   const std::unique_ptr<Reporter> reporter =
       make_reporter(command.json ? "json" : command.reporter);
 
   cpu::ThreadPool pool(command.threads);
-  // --backend opencl opens the device (and checks --device) before anything is measured.
-  const Backend backend = open_backend(command.backend, command.device, entry, pool);
+  // --backend opencl|cuda opens the device (and checks --device) before anything is measured.
+  const Backend backend = open_backend(command.backend, command.device, entry.name, pool);
   const std::unique_ptr<OpBase>& op = backend.op;
   std::string shape = command.shape;
   if (shape.empty()) {
@@ -381,7 +347,7 @@ void run_tune(const TuneCommand& command) {
   if (!command.quiet) {
     options.hooks.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
   }
-  Device& device = *backend.device;
+  Device& device = backend.device();
   Tuner tuner(device, options);
   if (command.model) {
     // Zero measurement: the cost model ranks, nothing runs, nothing is stored.
@@ -470,7 +436,8 @@ void register_tune(CLI::App& app) {
                    "Where trials run: automatic (a worker process each on the CPU) | worker | "
                    "in_process");
   tune->add_option("--backend", command->backend,
-                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels)");
+                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | cuda (NVRTC-compiled "
+                   "CUDA kernels)");
   tune->add_option("--device", command->device,
                    "OpenCL device: an index or a part of its name (see 'tunekit devices'; "
                    "default: the first)");

@@ -8,6 +8,8 @@ endif()
 tunekit_test_target(tunekit_cuda_tests ${TUNEKIT_CUDA_TESTS})
 target_link_libraries(tunekit_cuda_tests PRIVATE tunekit_kernels)
 target_include_directories(tunekit_cuda_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+# The fake driver table (unit/backends/cuda/fake_driver.hpp) includes the toolkit's cuda.h.
+target_include_directories(tunekit_cuda_tests SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 if(TUNEKIT_BUILD_TOOLS)
   target_compile_definitions(tunekit_cuda_tests PRIVATE TUNEKIT_CLI_PATH="$<TARGET_FILE:tunekit_cli>")
   add_dependencies(tunekit_cuda_tests tunekit_cli)

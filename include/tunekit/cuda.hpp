@@ -21,6 +21,10 @@
 
 #include "tunekit/device.hpp"
 
+namespace tunekit::detail {
+struct ContextAccess;  // builds a Context on a given driver table (src/backends/cuda)
+}  // namespace tunekit::detail
+
 namespace tunekit::cuda {
 
 // Whether the driver library could be loaded and initialised, and if not, why ("libcuda.so.1:
@@ -87,8 +91,8 @@ class Compiler {
   virtual BuildStats stats() const = 0;
 };
 
-// NVRTC itself (loaded at run time). TrialError(compile_failed) naming the library when NVRTC
-// cannot be loaded.
+// NVRTC itself (loaded at run time). Never throws itself: its compile() throws
+// TrialError(compile_failed) naming the library when NVRTC cannot be loaded.
 std::unique_ptr<Compiler> nvrtc_compiler();
 
 struct ModuleCacheOptions {
@@ -104,7 +108,8 @@ struct ModuleCacheOptions {
 // version), in memory and as one file per image under the options' directory, each with a
 // header holding its key and an XXH3 digest of the image, checked on load. Failures are
 // remembered in memory with their log (a broken candidate is not recompiled). Thread-safe; a
-// second asker of an image being compiled waits for it and counts as a hit.
+// second asker of an image being compiled waits for it and counts as a hit. An image read from
+// disk has an empty log (NVRTC's warnings are not kept in the file).
 class CachingCompiler final : public Compiler {
  public:
   CachingCompiler(std::unique_ptr<Compiler> inner, ModuleCacheOptions options);
@@ -234,6 +239,7 @@ class Context : public std::enable_shared_from_this<Context> {
   Context() = default;
   friend class Buffer;
   friend class Function;
+  friend struct detail::ContextAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   DeviceInfo info_;

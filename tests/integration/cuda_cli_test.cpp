@@ -29,8 +29,9 @@ TEST(CudaCli, DevicesHasACudaSectionAndSaysWhyItIsEmpty) {
   ASSERT_TRUE(j.contains("cuda")) << json.out;
   EXPECT_EQ(j["cuda"].size(), devices.size());
   EXPECT_EQ(j["cuda_driver"]["loaded"].get<bool>(), cuda::driver_status().loaded);
-  if (!cuda::driver_status().loaded)
+  if (!cuda::driver_status().loaded) {
     EXPECT_FALSE(j["cuda_driver"]["message"].get<std::string>().empty()) << json.out;
+  }
 }
 
 TEST(CudaCli, OpsListsTheCudaSpacesWithoutADevice) {

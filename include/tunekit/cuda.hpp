@@ -54,7 +54,8 @@ struct DeviceInfo {
   int shared_per_block_optin = 0;  // bytes a block may use after opting in
   int registers_per_block = 0;
   int clock_khz = 0;
-  DeviceIdentity identity;  // backend "cuda"; architecture "sm_90"; driver "<driver> (runtime <r>, NVRTC <n>)"
+  DeviceIdentity
+      identity;  // backend "cuda"; architecture "sm_90"; driver "<driver> (runtime <r>, NVRTC <n>)"
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
 };
 
@@ -75,7 +76,7 @@ struct ModuleImage {
 };
 
 struct BuildStats {
-  std::size_t builds = 0;      // NVRTC invocations
+  std::size_t builds = 0;       // NVRTC invocations
   std::size_t memory_hits = 0;  // answered from memory
   std::size_t disk_hits = 0;    // answered from a cache file
   double seconds = 0;           // time spent compiling, summed over builds

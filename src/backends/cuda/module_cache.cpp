@@ -2,9 +2,8 @@
 // map's mutex is held only to find or insert an entry; each entry's own mutex is held across
 // its one build, so different images compile concurrently and a second asker waits for the
 // first). On disk: one file per key, "<key digest hex>.cubin", in a private directory:
-//   "TKCUBIN1" | key digest (16) | image size (u64) | image XXH3-128 (16) | arch length (u32)
-//   | arch | image                                   (integers and digest halves little-endian)
-// Every field is checked on load; a file that fails a check is reported, rebuilt and replaced.
+// backends/cuda/cubin_file.hpp's format. Every field is checked on load; a file that fails a
+// check is reported, rebuilt and replaced.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <optional>
 #include <utility>
 
+#include "backends/cuda/cubin_file.hpp"
 #include "core/safe_file.hpp"
 #include "tunekit/cuda.hpp"
 #include "tunekit/errors.hpp"
@@ -27,11 +27,6 @@ namespace tunekit::cuda {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr std::string_view kMagic = "TKCUBIN1";
-constexpr std::size_t kMaxImage = 64u << 20;  // cubins of real kernels are KBs to a few MBs
-constexpr std::size_t kMaxArch = 32;
-constexpr std::size_t kFixedHeader = 8 + 16 + 8 + 16 + 4;
 
 // Length-delimited, so that no two different (source, options, arch, version) tuples encode
 // alike.
@@ -50,75 +45,6 @@ Digest module_key(std::string_view source, const std::vector<std::string>& optio
   append_field(text, arch);
   append_field(text, nvrtc);
   return Digest::of(text);
-}
-
-void put_u64(std::string& out, std::uint64_t v, int bytes = 8) {
-  for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
-std::uint64_t get_u64(std::string_view in, std::size_t at, int bytes = 8) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= std::uint64_t{static_cast<unsigned char>(in[at + static_cast<std::size_t>(i)])} << (8 * i);
-  return v;
-}
-
-void put_digest(std::string& out, const Digest& d) {
-  put_u64(out, d.high);
-  put_u64(out, d.low);
-}
-
-Digest get_digest(std::string_view in, std::size_t at) {
-  return {get_u64(in, at), get_u64(in, at + 8)};
-}
-
-std::string encode_file(const Digest& key, const ModuleImage& image) {
-  const std::string_view binary(image.binary.data(), image.binary.size());
-  std::string out(kMagic);
-  put_digest(out, key);
-  put_u64(out, binary.size());
-  put_digest(out, Digest::of(binary));
-  put_u64(out, image.arch.size(), 4);
-  out += image.arch;
-  out += binary;
-  return out;
-}
-
-// The image the file holds, or why it cannot be used (in `why`).
-std::optional<ModuleImage> decode_file(std::string_view bytes, const Digest& key,
-                                       const std::string& arch, std::string& why) {
-  if (bytes.size() < kFixedHeader || bytes.substr(0, kMagic.size()) != kMagic) {
-    why = "it is not a tunekit cubin file (no TKCUBIN1 header)";
-    return std::nullopt;
-  }
-  if (get_digest(bytes, 8) != key) {
-    why = "its key digest is not the one its name says";
-    return std::nullopt;
-  }
-  const std::uint64_t size = get_u64(bytes, 24);
-  const Digest digest = get_digest(bytes, 32);
-  const std::uint64_t arch_size = get_u64(bytes, 48, 4);
-  if (size > kMaxImage || arch_size > kMaxArch) {
-    why = "its header declares a " + std::to_string(size) + "-byte image (the cap is " +
-          std::to_string(kMaxImage) + ") or a " + std::to_string(arch_size) + "-byte arch";
-    return std::nullopt;
-  }
-  const std::size_t image_at = kFixedHeader + static_cast<std::size_t>(arch_size);
-  if (bytes.size() != image_at + size) {
-    why = "it holds " + std::to_string(bytes.size()) + " bytes, its header says " +
-          std::to_string(image_at + size) + " (truncated or extended)";
-    return std::nullopt;
-  }
-  if (bytes.substr(kFixedHeader, arch_size) != arch) {
-    why = "it is for " + std::string(bytes.substr(kFixedHeader, arch_size)) + ", not " + arch;
-    return std::nullopt;
-  }
-  const std::string_view binary = bytes.substr(image_at);
-  if (Digest::of(binary) != digest) {
-    why = "its image does not match the digest in its header (corrupt)";
-    return std::nullopt;
-  }
-  return ModuleImage{arch, std::vector<char>(binary.begin(), binary.end()), ""};
 }
 
 std::string quoted(const fs::path& path) {
@@ -203,27 +129,27 @@ std::optional<ModuleImage> CachingCompiler::Impl::load(const Digest& key, const 
   }
   std::string bytes;
   try {
-    bytes = detail::read_outside_file(path, kFixedHeader + kMaxArch + kMaxImage,
-                                      "CUDA module cache file");
+    bytes = detail::read_outside_file(path, detail::kMaxCubinFile, "CUDA module cache file");
   } catch (const UsageError& e) {
     warn(std::string(e.what()) + rebuilt);
     return std::nullopt;
   }
   std::string why;
-  std::optional<ModuleImage> image = decode_file(bytes, key, arch, why);
+  std::optional<ModuleImage> image = detail::decode_cubin_file(bytes, key, arch, why);
   if (!image) warn(skipped + why + rebuilt);
   return image;
 }
 
 void CachingCompiler::Impl::save(const Digest& key, const ModuleImage& image) {
-  if (image.binary.size() > kMaxImage) {  // it would be refused on load
+  if (image.binary.size() > detail::kMaxCubinImage) {  // it would be refused on load
     warn("not writing the CUDA module cache file " + quoted(file_of(key)) + ": the image is " +
          std::to_string(image.binary.size()) + " bytes, over the cap of " +
-         std::to_string(kMaxImage) + "; the module stays in memory for this process");
+         std::to_string(detail::kMaxCubinImage) + "; the module stays in memory for this process");
     return;
   }
   try {
-    detail::write_file_atomically(file_of(key), encode_file(key, image), "CUDA module cache file");
+    detail::write_file_atomically(file_of(key), detail::encode_cubin_file(key, image),
+                                  "CUDA module cache file");
   } catch (const UsageError& e) {
     warn(std::string(e.what()) + "; the module stays in memory for this process");
   }

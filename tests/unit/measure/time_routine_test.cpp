@@ -437,7 +437,6 @@ TEST(FarBehindCut, BadRatiosAndReadingsAreRefused) {
   }
 }
 
-
 // A trial that counts how its launches arrive: one by one, or as batches (a CUDA graph replay).
 class BatchCountingTrial final : public Trial {
  public:

@@ -65,14 +65,16 @@ std::vector<BackendEntry> make_backends() {
                          "--backend cuda");
                    return std::make_unique<CpuSession>();
                  }});
-  out.push_back({"opencl", "OpenCL", "any OpenCL 1.2 device (PoCL on CPUs): runtime builds, profiling events",
+  out.push_back({"opencl", "OpenCL",
+                 "any OpenCL 1.2 device (PoCL on CPUs): runtime builds, profiling events",
                  [] { return listed(opencl::builtin_ops()); },
                  [](const std::string& selector) -> std::unique_ptr<BackendSession> {
-                   return std::make_unique<ContextSession<opencl::Context, opencl::OpenclDevice,
-                                                          opencl::CatalogEntry>>(
+                   return std::make_unique<
+                       ContextSession<opencl::Context, opencl::OpenclDevice, opencl::CatalogEntry>>(
                        opencl::Context::open(selector), opencl::builtin_ops());
                  }});
-  out.push_back({"cuda", "CUDA", "NVIDIA GPUs: NVRTC builds, CUDA events, CUDA graphs for queued timing",
+  out.push_back({"cuda", "CUDA",
+                 "NVIDIA GPUs: NVRTC builds, CUDA events, CUDA graphs for queued timing",
                  [] { return listed(cuda::builtin_ops()); },
                  [](const std::string& selector) -> std::unique_ptr<BackendSession> {
                    return std::make_unique<
@@ -109,9 +111,10 @@ CatalogEntry find_backend_op(const BackendEntry& backend, std::string_view name)
   std::vector<CatalogEntry> ops = backend.ops();
   for (CatalogEntry& e : ops)
     if (e.name == name) return std::move(e);
-  throw UsageError(fmt::format("unknown {} op '{}'; the {} ops are: {} ('tunekit ops' describes "
-                               "each op and its key fields)",
-                               backend.title, name, backend.title, names(ops)));
+  throw UsageError(
+      fmt::format("unknown {} op '{}'; the {} ops are: {} ('tunekit ops' describes "
+                  "each op and its key fields)",
+                  backend.title, name, backend.title, names(ops)));
 }
 
 Backend open_backend(const std::string& backend, const std::string& device_selector,

@@ -48,8 +48,8 @@ Json cuda_json(const cuda::DeviceInfo& d) {
 void print_cuda(const std::vector<cuda::DeviceInfo>& devices, const cuda::DriverStatus& driver) {
   std::cout << "cuda:\n";
   if (devices.empty()) {
-    std::cout << "  no CUDA device ("
-              << (driver.loaded ? "the driver lists none" : driver.message) << ")\n";
+    std::cout << "  no CUDA device (" << (driver.loaded ? "the driver lists none" : driver.message)
+              << ")\n";
     return;
   }
   for (const cuda::DeviceInfo& d : devices) {
@@ -84,8 +84,8 @@ void run_devices(bool json) {
     Json cu = Json::array();
     for (const cuda::DeviceInfo& d : cuda_devices) cu.push_back(cuda_json(d));
     out["cuda"] = std::move(cu);
-    out["cuda_driver"] = Json{{"loaded", driver.loaded}, {"version", driver.version},
-                              {"message", driver.message}};
+    out["cuda_driver"] =
+        Json{{"loaded", driver.loaded}, {"version", driver.version}, {"message", driver.message}};
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -114,8 +114,8 @@ void run_devices(bool json) {
 
 void register_devices(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* devices =
-      app.add_subcommand("devices", "List every backend's devices (the CPU, each OpenCL device, each CUDA device)");
+  CLI::App* devices = app.add_subcommand(
+      "devices", "List every backend's devices (the CPU, each OpenCL device, each CUDA device)");
   devices->add_flag("--json", *json, "Write the list as JSON");
   devices->callback([json] { run_devices(*json); });
 }

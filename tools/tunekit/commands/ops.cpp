@@ -8,11 +8,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "commands/backend.hpp"
 #include "commands/commands.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
-#include "commands/backend.hpp"
 #include "tunekit/value_json.hpp"
 
 namespace tunekit::cli {
@@ -133,7 +133,8 @@ void run_ops(const OpsOptions& options) {
     // depend on one (the candidates are checked against the device when they run).
     for (const CatalogEntry& entry : backend->ops()) {
       const std::unique_ptr<OpBase> op = entry.make(pool);
-      const OpView v = view_of(backend->name, entry.name, entry.description, entry.example_shape, *op);
+      const OpView v =
+          view_of(backend->name, entry.name, entry.description, entry.example_shape, *op);
       if (options.json) {
         all.push_back(entry_json(v));
       } else {

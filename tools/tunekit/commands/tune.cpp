@@ -265,7 +265,8 @@ class CatalogOps {
 
   const OpBase* find(std::string_view name) {
     auto it = ops_.find(name);
-    if (it == ops_.end()) it = ops_.emplace(std::string(name), session_->make_op(name, pool_)).first;
+    if (it == ops_.end())
+      it = ops_.emplace(std::string(name), session_->make_op(name, pool_)).first;
     return it->second.get();
   }
 
@@ -436,7 +437,8 @@ void register_tune(CLI::App& app) {
                    "Where trials run: automatic (a worker process each on the CPU) | worker | "
                    "in_process");
   tune->add_option("--backend", command->backend,
-                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | cuda (NVRTC-compiled "
+                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | cuda "
+                   "(NVRTC-compiled "
                    "CUDA kernels)");
   tune->add_option("--device", command->device,
                    "OpenCL device: an index or a part of its name (see 'tunekit devices'; "

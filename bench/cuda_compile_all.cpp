@@ -35,7 +35,7 @@ namespace cu = tunekit::kernels::cu;
 struct Args {
   std::vector<std::string> archs{"sm_80", "sm_90"};
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  std::string op;  // "": all
+  std::string op;          // "": all
   std::size_t sample = 0;  // 0: every kernel
 };
 
@@ -55,14 +55,19 @@ Args parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) {
-      std::cerr << "usage: cuda_compile_all [--arch sm_80,sm_90] [--jobs N] [--op NAME] [--sample N]\n";
+      std::cerr
+          << "usage: cuda_compile_all [--arch sm_80,sm_90] [--jobs N] [--op NAME] [--sample N]\n";
       std::exit(2);
     }
     const std::string value = argv[++i];
-    if (flag == "--arch") a.archs = split(value);
-    else if (flag == "--jobs") a.jobs = static_cast<unsigned>(std::max(1, std::stoi(value)));
-    else if (flag == "--op") a.op = value;
-    else if (flag == "--sample") a.sample = std::stoul(value);
+    if (flag == "--arch")
+      a.archs = split(value);
+    else if (flag == "--jobs")
+      a.jobs = static_cast<unsigned>(std::max(1, std::stoi(value)));
+    else if (flag == "--op")
+      a.op = value;
+    else if (flag == "--sample")
+      a.sample = std::stoul(value);
     else {
       std::cerr << "unknown option " << flag << "\n";
       std::exit(2);
@@ -71,8 +76,8 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// Each distinct options of `recipes` (one op's: one source) once: sgemm's SPLITK changes the launch only.
-// (then, with `sample`, a seeded random `sample` of them).
+// Each distinct options of `recipes` (one op's: one source) once: sgemm's SPLITK changes the launch
+// only. (then, with `sample`, a seeded random `sample` of them).
 std::vector<KernelRecipe> distinct(std::vector<KernelRecipe> recipes, std::size_t sample) {
   std::set<std::vector<std::string>> seen;
   std::vector<KernelRecipe> out;
@@ -96,8 +101,10 @@ std::vector<KernelRecipe> recipes_of(const std::string& op) {
     each(cu::sgemm_space(), [&](const Config& c) {
       if (auto r = cu::sgemm_recipe(c)) out.push_back(std::move(*r));
     });
-  if (op == "softmax") each(cu::softmax_space(), [&](const Config& c) { out.push_back(cu::softmax_recipe(c)); });
-  if (op == "rmsnorm") each(cu::rmsnorm_space(), [&](const Config& c) { out.push_back(cu::rmsnorm_recipe(c)); });
+  if (op == "softmax")
+    each(cu::softmax_space(), [&](const Config& c) { out.push_back(cu::softmax_recipe(c)); });
+  if (op == "rmsnorm")
+    each(cu::rmsnorm_space(), [&](const Config& c) { out.push_back(cu::rmsnorm_recipe(c)); });
   if (op == "conv2d")
     for (const std::size_t f : {5u, 17u})
       each(cu::conv2d_space(), [&](const Config& c) { out.push_back(cu::conv2d_recipe(c, f, f)); });
@@ -145,7 +152,8 @@ bool run_op(const Args& args, const std::string& op) {
     std::vector<std::thread> workers;
     for (unsigned j = 0; j < args.jobs; ++j)
       workers.emplace_back([&] {
-        for (std::size_t i; (i = next++) < recipes.size();) compile_one(*compiler, recipes[i], arch, tally);
+        for (std::size_t i; (i = next++) < recipes.size();)
+          compile_one(*compiler, recipes[i], arch, tally);
       });
     for (std::thread& w : workers) w.join();
     const double seconds =

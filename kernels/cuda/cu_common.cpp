@@ -11,7 +11,8 @@ std::vector<std::string> define_options(const Config& config,
   std::vector<std::string> out;
   for (const Field& f : config.fields()) {
     if (std::find(launch_only.begin(), launch_only.end(), f.name) != launch_only.end()) continue;
-    out.push_back("-D" + f.name + "=" + (f.value.is_string() ? f.value.as_string() : f.value.text()));
+    out.push_back("-D" + f.name + "=" +
+                  (f.value.is_string() ? f.value.as_string() : f.value.text()));
   }
   return out;
 }
@@ -29,10 +30,12 @@ cuda::Function& FunctionSet::get(std::string_view source, const std::vector<std:
   return functions_.try_emplace(std::move(key), std::move(f)).first->second;  // a racing twin wins
 }
 
-const std::shared_ptr<cuda::Context>& require_context(const std::shared_ptr<cuda::Context>& context) {
+const std::shared_ptr<cuda::Context>& require_context(
+    const std::shared_ptr<cuda::Context>& context) {
   if (!context)
-    throw UsageError("this CUDA op was made without a context (for listing): make it on one "
-                     "from cuda::Context::open to build or tune it");
+    throw UsageError(
+        "this CUDA op was made without a context (for listing): make it on one "
+        "from cuda::Context::open to build or tune it");
   return context;
 }
 

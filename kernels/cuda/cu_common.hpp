@@ -37,7 +37,6 @@ class FunctionSet {
   explicit FunctionSet(std::shared_ptr<cuda::Context> context) : context_(std::move(context)) {}
   cuda::Function& get(std::string_view source, const std::vector<std::string>& options,
                       const std::string& name);
-  cuda::Context& context() { return *context_; }
 
  private:
   std::shared_ptr<cuda::Context> context_;
@@ -55,7 +54,8 @@ Outcome build_functions(cuda::Context& context, std::string_view source,
 
 // The context an op was made on; a UsageError when it was made without one (the catalog makes
 // ops with a null context to list them) and is asked to build or make inputs.
-const std::shared_ptr<cuda::Context>& require_context(const std::shared_ptr<cuda::Context>& context);
+const std::shared_ptr<cuda::Context>& require_context(
+    const std::shared_ptr<cuda::Context>& context);
 
 // Enqueues f on the context's stream with the arguments by value (each passed to the driver
 // as a pointer to it, as cuLaunchKernel takes them).
@@ -79,8 +79,8 @@ inline unsigned blocks(std::size_t count, std::size_t per) {
 // heap-allocated state).
 class DeviceOutput {
  public:
-  DeviceOutput(cuda::Context& context, std::vector<float>& host, std::size_t rows,
-               std::size_t cols, std::size_t padded_rows, std::size_t padded_cols);
+  DeviceOutput(cuda::Context& context, std::vector<float>& host, std::size_t rows, std::size_t cols,
+               std::size_t padded_rows, std::size_t padded_cols);
   void read();   // device -> host
   void write();  // host -> device (the poison, or a reference computed on the host)
   cuda::Buffer& buffer() { return buffer_; }

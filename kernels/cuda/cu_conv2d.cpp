@@ -86,7 +86,7 @@ void check_conv2d_key(const Key& key) {
                      std::to_string(h) + ", w=" + std::to_string(w));
 }
 
-unsigned param(const Config& c, const char* name) {
+unsigned conv_param(const Config& c, const char* name) {
   return static_cast<unsigned>(c[name].as_int());
 }
 
@@ -107,10 +107,12 @@ Conv2dHost make_conv2d_host(const Key& key, int input_set) {
 
 // One launch: ceil(h / TILE_H) x ceil(w / TILE_W) blocks of BX x BY.
 void run(const Config& config, Conv2dState& s) {
-  const unsigned bx = param(config, "BX"), by = param(config, "BY");
+  const unsigned bx = conv_param(config, "BX"), by = conv_param(config, "BY");
   const KernelRecipe r = conv2d_recipe(config, s.host.fh, s.host.fw);
   cuda::Function& f = s.functions.get(r.source, r.options, "conv2d");
-  launch(f, {blocks(s.host.w, bx * param(config, "TX")), blocks(s.host.h, by * param(config, "TY"))},
+  launch(f,
+         {blocks(s.host.w, bx * conv_param(config, "TX")),
+          blocks(s.host.h, by * conv_param(config, "TY"))},
          {bx, by}, ptr(s.in), ptr(s.filter), ptr(s.out.buffer()), static_cast<int>(s.wp));
 }
 
@@ -164,8 +166,8 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<cuda::Context> context,
       .key_check(check_conv2d_key)
       .inputs([context](const Key& key, int input_set) {
         check_conv2d_key(key);
-        return CuConv2dArgs{
-            std::make_shared<Conv2dState>(require_context(context), make_conv2d_host(key, input_set))};
+        return CuConv2dArgs{std::make_shared<Conv2dState>(require_context(context),
+                                                          make_conv2d_host(key, input_set))};
       })
       // The Args are a handle: copying them would restore nothing on the device.
       .restore([](CuConv2dArgs& a) { a.state->upload_inputs(); })
@@ -173,7 +175,8 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<cuda::Context> context,
         a.state->out.read();
         return std::vector<OutputView>{OutputView::of(std::span(a.state->host.out))};
       })
-      .validator([](CuConv2dArgs& a) { a.state->out.write(); }, nullptr)  // the poison, on the device
+      .validator([](CuConv2dArgs& a) { a.state->out.write(); },
+                 nullptr)  // the poison, on the device
       .reference([](CuConv2dArgs& a) {
         conv2d_reference(a.state->host);
         a.state->out.write();

@@ -105,7 +105,9 @@ Tolerance row_tolerance(const Key& key) {
 Space row_space(bool with_exp) {
   Space s;
   // A warp per row (32) up to a block per row (1024); rows per block fill the block.
-  s.param("TPR", {32, 64, 128, 256, 512, 1024}).param("RPB", {1, 2, 4, 8, 16}).param("VW", {1, 2, 4});
+  s.param("TPR", {32, 64, 128, 256, 512, 1024})
+      .param("RPB", {1, 2, 4, 8, 16})
+      .param("VW", {1, 2, 4});
   if (with_exp) s.param("EXP", {"expf", "__expf"});
   s.constraint("TPR * RPB <= 1024");
   return s;
@@ -148,7 +150,8 @@ std::unique_ptr<OpBase> make_softmax_op(std::shared_ptr<cuda::Context> context,
         SoftmaxArgs host =
             make_softmax_args(key_dimension(key, "rows", "softmax", kSoftmaxMaxDim),
                               key_dimension(key, "cols", "softmax", kSoftmaxMaxDim), input_set);
-        return CuSoftmaxArgs{std::make_shared<SoftmaxState>(require_context(context), std::move(host))};
+        return CuSoftmaxArgs{
+            std::make_shared<SoftmaxState>(require_context(context), std::move(host))};
       })
       // The Args are a handle: copying them would restore nothing on the device.
       .restore([](CuSoftmaxArgs& a) { a.state->upload_inputs(); })
@@ -156,7 +159,8 @@ std::unique_ptr<OpBase> make_softmax_op(std::shared_ptr<cuda::Context> context,
         a.state->y.read();
         return std::vector<OutputView>{OutputView::of(std::span(a.state->host.y))};
       })
-      .validator([](CuSoftmaxArgs& a) { a.state->y.write(); }, nullptr)  // the poison, on the device
+      .validator([](CuSoftmaxArgs& a) { a.state->y.write(); },
+                 nullptr)  // the poison, on the device
       .reference([](CuSoftmaxArgs& a) {
         softmax_reference(a.state->host);
         a.state->y.write();
@@ -206,14 +210,16 @@ std::unique_ptr<OpBase> make_rmsnorm_op(std::shared_ptr<cuda::Context> context,
         RmsnormArgs host =
             make_rmsnorm_args(key_dimension(key, "rows", "rmsnorm", kRmsnormMaxDim),
                               key_dimension(key, "cols", "rmsnorm", kRmsnormMaxDim), input_set);
-        return CuRmsnormArgs{std::make_shared<RmsnormState>(require_context(context), std::move(host))};
+        return CuRmsnormArgs{
+            std::make_shared<RmsnormState>(require_context(context), std::move(host))};
       })
       .restore([](CuRmsnormArgs& a) { a.state->upload_inputs(); })
       .outputs([](CuRmsnormArgs& a) {
         a.state->y.read();
         return std::vector<OutputView>{OutputView::of(std::span(a.state->host.y))};
       })
-      .validator([](CuRmsnormArgs& a) { a.state->y.write(); }, nullptr)  // the poison, on the device
+      .validator([](CuRmsnormArgs& a) { a.state->y.write(); },
+                 nullptr)  // the poison, on the device
       .reference([](CuRmsnormArgs& a) {
         rmsnorm_reference(a.state->host);
         a.state->y.write();

@@ -97,7 +97,7 @@ struct TilePlan {
 
 TilePlan tile_plan(const Config& c) {
   const int threads = 32 * (param(c, "BM") / param(c, "WM")) * (param(c, "BN") / param(c, "WN"));
-  return {param(c, "BM"), param(c, "BN"),         param(c, "BK"),
+  return {param(c, "BM"), param(c, "BN"),     param(c, "BK"),
           threads,        param(c, "SPLITK"), sgemm_options(c)};
 }
 
@@ -116,16 +116,17 @@ void run_tile(const TilePlan& p, SgemmState& s) {
          ld_bc, ld_bc, ktiles, per_split, wstride);
   if (p.splitk == 1) return;
   cuda::Function& reduce = s.functions.get(cuda_sources::sgemm, p.options, "sgemm_reduce");
-  launch(reduce, {blocks(s.host.n, 256), static_cast<unsigned>(s.host.m)}, {256},
-         ptr(s.c.buffer()), ptr(s.w), static_cast<int>(s.host.m), static_cast<int>(s.host.n),
-         ld_bc, p.splitk - 1, wstride);
+  launch(reduce, {blocks(s.host.n, 256), static_cast<unsigned>(s.host.m)}, {256}, ptr(s.c.buffer()),
+         ptr(s.w), static_cast<int>(s.host.m), static_cast<int>(s.host.n), ld_bc, p.splitk - 1,
+         wstride);
 }
 
 cuda::BlasAlgorithm blas_algorithm(const std::string& algo) {
   if (algo == "sgemm") return cuda::BlasAlgorithm::classic();
   if (algo == "gemmex_default") return cuda::BlasAlgorithm::ex(-1);
   const std::string prefix = "gemmex_algo";
-  if (algo.rfind(prefix, 0) == 0) return cuda::BlasAlgorithm::ex(std::stoi(algo.substr(prefix.size())));
+  if (algo.rfind(prefix, 0) == 0)
+    return cuda::BlasAlgorithm::ex(std::stoi(algo.substr(prefix.size())));
   throw UsageError("sgemm: unknown cuBLAS algo '" + algo + "'");
 }
 
@@ -152,8 +153,10 @@ std::optional<std::string> sgemm_eligible(const Key& key, const Config& config) 
   const auto dim = [&](const char* f) { return static_cast<std::size_t>(key.integer(f)); };
   if (round_up(dim("m"), kSgemmPadMN) * round_up(dim("n"), kSgemmPadMN) > kSgemmSplitKMaxElements)
     return "split-k is kept to results of at most 2^24 padded elements (M x N has blocks enough)";
-  const auto ktiles = static_cast<std::int64_t>(round_up(dim("k"), kSgemmPadK)) / config["BK"].as_int();
-  if (ktiles < 2 * config["SPLITK"].as_int()) return "split-k needs at least two BK tiles of K per split";
+  const auto ktiles =
+      static_cast<std::int64_t>(round_up(dim("k"), kSgemmPadK)) / config["BK"].as_int();
+  if (ktiles < 2 * config["SPLITK"].as_int())
+    return "split-k needs at least two BK tiles of K per split";
   return std::nullopt;
 }
 
@@ -197,10 +200,12 @@ Space sgemm_space() {
       .constraint("WM * WN <= 4096")
       .constraint("BM * BN <= 32768")
       // The A and B tiles split evenly into VW-vectors among the threads, at most 32 staged
-      // floats per thread.
+      // floats and 16 loads (each holds an address too) per thread: more spills registers
+      // (bench/cuda_compile_all counts the points that spill).
       .constraint("BK == 0 or (BM * BK) % (VW * 32 * (BM // WM) * (BN // WN)) == 0")
       .constraint("BK == 0 or (BK * BN) % (VW * 32 * (BM // WM) * (BN // WN)) == 0")
       .constraint("BM == 0 or (BM + BN) * BK <= 32 * 32 * (BM // WM) * (BN // WN)")
+      .constraint("BM == 0 or (BM + BN) * BK <= 16 * VW * 32 * (BM // WM) * (BN // WN)")
       // Static shared memory within 48 KiB (no opt-in): STAGES x (A tile + pad, B tile).
       .constraint("STAGES * BK * (BM + 4 + BN) * 4 <= 49152");
   return s;
@@ -208,8 +213,8 @@ Space sgemm_space() {
 
 Config sgemm_default_config() {
   // A cheap, safe tile: 128 threads, 4 x 4 accumulators each, scalar loads, one stage.
-  return Config{{"impl", "tile"}, {"algo", "none"}, {"BM", 64}, {"BN", 64},     {"WM", 32},
-                {"WN", 32},       {"TM", 4},        {"TN", 4},  {"WTN", 8},     {"BK", 8},
+  return Config{{"impl", "tile"}, {"algo", "none"}, {"BM", 64},   {"BN", 64}, {"WM", 32},
+                {"WN", 32},       {"TM", 4},        {"TN", 4},    {"WTN", 8}, {"BK", 8},
                 {"VW", 1},        {"STAGES", 1},    {"SPLITK", 1}};
 }
 
@@ -230,11 +235,12 @@ std::optional<KernelRecipe> sgemm_recipe(const Config& config) {
   return KernelRecipe{cuda_sources::sgemm, sgemm_options(config), {"sgemm", "sgemm_reduce"}};
 }
 
-std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<cuda::Context> context,
-                                      cpu::ThreadPool& pool) {
-  auto op = std::make_unique<Op<CuSgemmArgs>>("sgemm", 1);
-  auto lazy_blas = std::make_shared<LazyBlas>(context);
-  op->describe(
+namespace {
+
+// The op's key, inputs and validation hooks (the candidates: make_sgemm_op).
+void describe_sgemm(Op<CuSgemmArgs>& op, const std::shared_ptr<cuda::Context>& context,
+                    const std::shared_ptr<LazyBlas>& lazy_blas, cpu::ThreadPool& pool) {
+  op.describe(
         "CUDA single-precision matrix multiply C[m×n] = A[m×k]·B[k×n], row-major: a "
         "CUTLASS-style tile space (block BM/BN/BK, warp WM/WN, thread TM/TN, warp arrangement "
         "WTN, vector width VW, STAGES, split-k) and cuBLAS (cublasSgemm, cublasGemmEx "
@@ -256,7 +262,8 @@ std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<cuda::Context> context,
         SgemmArgs host = make_sgemm_args(key_dimension(key, "m", "sgemm", kSgemmMaxDim),
                                          key_dimension(key, "n", "sgemm", kSgemmMaxDim),
                                          key_dimension(key, "k", "sgemm", kSgemmMaxDim), input_set);
-        return CuSgemmArgs{std::make_shared<SgemmState>(require_context(context), std::move(host), lazy_blas)};
+        return CuSgemmArgs{
+            std::make_shared<SgemmState>(require_context(context), std::move(host), lazy_blas)};
       })
       // The Args are a handle: copying them would restore nothing on the device.
       .restore([](CuSgemmArgs& x) { x.state->upload_inputs(); })
@@ -275,7 +282,15 @@ std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<cuda::Context> context,
         const double k = static_cast<double>(key.integer("k"));
         return Tolerance{0x1p-20 * k, 0x1p-17};
       });
+}
 
+}  // namespace
+
+std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<cuda::Context> context,
+                                      cpu::ThreadPool& pool) {
+  auto op = std::make_unique<Op<CuSgemmArgs>>("sgemm", 1);
+  auto lazy_blas = std::make_shared<LazyBlas>(context);
+  describe_sgemm(*op, context, lazy_blas, pool);
   op->space(sgemm_space(),
             [](const Config& config) -> std::function<void(CuSgemmArgs&)> {
               if (config["impl"].as_string() == "cublas")

@@ -64,7 +64,8 @@ extern "C" __global__ void __launch_bounds__(TPR * RPB)
   const int full = n / (TPR * VW) * (TPR * VW);
 
   float s = 0.0f;
-  for (int c = l * VW; c < full; c += TPR * VW) s += vsumsq(*reinterpret_cast<const floatv*>(xr + c));
+  for (int c = l * VW; c < full; c += TPR * VW)
+    s += vsumsq(*reinterpret_cast<const floatv*>(xr + c));
   for (int c = full + l; c < n; c += TPR) s = fmaf(xr[c], xr[c], s);
   s = group_sum(s, red);
   const float scale = rsqrtf(s / (float)cols + eps);

@@ -121,7 +121,7 @@ __device__ __forceinline__ void compute_tile(float (&acc)[WMITER * TM][WNITER * 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
     sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
           float* __restrict__ W, int lda, int ldb, int ldc, int ktiles, int ktiles_per_split,
           long long wstride) {

@@ -98,7 +98,8 @@ extern "C" __global__ void __launch_bounds__(TPR * RPB)
   const int full = n / (TPR * VW) * (TPR * VW);  // columns covered by whole vectors
 
   float m = __int_as_float(0xff800000);  // -infinity
-  for (int c = l * VW; c < full; c += TPR * VW) m = vmax(m, *reinterpret_cast<const floatv*>(xr + c));
+  for (int c = l * VW; c < full; c += TPR * VW)
+    m = vmax(m, *reinterpret_cast<const floatv*>(xr + c));
   for (int c = full + l; c < n; c += TPR) m = fmaxf(m, xr[c]);
   m = group_max(m, red_max);
 

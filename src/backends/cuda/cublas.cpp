@@ -112,17 +112,20 @@ std::uint64_t span(int rows, int cols, int ld) {
 
 void check_arguments(const GemmShape& s, const Buffer& a, const Buffer& b, const Buffer& c,
                      const BlasAlgorithm& algorithm) {
-  const std::string shape = "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
-                            " k=" + std::to_string(s.k) + " lda=" + std::to_string(s.lda) +
-                            " ldb=" + std::to_string(s.ldb) + " ldc=" + std::to_string(s.ldc);
+  // Spelled out only for a message: a launch checks, it does not format.
+  const auto shape = [&] {
+    return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+           " lda=" + std::to_string(s.lda) + " ldb=" + std::to_string(s.ldb) +
+           " ldc=" + std::to_string(s.ldc);
+  };
   if (s.m < 0 || s.n < 0 || s.k < 0 || s.lda < std::max(1, s.k) || s.ldb < std::max(1, s.n) ||
       s.ldc < std::max(1, s.n))
-    throw UsageError("cuda::Blas::sgemm: " + shape +
+    throw UsageError("cuda::Blas::sgemm: " + shape() +
                      ": give m, n, k >= 0 and row strides lda >= k, ldb >= n, ldc >= n (>= 1)");
   if (span(s.m, s.k, s.lda) * sizeof(float) > a.bytes() ||
       span(s.k, s.n, s.ldb) * sizeof(float) > b.bytes() ||
       span(s.m, s.n, s.ldc) * sizeof(float) > c.bytes())
-    throw UsageError("cuda::Blas::sgemm: " + shape + " does not fit the buffers of A (" +
+    throw UsageError("cuda::Blas::sgemm: " + shape() + " does not fit the buffers of A (" +
                      std::to_string(a.bytes()) + " bytes), B (" + std::to_string(b.bytes()) +
                      ") and C (" + std::to_string(c.bytes()) + ")");
   if (algorithm.gemm_ex && (algorithm.algo < -1 || algorithm.algo > 23))

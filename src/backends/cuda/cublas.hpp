@@ -27,9 +27,9 @@ struct CublasApi {
   decltype(&::cublasSgemm_v2) sgemm = nullptr;
   // Spelled out: the header overloads cublasGemmEx in C++ (a 64-bit-index inline wrapper).
   cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                            const void*, const void*, cudaDataType, int, const void*,
-                            cudaDataType, int, const void*, void*, cudaDataType, int,
-                            cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+                            const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                            int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                            cublasGemmAlgo_t) = nullptr;
   decltype(&::cublasGetStatusName) status_name = nullptr;
 };
 

@@ -57,8 +57,7 @@ TEST(CudaBlas, FailingStatusesAreClassified) {
 TEST(CudaBlas, StatusNamesComeFromTheLibraryOrFallBack) {
   EXPECT_EQ(detail::cublas_status_name(&detail::cublas_api(), CUBLAS_STATUS_NOT_SUPPORTED),
             "CUBLAS_STATUS_NOT_SUPPORTED (15)");
-  EXPECT_EQ(detail::cublas_status_name(nullptr, CUBLAS_STATUS_ALLOC_FAILED),
-            "cuBLAS status (3)");
+  EXPECT_EQ(detail::cublas_status_name(nullptr, CUBLAS_STATUS_ALLOC_FAILED), "cuBLAS status (3)");
 }
 
 TEST(CudaBlas, ABlasNeedsAContext) {

@@ -37,8 +37,8 @@ std::shared_ptr<cuda::Context> shared_context() {
   return context;
 }
 
-#define TUNEKIT_CUDA_CONTEXT_OR_SKIP(name)                              \
-  const std::shared_ptr<cuda::Context> name = shared_context();         \
+#define TUNEKIT_CUDA_CONTEXT_OR_SKIP(name)                      \
+  const std::shared_ptr<cuda::Context> name = shared_context(); \
   if (!name) GTEST_SKIP() << no_device_reason()
 
 Config with(Config c, std::string_view changes) {
@@ -62,8 +62,8 @@ std::size_t check_candidates(const OpBase& op, const std::string& shape,
     EXPECT_TRUE(built.ok()) << op.name() << " " << c.name << ": " << built.message;
     if (!built.ok()) continue;
     const Outcome o = reference.check(*workload, i, op.tolerance(key));
-    EXPECT_TRUE(o.ok()) << op.name() << " " << shape << " " << c.name << ": "
-                        << to_string(o.status) << " " << o.message;
+    EXPECT_TRUE(o.ok()) << op.name() << " " << shape << " " << c.name << ": " << to_string(o.status)
+                        << " " << o.message;
     ++checked;
   }
   return checked;
@@ -84,7 +84,7 @@ std::vector<std::size_t> sgemm_points(const OpBase& op, std::size_t random) {
        {"BM=128,BN=256,WM=64,WN=64,TM=8,TN=8,WTN=8,BK=8,VW=4,STAGES=2",
         "BM=128,BN=128,WM=64,WN=32,TM=8,TN=4,WTN=4,BK=16,VW=4,STAGES=2,SPLITK=4",
         "BM=16,BN=64,WM=16,WN=64,TM=4,TN=4,WTN=8,BK=8,VW=4,STAGES=2",
-        "BM=16,BN=32,WM=16,WN=32,TM=4,TN=4,WTN=8,BK=16,VW=1,STAGES=1,SPLITK=2"}) {
+        "BM=16,BN=32,WM=16,WN=32,TM=4,TN=4,WTN=8,BK=16,VW=2,STAGES=1,SPLITK=2"}) {
     const auto i = op.enumeration().index_of(with(d, corner));
     EXPECT_TRUE(i.has_value()) << corner;
     if (i) out.push_back(*i);
@@ -185,7 +185,8 @@ TEST(CudaOpsGpu, BlasComputesRowMajorProductsOnPaddedBuffers) {
   cuda::Buffer da(*context, a.size() * 4), db(*context, b.size() * 4), dc(*context, c.size() * 4);
   da.write(a.data(), a.size() * 4);
   db.write(b.data(), b.size() * 4);
-  for (const cuda::BlasAlgorithm algo : {cuda::BlasAlgorithm::classic(), cuda::BlasAlgorithm::ex(-1)}) {
+  for (const cuda::BlasAlgorithm algo :
+       {cuda::BlasAlgorithm::classic(), cuda::BlasAlgorithm::ex(-1)}) {
     dc.write(c.data(), c.size() * 4);
     blas.sgemm({m, n, k, ld, ld, ld}, da, db, dc, algo);
     std::vector<float> got(c.size());
@@ -198,7 +199,7 @@ TEST(CudaOpsGpu, BlasComputesRowMajorProductsOnPaddedBuffers) {
       }
     EXPECT_EQ(got[n], -1.0f);  // past n in a row: untouched
   }
-  EXPECT_THROW(blas.sgemm({m, n, k, 2, ld, ld}, da, db, dc), UsageError);  // lda < k
+  EXPECT_THROW(blas.sgemm({m, n, k, 2, ld, ld}, da, db, dc), UsageError);    // lda < k
   EXPECT_THROW(blas.sgemm({64, n, k, ld, ld, ld}, da, db, dc), UsageError);  // past A
   EXPECT_THROW(blas.sgemm({m, n, k, ld, ld, ld}, da, db, dc, cuda::BlasAlgorithm::ex(24)),
                UsageError);
@@ -217,7 +218,8 @@ TunerOptions quick_options(Numerics policy) {
 }
 
 // No candidate of a search failed but by declining the key (rejected), by its numerics
-// (skipped) or by being cut (hopeless); returns how many were measured.
+// (skipped) or by being cut (hopeless); returns how many were validated and measured (ok or
+// cut while measured).
 std::size_t expect_clean(const TuneReport& report) {
   std::size_t measured = 0;
   for (const CandidateReport& c : report.candidates) {
@@ -225,7 +227,7 @@ std::size_t expect_clean(const TuneReport& report) {
     EXPECT_TRUE(s == Status::ok || s == Status::hopeless || s == Status::rejected ||
                 s == Status::skipped)
         << c.name << ": " << to_string(s) << " " << c.outcome.message;
-    if (c.timing) ++measured;
+    if (s == Status::ok || s == Status::hopeless) ++measured;
   }
   return measured;
 }
@@ -243,14 +245,19 @@ TEST(CudaOpsGpu, TuningSgemmMeasuresCublasAndPicksAValidatedWinner) {
   tuner.select(*op, op->parse_shape("m=67,n=45,k=300"), &report);
   EXPECT_EQ(report.source, Source::searched);
   EXPECT_GE(expect_clean(report), 30u);
+  // Every anchor is in the report; the classic call and GemmEx's default are measured (an
+  // explicit algorithm the library does not offer for this shape may decline: rejected).
   std::size_t blas = 0;
   for (const CandidateReport& c : report.candidates) {
     if (c.config.find("impl=cublas") == std::string::npos) continue;
     ++blas;
-    EXPECT_TRUE(c.timing.has_value()) << c.name;
-    EXPECT_EQ(c.timing ? c.timing->clock : "", "cuda_events");
+    const bool must_run = c.config.find("algo=sgemm") != std::string::npos ||
+                          c.config.find("algo=gemmex_default") != std::string::npos;
+    if (!must_run && c.outcome.status == Status::rejected) continue;
+    ASSERT_TRUE(c.timing.has_value()) << c.name << ": " << c.outcome.message;
+    EXPECT_EQ(c.timing->clock, "cuda_events");
   }
-  EXPECT_EQ(blas, sgemm_cublas_configs().size());  // every anchor measured
+  EXPECT_EQ(blas, sgemm_cublas_configs().size());
   EXPECT_FALSE(report.winner_name.empty());
 }
 

@@ -56,6 +56,15 @@ TEST(CudaCli, UnknownCudaOpNamesTheCudaOps) {
   EXPECT_TRUE(contains(run.err, "the CUDA ops are: ")) << run.err;
 }
 
+TEST(CudaCli, ArchIsForCudaOnlyAndMustNameAnArchitecture) {
+  const CliResult cpu = run_cli_fresh("tune sum --arch sm_80 -q");
+  EXPECT_EQ(cpu.status, 2);
+  EXPECT_TRUE(contains(cpu.err, "--arch names the architecture CUDA kernels")) << cpu.err;
+  const CliResult bad = run_cli_fresh("tune sgemm --backend cuda --arch volta -q");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_TRUE(contains(bad.err, "--arch 'volta' is not a CUDA architecture")) << bad.err;
+}
+
 TEST(CudaCli, WithoutADeviceTuneFailsClearly) {
   if (!cuda::list_devices().empty()) GTEST_SKIP() << "a CUDA device is present";
   const CliResult run = run_cli_fresh("tune sgemm --backend cuda --shape m=8,n=8,k=8 -q");

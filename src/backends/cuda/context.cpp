@@ -328,14 +328,16 @@ std::string broken_limit(const DeviceInfo& info, const LaunchShape& s, int max_t
              " exceeds the device's maximum " + std::to_string(info.max_grid[d]);
   }
   const std::uint64_t threads = std::uint64_t{s.block.x} * s.block.y * s.block.z;
-  const std::string block_text =
-      std::to_string(threads) + " threads per block (" + dims(s.block) + ")";
+  // Text only for a launch that is refused: a served call's launch allocates nothing here.
+  auto block_text = [&] {
+    return std::to_string(threads) + " threads per block (" + dims(s.block) + ")";
+  };
   if (info.max_threads_per_block > 0 &&
       threads > static_cast<std::uint64_t>(info.max_threads_per_block))
-    return block_text + " exceed the device's maximum of " +
+    return block_text() + " exceed the device's maximum of " +
            std::to_string(info.max_threads_per_block) + " threads per block";
   if (max_threads > 0 && threads > static_cast<std::uint64_t>(max_threads))
-    return block_text + " exceed this function's maximum of " + std::to_string(max_threads) +
+    return block_text() + " exceed this function's maximum of " + std::to_string(max_threads) +
            " threads per block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers)";
   const int optin =
       info.shared_per_block_optin > 0 ? info.shared_per_block_optin : info.shared_per_block;
@@ -374,10 +376,10 @@ void Function::launch(Dim3 grid, Dim3 block, unsigned dynamic_shared, std::span<
                                      static_cast<int>(dynamic_shared)),
         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for " + name_);
   context_->before_enqueue();
-  impl.check(impl.api->launch_kernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                     dynamic_shared, impl.stream,
-                                     args.empty() ? nullptr : args.data(), nullptr),
-             "cuLaunchKernel of " + name_);
+  const CUresult launched = impl.api->launch_kernel(function, grid.x, grid.y, grid.z, block.x,
+                                                    block.y, block.z, dynamic_shared, impl.stream,
+                                                    args.empty() ? nullptr : args.data(), nullptr);
+  if (launched != CUDA_SUCCESS) impl.check(launched, "cuLaunchKernel of " + name_);
 }
 
 }  // namespace tunekit::cuda

@@ -1,5 +1,7 @@
 #include "commands/backend.hpp"
 
+#include <regex>
+
 #include <fmt/format.h>
 
 #include "tunekit/cuda.hpp"
@@ -54,32 +56,58 @@ std::vector<CatalogEntry> listed(const std::vector<Entry>& entries) {
   return out;
 }
 
+void refuse_arch(const BackendOpen& how, const char* backend) {
+  if (!how.arch.empty())
+    throw UsageError(fmt::format(
+        "--arch names the architecture CUDA kernels are compiled for; {} takes none: drop it, "
+        "or add --backend cuda",
+        backend));
+}
+
+// The module cache beside a store on disk (cuda-modules/ in the store's directory), its
+// warnings through the tool's log; --arch, when given, instead of the device's own.
+cuda::ContextOptions cuda_options(const BackendOpen& how) {
+  static const std::regex arch_form("sm_[0-9]{2,3}[af]?");
+  if (!how.arch.empty() && !std::regex_match(how.arch, arch_form))
+    throw UsageError(fmt::format(
+        "--arch '{}' is not a CUDA architecture: give sm_ and its compute capability, e.g. "
+        "sm_80 or sm_90 (default: the device's own)",
+        how.arch));
+  cuda::ContextOptions options;
+  options.arch = how.arch;
+  options.module_cache.directory = cuda::module_cache_directory(how.store);
+  options.module_cache.on_warning = [log = how.log](std::string_view text) { log.warn(text); };
+  return options;
+}
+
 std::vector<BackendEntry> make_backends() {
   std::vector<BackendEntry> out;
   out.push_back({"cpu", "CPU", "the host CPU: host functions, a thread pool, the steady clock",
                  [] { return builtin_ops(); },
-                 [](const std::string& selector) -> std::unique_ptr<BackendSession> {
-                   if (!selector.empty())
+                 [](const BackendOpen& how) -> std::unique_ptr<BackendSession> {
+                   if (!how.device.empty())
                      throw UsageError(
                          "--device picks an OpenCL or CUDA device: add --backend opencl or "
                          "--backend cuda");
+                   refuse_arch(how, "the CPU");
                    return std::make_unique<CpuSession>();
                  }});
   out.push_back({"opencl", "OpenCL",
                  "any OpenCL 1.2 device (PoCL on CPUs): runtime builds, profiling events",
                  [] { return listed(opencl::builtin_ops()); },
-                 [](const std::string& selector) -> std::unique_ptr<BackendSession> {
+                 [](const BackendOpen& how) -> std::unique_ptr<BackendSession> {
+                   refuse_arch(how, "OpenCL");
                    return std::make_unique<
                        ContextSession<opencl::Context, opencl::OpenclDevice, opencl::CatalogEntry>>(
-                       opencl::Context::open(selector), opencl::builtin_ops());
+                       opencl::Context::open(how.device), opencl::builtin_ops());
                  }});
   out.push_back({"cuda", "CUDA",
                  "NVIDIA GPUs: NVRTC builds, CUDA events, CUDA graphs for queued timing",
                  [] { return listed(cuda::builtin_ops()); },
-                 [](const std::string& selector) -> std::unique_ptr<BackendSession> {
+                 [](const BackendOpen& how) -> std::unique_ptr<BackendSession> {
                    return std::make_unique<
                        ContextSession<cuda::Context, cuda::CudaDevice, cuda::CatalogEntry>>(
-                       cuda::Context::open(selector), cuda::builtin_ops());
+                       cuda::Context::open(how.device, cuda_options(how)), cuda::builtin_ops());
                  }});
   return out;
 }
@@ -117,12 +145,12 @@ CatalogEntry find_backend_op(const BackendEntry& backend, std::string_view name)
                   backend.title, name, backend.title, names(ops)));
 }
 
-Backend open_backend(const std::string& backend, const std::string& device_selector,
-                     std::string_view op_name, cpu::ThreadPool& pool) {
+Backend open_backend(const std::string& backend, const BackendOpen& how, std::string_view op_name,
+                     cpu::ThreadPool& pool) {
   const BackendEntry& entry = find_backend(backend);
   find_backend_op(entry, op_name);  // an unknown op is refused before a device is opened
   Backend out;
-  out.session = entry.open(device_selector);
+  out.session = entry.open(how);
   out.op = out.session->make_op(op_name, pool);
   return out;
 }

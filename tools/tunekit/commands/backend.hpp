@@ -12,6 +12,7 @@
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/device.hpp"
+#include "tunekit/log.hpp"
 #include "tunekit/op.hpp"
 
 namespace tunekit::cli {
@@ -25,6 +26,14 @@ class BackendSession {
   virtual std::unique_ptr<OpBase> make_op(std::string_view name, cpu::ThreadPool& pool) = 0;
 };
 
+// What opening a device takes from the command line.
+struct BackendOpen {
+  std::string device;  // --device: an index or part of a name ("" the first)
+  std::string arch;    // --arch: the architecture a source backend compiles for ("" the device's)
+  std::string store;   // the store spec: a backend's compile cache goes beside a store on disk
+  Log log;             // where a backend's warnings go (a compile cache file refused, ...)
+};
+
 struct BackendEntry {
   std::string name;   // --backend NAME
   std::string title;  // in messages: "CPU", "OpenCL", "CUDA"
@@ -32,9 +41,10 @@ struct BackendEntry {
   // The built-in ops: name, description, example shape, and `make` building the op without a
   // device (for listing its key fields and space; nothing runs).
   std::function<std::vector<CatalogEntry>()> ops;
-  // Opens the device `device_selector` picks ("" the first); UsageError when there is none,
-  // saying why and what to install.
-  std::function<std::unique_ptr<BackendSession>(const std::string& device_selector)> open;
+  // Opens the device `how.device` picks; UsageError when there is none, saying why and what to
+  // install, and for options this backend does not take (--device on the CPU, --arch but on
+  // CUDA).
+  std::function<std::unique_ptr<BackendSession>(const BackendOpen& how)> open;
 };
 
 const std::vector<BackendEntry>& backends();
@@ -49,9 +59,9 @@ struct Backend {
   Device& device() const { return session->device(); }
 };
 
-// Opens `backend` (see find_backend) on `device_selector` and builds its op `op_name`.
-// UsageError for an unknown backend or op, --device on the CPU, or no device.
-Backend open_backend(const std::string& backend, const std::string& device_selector,
-                     std::string_view op_name, cpu::ThreadPool& pool);
+// Opens `backend` (see find_backend) as `how` says and builds its op `op_name`. UsageError for
+// an unknown backend or op, --device on the CPU, --arch off CUDA, or no device.
+Backend open_backend(const std::string& backend, const BackendOpen& how, std::string_view op_name,
+                     cpu::ThreadPool& pool);
 
 }  // namespace tunekit::cli

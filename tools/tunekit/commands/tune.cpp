@@ -7,7 +7,8 @@
 //                   [--isolation automatic|worker|in_process]
 //                   [--save-artifact] [--artifact-dir D]
 //                   [--model] [--profile F]
-//                   [--backend cpu|opencl|cuda] [--device INDEX|NAME] [--wait-for-device 90s]
+//                   [--backend cpu|opencl|cuda] [--device INDEX|NAME] [--arch sm_XX]
+//                   [--wait-for-device 90s]
 // tunekit tune --pending [op] [the search, store and backend flags above]
 #include <algorithm>
 #include <cstdint>
@@ -79,6 +80,7 @@ struct TuneCommand {
   bool save_artifact = false;
   ExportFlags exports;  // --export-kt / --export-t4
   std::string backend;  // cpu (default) | opencl | cuda (commands/backend.hpp)
+  std::string arch;     // --arch: what CUDA kernels are compiled for ("" the device's)
   std::string device;   // OpenCL device: index or name substring
 
   // Cost model.
@@ -256,11 +258,15 @@ TunerOptions tuner_options(const TuneCommand& command) {
   return options;
 }
 
+BackendOpen backend_open(const TuneCommand& command, const TunerOptions& options) {
+  return {command.device, command.arch, options.persist.store, command.log};
+}
+
 // The built-in ops by recorded name, each built once for the backend --pending tunes on.
 class CatalogOps {
  public:
-  CatalogOps(const TuneCommand& command, cpu::ThreadPool& pool)
-      : pool_(pool), session_(find_backend(command.backend).open(command.device)) {}
+  CatalogOps(const TuneCommand& command, const TunerOptions& options, cpu::ThreadPool& pool)
+      : pool_(pool), session_(find_backend(command.backend).open(backend_open(command, options))) {}
   Device& device() { return session_->device(); }
 
   const OpBase* find(std::string_view name) {
@@ -291,7 +297,7 @@ void run_tune_pending(const TuneCommand& command) {
   }
   TunerOptions options = tuner_options(command);
   cpu::ThreadPool pool(command.threads);
-  CatalogOps ops(command, pool);
+  CatalogOps ops(command, options, pool);
   ProgressBar progress(std::cerr, ProgressBar::stderr_is_terminal(), ProgressBar::stderr_columns());
   if (!command.quiet) {
     options.hooks.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };
@@ -334,7 +340,8 @@ void run_tune(const TuneCommand& command) {
 
   cpu::ThreadPool pool(command.threads);
   // --backend opencl|cuda opens the device (and checks --device) before anything is measured.
-  const Backend backend = open_backend(command.backend, command.device, entry.name, pool);
+  const Backend backend =
+      open_backend(command.backend, backend_open(command, options), entry.name, pool);
   const std::unique_ptr<OpBase>& op = backend.op;
   std::string shape = command.shape;
   if (shape.empty()) {
@@ -437,12 +444,14 @@ void register_tune(CLI::App& app) {
                    "Where trials run: automatic (a worker process each on the CPU) | worker | "
                    "in_process");
   tune->add_option("--backend", command->backend,
-                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | cuda "
-                   "(NVRTC-compiled "
-                   "CUDA kernels)");
+                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | "
+                   "cuda (NVRTC-compiled CUDA kernels)");
   tune->add_option("--device", command->device,
-                   "OpenCL device: an index or a part of its name (see 'tunekit devices'; "
-                   "default: the first)");
+                   "OpenCL or CUDA device: an index or a part of its name (see 'tunekit "
+                   "devices'; default: the first)");
+  tune->add_option("--arch", command->arch,
+                   "CUDA: the architecture NVRTC compiles for, e.g. sm_80 (default: the "
+                   "device's own)");
   tune->add_option("--store", command->store,
                    "Where choices are kept: sqlite:PATH, or none for memory only (default: "
                    "choices.db under $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else "

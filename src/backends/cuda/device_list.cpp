@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "backends/cuda/context_impl.hpp"
+#include "core/device_selection.hpp"
 #include "tunekit/errors.hpp"
 
 #ifndef TUNEKIT_CUDA_VERSION
@@ -13,13 +14,6 @@
 
 namespace tunekit::detail {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // 12040 -> "12.4"
 std::string version_text(int version) {
@@ -139,26 +133,11 @@ std::size_t select_device(std::span<const DeviceInfo> devices, std::string_view 
                      (status.loaded ? std::string("the CUDA driver lists none") : status.message) +
                      "; 'tunekit devices' lists what is found");
   }
-  auto names = [&] {
-    std::string text;
-    for (const DeviceInfo& d : devices)
-      text += "\n  " + std::to_string(d.index) + ": " + d.identity.product + " (" + d.arch() + ")";
-    return text;
-  };
-  if (selector.empty()) return 0;
-  std::size_t index = 0;
-  const char* end = selector.data() + selector.size();
-  if (auto [ptr, ec] = std::from_chars(selector.data(), end, index);
-      ec == std::errc() && ptr == end) {
-    if (index < devices.size()) return index;
-    throw UsageError("--device " + std::string(selector) + ": there are " +
-                     std::to_string(devices.size()) + " CUDA device(s):" + names());
-  }
-  const std::string wanted = detail::lower(selector);
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    if (detail::lower(devices[i].identity.product).find(wanted) != std::string::npos) return i;
-  throw UsageError("--device '" + std::string(selector) +
-                   "' matches no CUDA device name; give an index or a part of a name:" + names());
+  std::vector<detail::SelectableDevice> selectable;
+  for (const DeviceInfo& d : devices)
+    selectable.push_back({d.identity.product, std::to_string(d.index) + ": " + d.identity.product +
+                                                  " (" + d.arch() + ")"});
+  return detail::select_by_selector(selectable, selector, "CUDA");
 }
 
 }  // namespace tunekit::cuda

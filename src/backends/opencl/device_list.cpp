@@ -5,6 +5,7 @@
 
 #include "backends/opencl/cl_api.hpp"
 #include "backends/opencl/device_list.hpp"
+#include "core/device_selection.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/opencl.hpp"
 
@@ -16,13 +17,6 @@ T device_scalar(cl_device_id device, cl_device_info what) {
   T value{};
   if (clGetDeviceInfo(device, what, sizeof value, &value, nullptr) != CL_SUCCESS) return T{};
   return value;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 std::string device_kind(cl_device_type type) {
@@ -47,27 +41,11 @@ std::size_t select_device(std::span<const DeviceInfo> devices, std::string_view 
         "no OpenCL platform found: install an OpenCL runtime (on Debian: apt-get install "
         "pocl-opencl-icd) or check OCL_ICD_VENDORS; 'tunekit devices' lists what is found");
   }
-  auto names = [&] {
-    std::string text;
-    for (const DeviceInfo& d : devices)
-      text +=
-          "\n  " + std::to_string(d.index) + ": " + d.identity.product + " (" + d.platform + ")";
-    return text;
-  };
-  if (selector.empty()) return 0;
-  std::size_t index = 0;
-  const char* end = selector.data() + selector.size();
-  if (auto [ptr, ec] = std::from_chars(selector.data(), end, index);
-      ec == std::errc() && ptr == end) {
-    if (index < devices.size()) return index;
-    throw UsageError("--device " + std::string(selector) + ": there are " +
-                     std::to_string(devices.size()) + " OpenCL device(s):" + names());
-  }
-  const std::string wanted = detail::lower(selector);
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    if (detail::lower(devices[i].identity.product).find(wanted) != std::string::npos) return i;
-  throw UsageError("--device '" + std::string(selector) +
-                   "' matches no OpenCL device name; give an index or a part of a name:" + names());
+  std::vector<detail::SelectableDevice> selectable;
+  for (const DeviceInfo& d : devices)
+    selectable.push_back({d.identity.product, std::to_string(d.index) + ": " + d.identity.product +
+                                                  " (" + d.platform + ")"});
+  return detail::select_by_selector(selectable, selector, "OpenCL");
 }
 
 }  // namespace tunekit::opencl

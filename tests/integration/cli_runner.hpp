@@ -1,12 +1,15 @@
 // Runs the built tunekit binary for end-to-end tests: each run gets a private environment
 // (TUNEKIT_MODE, TUNEKIT_ARTIFACT_DIR, XDG_CACHE_HOME, TUNEKIT_STORE and TUNEKIT_LOG unset;
-// TUNEKIT_CACHE_DIR given), so nothing of the user's or of another test leaks in.
+// TUNEKIT_CACHE_DIR given), so nothing of the user's or of another test leaks in. The binary is
+// the one built beside the tests (TUNEKIT_CLI_PATH), or TUNEKIT_TEST_CLI when that is set: the
+// tests moved to another machine (scripts/gpu-check --bundle) run the tunekit moved with them.
 #pragma once
 
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -76,6 +79,12 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The tunekit binary the tests run.
+inline std::string cli_path() {
+  const char* moved = std::getenv("TUNEKIT_TEST_CLI");
+  return moved != nullptr && *moved != '\0' ? moved : TUNEKIT_CLI_PATH;
+}
+
 // Runs `tunekit <args>` with TUNEKIT_CACHE_DIR=`cache_dir`, `env` ("NAME=value ..." words)
 // added, stderr captured through a file in `scratch`.
 inline CliResult run_cli(const std::string& args, const std::filesystem::path& cache_dir,
@@ -85,7 +94,7 @@ inline CliResult run_cli(const std::string& args, const std::filesystem::path& c
   const std::string command =
       "env -u TUNEKIT_MODE -u TUNEKIT_ARTIFACT_DIR -u XDG_CACHE_HOME -u TUNEKIT_STORE -u "
       "TUNEKIT_LOG TUNEKIT_CACHE_DIR='" +
-      cache_dir.string() + "' " + env + " '" TUNEKIT_CLI_PATH "' " + args + " 2>'" + err_path + "'";
+      cache_dir.string() + "' " + env + " '" + cli_path() + "' " + args + " 2>'" + err_path + "'";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
     run.err = "popen failed";

@@ -34,6 +34,12 @@ TEST(CudaCli, DevicesHasACudaSectionAndSaysWhyItIsEmpty) {
   }
 }
 
+TEST(CudaCli, VersionNamesTheCudaBackend) {
+  const CliResult run = run_cli_fresh("--version");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, ", cuda (toolkit ")) << run.out;
+}
+
 TEST(CudaCli, OpsListsTheCudaSpacesWithoutADevice) {
   const CliResult run = run_cli_fresh("ops --backend cuda --json");
   ASSERT_EQ(run.status, 0) << run.err;

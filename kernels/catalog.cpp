@@ -1,11 +1,11 @@
 // The catalog of built-in ops: one line per op, found by name (the CLI lists and tunes these).
 #include "tunekit/catalog.hpp"
 
+#include "catalog_lookup.hpp"
 #include "rmsnorm/rmsnorm.hpp"
 #include "sgemm/sgemm.hpp"
 #include "softmax/softmax.hpp"
 #include "sum/sum.hpp"
-#include "tunekit/errors.hpp"
 
 namespace tunekit {
 
@@ -28,13 +28,7 @@ const std::vector<CatalogEntry>& builtin_ops() {
 }
 
 const CatalogEntry& find_builtin_op(std::string_view name) {
-  const auto& entries = builtin_ops();
-  std::string known;
-  for (const CatalogEntry& entry : entries) {
-    if (entry.name == name) return entry;
-    known += (known.empty() ? "" : ", ") + entry.name;
-  }
-  throw UsageError("unknown op '" + std::string(name) + "'; the built-in ops are: " + known);
+  return kernels::find_catalog_entry(builtin_ops(), name, "op", "built-in ops");
 }
 
 }  // namespace tunekit

@@ -1,8 +1,8 @@
 // The catalog of built-in CUDA ops: one line per op, found by name.
 #include "tunekit/cuda_catalog.hpp"
 
+#include "catalog_lookup.hpp"
 #include "cuda/cu_ops.hpp"
-#include "tunekit/errors.hpp"
 
 namespace tunekit::cuda {
 
@@ -29,12 +29,7 @@ const std::vector<CatalogEntry>& builtin_ops() {
 }
 
 const CatalogEntry& find_builtin_op(std::string_view name) {
-  std::string known;
-  for (const CatalogEntry& entry : builtin_ops()) {
-    if (entry.name == name) return entry;
-    known += (known.empty() ? "" : ", ") + entry.name;
-  }
-  throw UsageError("unknown CUDA op '" + std::string(name) + "'; the CUDA ops are: " + known);
+  return kernels::find_catalog_entry(builtin_ops(), name, "CUDA op", "CUDA ops");
 }
 
 }  // namespace tunekit::cuda

@@ -1,7 +1,7 @@
 // The catalog of built-in OpenCL ops: one line per op, found by name.
 #include "tunekit/opencl_catalog.hpp"
+#include "catalog_lookup.hpp"
 #include "opencl/cl_ops.hpp"
-#include "tunekit/errors.hpp"
 
 namespace tunekit::opencl {
 
@@ -24,12 +24,7 @@ const std::vector<CatalogEntry>& builtin_ops() {
 }
 
 const CatalogEntry& find_builtin_op(std::string_view name) {
-  std::string known;
-  for (const CatalogEntry& entry : builtin_ops()) {
-    if (entry.name == name) return entry;
-    known += (known.empty() ? "" : ", ") + entry.name;
-  }
-  throw UsageError("unknown OpenCL op '" + std::string(name) + "'; the OpenCL ops are: " + known);
+  return kernels::find_catalog_entry(builtin_ops(), name, "OpenCL op", "OpenCL ops");
 }
 
 }  // namespace tunekit::opencl

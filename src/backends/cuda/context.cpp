@@ -232,6 +232,13 @@ void* Context::end_capture() {
   const CUresult made = impl.api->graph_instantiate(&exec, graph, 0);
   impl.api->graph_destroy(graph);  // the executable graph keeps what it needs
   impl.check(made, "cuGraphInstantiate");
+  // Uploaded now, before the window's start: else the first launch uploads it inside the
+  // window and that sample carries the upload.
+  if (const CUresult uploaded = impl.api->graph_upload(exec, impl.stream);
+      uploaded != CUDA_SUCCESS) {
+    impl.api->graph_exec_destroy(exec);
+    impl.check(uploaded, "cuGraphUpload");
+  }
   return exec;
 }
 

@@ -169,6 +169,10 @@ Blas::Blas(std::shared_ptr<Context> context) : context_(std::move(context)) {
   }
   handle_ = handle;
   try {
+    // The stream first: cublasSetStream resets the handle to the default workspace pool, so
+    // set per call it would undo the workspace below (the context's stream never changes).
+    check(api, api.set_stream(handle, static_cast<cudaStream_t>(context_->stream_handle())),
+          "cublasSetStream");
     workspace_ = Buffer(*context_, kWorkspaceBytes);
     check(api,
           api.set_workspace(handle, reinterpret_cast<void*>(workspace_.device_pointer()),
@@ -200,8 +204,6 @@ void Blas::sgemm(const GemmShape& s, const Buffer& a, const Buffer& b, Buffer& c
   impl.throw_if_lost();
   impl.make_current();
   auto handle = static_cast<cublasHandle_t>(handle_);
-  check(api, api.set_stream(handle, static_cast<cudaStream_t>(context_->stream_handle())),
-        "cublasSetStream");
   // The timing window's start event (and backlog) go before the library's kernels.
   context_->before_enqueue();
   const float alpha = 1.0f, beta = 0.0f;

@@ -62,6 +62,7 @@ LoadedDriver load_from(std::shared_ptr<const SharedLibrary> owned) {
   bind(library, a.stream_begin_capture, {"cuStreamBeginCapture_v2"}, missing);
   bind(library, a.stream_end_capture, {"cuStreamEndCapture"}, missing);
   bind(library, a.graph_instantiate, {"cuGraphInstantiateWithFlags"}, missing);
+  bind(library, a.graph_upload, {"cuGraphUpload"}, missing);
   bind(library, a.graph_launch, {"cuGraphLaunch"}, missing);
   bind(library, a.graph_exec_destroy, {"cuGraphExecDestroy"}, missing);
   bind(library, a.graph_destroy, {"cuGraphDestroy"}, missing);

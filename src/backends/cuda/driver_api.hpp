@@ -59,6 +59,7 @@ struct DriverApi {
   CUresult (*stream_end_capture)(CUstream stream, CUgraph* graph) = nullptr;
   CUresult (*graph_instantiate)(CUgraphExec* exec, CUgraph graph,
                                 unsigned long long flags) = nullptr;
+  CUresult (*graph_upload)(CUgraphExec exec, CUstream stream) = nullptr;
   CUresult (*graph_launch)(CUgraphExec exec, CUstream stream) = nullptr;
   CUresult (*graph_exec_destroy)(CUgraphExec exec) = nullptr;
   CUresult (*graph_destroy)(CUgraph graph) = nullptr;

@@ -169,6 +169,35 @@ TEST(CudaDeviceTrial, ABatchIsCapturedOncePerDepthOutsideTheWindowAndReplayed) {
   EXPECT_EQ(f.driver.calls("cuGraphExecDestroy"), 2) << "released once";
 }
 
+TEST(CudaDeviceTrial, AGraphIsUploadedBeforeTheWindowStarts) {
+  Fixture f;
+  CudaDevice device(f.context);
+  auto trial = device.make_trial(f.workload, 0);
+  f.context->begin_window();
+  trial->launch_batch(8);
+  // Not uploaded ahead, the first cuGraphLaunch uploads it behind the start event.
+  const int upload = f.driver.find("cuGraphUpload");
+  ASSERT_GE(upload, 0) << "the executable graph is uploaded when it is made";
+  EXPECT_GT(upload, f.driver.find("cuGraphInstantiate"));
+  EXPECT_LT(upload, f.driver.find("cuEventRecord start"));
+  trial->sync();
+  f.context->end_window();
+  trial->launch_batch(8);
+  EXPECT_EQ(f.driver.calls("cuGraphUpload"), 1) << "once per graph";
+  trial->release();
+}
+
+TEST(CudaDeviceTrial, AGraphThatCannotBeUploadedIsDestroyedAndLaunchFailed) {
+  Fixture f;
+  CudaDevice device(f.context);
+  auto trial = device.make_trial(f.workload, 0);
+  f.driver.fail_next("cuGraphUpload", CUDA_ERROR_INVALID_VALUE);
+  EXPECT_THROW(trial->launch_batch(4), TrialError);
+  EXPECT_EQ(f.driver.calls("cuGraphExecDestroy"), 1);
+  EXPECT_EQ(f.driver.calls("cuGraphLaunch"), 0);
+  trial->release();
+}
+
 TEST(CudaDeviceTrial, ACandidateThatSynchronisesWhileCapturedIsLaunchFailed) {
   Fixture f;
   FakeWorkload host_work([&] {

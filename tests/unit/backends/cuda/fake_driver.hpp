@@ -244,6 +244,7 @@ inline std::shared_ptr<const detail::DriverApi> FakeDriver::table() const {
     *e = self().handle<CUgraphExec>();
     return self().answer("cuGraphInstantiate");
   };
+  a.graph_upload = [](CUgraphExec, CUstream) { return self().answer("cuGraphUpload"); };
   a.graph_launch = [](CUgraphExec, CUstream) { return self().answer("cuGraphLaunch"); };
   a.graph_exec_destroy = [](CUgraphExec) { return self().answer("cuGraphExecDestroy"); };
   a.graph_destroy = [](CUgraph) { return self().answer("cuGraphDestroy"); };

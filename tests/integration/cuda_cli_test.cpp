@@ -16,7 +16,7 @@ namespace {
 TEST(CudaCli, DevicesHasACudaSectionAndSaysWhyItIsEmpty) {
   const CliResult run = run_cli_fresh("devices");
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(contains(run.out, "cuda:")) << run.out;
+  EXPECT_TRUE(contains(run.out, "cuda: (NVRTC " + cuda::nvrtc_version() + ")")) << run.out;
   const auto devices = cuda::list_devices();
   if (devices.empty()) {
     EXPECT_TRUE(contains(run.out, "no CUDA device (")) << run.out;

@@ -410,8 +410,12 @@ void load_backlog(cuda::Context& context, double seconds) {
   try {
     context.function(cuda::kSpinSource, {}, cuda::kSpinName);
   } catch (const TrialError& e) {
-    throw FatalError(std::string("CUDA: the backlog kernel did not build (") + e.what() +
-                     "); set ContextOptions::backlog_seconds = 0 to go without it");
+    // Every CUDA kernel is built the same way: one that fails here means none would build.
+    throw FatalError(std::string("CUDA: the timing backlog kernel did not build for ") +
+                     context.arch() + " (" + e.what() +
+                     "); the op kernels would not build either: check NVRTC (its version is in "
+                     "'tunekit devices') and --arch; from the library, "
+                     "ContextOptions::backlog_seconds = 0 opens the context without it");
   }
   // Its handle, from the function table function() just filled.
   impl.spin =

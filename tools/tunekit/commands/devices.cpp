@@ -46,7 +46,8 @@ Json cuda_json(const cuda::DeviceInfo& d) {
 
 // The CUDA section: the devices, or why there are none (no driver: the loader's message).
 void print_cuda(const std::vector<cuda::DeviceInfo>& devices, const cuda::DriverStatus& driver) {
-  std::cout << "cuda:\n";
+  const std::string nvrtc = cuda::nvrtc_version();
+  std::cout << "cuda: (NVRTC " << (nvrtc.empty() ? "not found" : nvrtc) << ")\n";
   if (devices.empty()) {
     std::cout << "  no CUDA device (" << (driver.loaded ? "the driver lists none" : driver.message)
               << ")\n";
@@ -84,8 +85,10 @@ void run_devices(bool json) {
     Json cu = Json::array();
     for (const cuda::DeviceInfo& d : cuda_devices) cu.push_back(cuda_json(d));
     out["cuda"] = std::move(cu);
-    out["cuda_driver"] =
-        Json{{"loaded", driver.loaded}, {"version", driver.version}, {"message", driver.message}};
+    out["cuda_driver"] = Json{{"loaded", driver.loaded},
+                              {"version", driver.version},
+                              {"message", driver.message},
+                              {"nvrtc", cuda::nvrtc_version()}};
     std::cout << out.dump(2) << '\n';
     return;
   }

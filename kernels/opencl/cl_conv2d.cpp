@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "conv2d/conv2d.hpp"
 #include "opencl/cl_common.hpp"
 #include "opencl/cl_ops.hpp"
 #include "opencl/conv2d_cl.hpp"
@@ -19,35 +20,11 @@
 namespace tunekit::kernels::cl {
 namespace {
 
-// Host padding of the output (and so of the input): multiples of the largest tile.
-constexpr std::size_t kPadW = 128;  // largest BX * TX
-constexpr std::size_t kPadH = 64;   // largest BY * TY
-
-struct Conv2dHost {
-  std::size_t h = 0, w = 0, fh = 0, fw = 0;
-  std::vector<float> in;      // (h + fh - 1) x (w + fw - 1)
-  std::vector<float> filter;  // fh x fw
-  std::vector<float> out;     // h x w
-};
-
-void conv2d_reference(Conv2dHost& a) {
-  const std::size_t in_w = a.w + a.fw - 1;
-  for (std::size_t y = 0; y < a.h; ++y) {
-    for (std::size_t x = 0; x < a.w; ++x) {
-      double acc = 0;
-      for (std::size_t i = 0; i < a.fh; ++i)
-        for (std::size_t j = 0; j < a.fw; ++j)
-          acc += static_cast<double>(a.in[(y + i) * in_w + x + j]) * a.filter[i * a.fw + j];
-      a.out[y * a.w + x] = static_cast<float>(acc);
-    }
-  }
-}
-
 struct Conv2dState {
   Conv2dState(std::shared_ptr<opencl::Context> context, Conv2dHost args)
       : host(std::move(args)),
-        hp(round_up(host.h, kPadH)),
-        wp(round_up(host.w, kPadW)),
+        hp(round_up(host.h, kConv2dPadH)),
+        wp(round_up(host.w, kConv2dPadW)),
         kernels(context),
         in(*context, (hp + host.fh - 1) * (wp + host.fw - 1) * sizeof(float)),
         filter(*context, host.filter.size() * sizeof(float)),
@@ -73,23 +50,6 @@ struct Conv2dState {
 struct ClConv2dArgs {
   std::shared_ptr<Conv2dState> state;
 };
-
-constexpr std::int64_t kMaxImage = 16384;
-constexpr std::int64_t kMaxFilter = 17;
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 26;
-
-void check_conv2d_key(const Key& key) {
-  require_f32(key, "conv2d");
-  const auto h = key_dimension(key, "h", "conv2d", kMaxImage);
-  const auto w = key_dimension(key, "w", "conv2d", kMaxImage);
-  key_dimension(key, "fh", "conv2d", kMaxFilter);
-  key_dimension(key, "fw", "conv2d", kMaxFilter);
-  if (static_cast<double>(round_up(h, kPadH) + kMaxFilter) *
-          static_cast<double>(round_up(w, kPadW) + kMaxFilter) >
-      static_cast<double>(kMaxElements))
-    throw UsageError("conv2d: h x w is limited to about 2^26 elements (padded); got h=" +
-                     std::to_string(h) + ", w=" + std::to_string(w));
-}
 
 std::size_t param(const Config& c, const char* name) {
   return static_cast<std::size_t>(c[name].as_int());
@@ -122,11 +82,12 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
   op->describe(
         "OpenCL 2D convolution (valid correlation) of an h×w output with an fh×fw filter: "
         "work-group BX×BY, outputs per work-item TX×TY, local-memory staging SL")
-      .key_field({"h", Value::Type::integer, "output rows", std::nullopt, 1, kMaxImage})
-      .key_field({"w", Value::Type::integer, "output columns", std::nullopt, 1, kMaxImage})
-      .key_field({"fh", Value::Type::integer, "filter rows", Value(std::int64_t{5}), 1, kMaxFilter})
+      .key_field({"h", Value::Type::integer, "output rows", std::nullopt, 1, kConv2dMaxImage})
+      .key_field({"w", Value::Type::integer, "output columns", std::nullopt, 1, kConv2dMaxImage})
       .key_field(
-          {"fw", Value::Type::integer, "filter columns", Value(std::int64_t{5}), 1, kMaxFilter})
+          {"fh", Value::Type::integer, "filter rows", Value(std::int64_t{5}), 1, kConv2dMaxFilter})
+      .key_field({"fw", Value::Type::integer, "filter columns", Value(std::int64_t{5}), 1,
+                  kConv2dMaxFilter})
       .key_field({"dtype", Value::Type::string, "element type (f32 only)", Value("f32"), 0, 0})
       .key([](const ClConv2dArgs& a) {
         const Conv2dHost& c = a.state->host;
@@ -139,18 +100,8 @@ std::unique_ptr<OpBase> make_conv2d_op(std::shared_ptr<opencl::Context> context,
       .key_check(check_conv2d_key)
       .inputs([context](const Key& key, int input_set) {
         check_conv2d_key(key);
-        Conv2dHost host;
-        host.h = static_cast<std::size_t>(key.integer("h"));
-        host.w = static_cast<std::size_t>(key.integer("w"));
-        host.fh = static_cast<std::size_t>(key.integer("fh"));
-        host.fw = static_cast<std::size_t>(key.integer("fw"));
-        host.in.resize((host.h + host.fh - 1) * (host.w + host.fw - 1));
-        host.filter.resize(host.fh * host.fw);
-        host.out.assign(host.h * host.w, 0.0f);
-        std::mt19937 rng = input_rng(0x5eed0c0du, input_set);
-        fill_uniform(host.in, rng, -1.0f, 2.0f);
-        fill_uniform(host.filter, rng, -1.0f, 2.0f);
-        return ClConv2dArgs{std::make_shared<Conv2dState>(context, std::move(host))};
+        return ClConv2dArgs{
+            std::make_shared<Conv2dState>(context, make_conv2d_host(key, input_set))};
       })
       // The Args are a handle: copying them would restore nothing on the device.
       .restore([](ClConv2dArgs& a) { a.state->upload_inputs(); })

@@ -125,6 +125,10 @@ struct ReplayDeviceOptions {
   };
   Reading reading = Reading::sample;
   std::uint64_t seed = 1;
+  // Real seconds slept per simulated second of each recorded build and validation (0: none),
+  // so a replayed search costs wall time in proportion to what it replays (shared searches'
+  // workers, their benchmark).
+  double pace = 0;
 };
 
 class ReplayDevice final : public Device {
@@ -149,6 +153,8 @@ class ReplayDevice final : public Device {
  private:
   class SimulatedClock;
   class ReplayTrial;
+  // Adds a build's or a validation's recorded seconds (and sleeps them at options' pace).
+  void charge_preparation(double seconds);
   double reading(std::size_t index);
 
   const Recording* recording_;

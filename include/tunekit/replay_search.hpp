@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tunekit/log.hpp"
 #include "tunekit/replay.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/strategy.hpp"
@@ -22,6 +23,13 @@ struct ReplaySearchOptions {
   // recorded_time: every reading is the configuration's recorded objective, so a search
   // ranks exactly by the file; sample: recorded samples drawn (seeded).
   ReplayDeviceOptions::Reading reading = ReplayDeviceOptions::Reading::recorded_time;
+  // Shared with the workers of a server store (docs/fleet.md "Shared searches": `tunekit
+  // worker --dataset` the same file): the search runs in mode force on `store`, and its
+  // choice is stored there like any other (under the recorded device's identity).
+  bool share = false;
+  std::string store = "none";
+  double pace = 0;  // ReplayDeviceOptions::pace of this process's device
+  Log log;          // the tuner's messages (a queue that cannot be used is warned here)
 };
 
 struct ReplayRun {

@@ -19,6 +19,7 @@
 
 #include "tunekit/identity.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/work_queue.hpp"
 
 namespace tunekit {
 
@@ -224,6 +225,14 @@ class Store {
   virtual std::vector<TuningLease> leases() = 0;
   // The store's clock, unix milliseconds (what expires_at_ms is compared with).
   virtual std::int64_t now_ms() = 0;
+
+  // The queue of shared searches on this store (work_queue.hpp), on a connection of its own;
+  // nullptr when the store cannot hold one, with `why` saying so. A server store has one; a
+  // file store does not (a search shared on one machine gains nothing a device would not).
+  virtual std::unique_ptr<WorkQueue> open_work_queue(std::string& why) {
+    why = "shared searches need a server store (postgresql://...); " + describe() + " is not one";
+    return nullptr;
+  }
 };
 
 // How a store file is opened (DESIGN §8). TunerOptions::persist.store_options;

@@ -54,6 +54,20 @@ struct IsolationOptions {
 std::string_view to_string(IsolationOptions::Mode mode);
 std::optional<IsolationOptions::Mode> isolation_mode_from_string(std::string_view name);
 
+// Shared searches (docs/fleet.md "Shared searches"): with a server store, a search's points
+// are queued as work items that `tunekit worker` processes with the same hardware identity
+// evaluate (this process takes items too); the best points workers measured are measured
+// again here before the decision, so the pick is never ranked across machines' clocks.
+struct ShareOptions {
+  bool enabled = false;  // from_environment(): TUNEKIT_SHARE=1
+  // Worker-measured points re-measured here (the best by their readings); the others stay in
+  // the report as evidence (status hopeless, the worker's reading in the message).
+  std::size_t remeasure_top = 3;
+  double item_ttl_seconds = 30;  // a worker's lease on an item; past it the item is leased again
+  int max_attempts = 3;          // leases of one item before it is recorded as crashed
+  double poll_seconds = 0.05;    // how often finished items are collected
+};
+
 // How a Tuner decides: which mode, which search, how wide a tie, within what budget.
 struct DecideOptions {
   Mode mode = Mode::tune;
@@ -82,6 +96,7 @@ struct DecideOptions {
   // A B B A pairs by more than the tie band, else the default stands. 0 pairs: off.
   int confirm_pairs = 16;
   stats::PairedPolicy paired;
+  ShareOptions share;
 };
 
 // How a Tuner measures: the timing protocol, the cache, the checks, the isolation, the clock.

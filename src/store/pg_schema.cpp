@@ -66,6 +66,31 @@ const std::vector<std::vector<std::string>>& migrations() {
   holder TEXT NOT NULL,
   taken_at_ms BIGINT NOT NULL,
   expires_at_ms BIGINT NOT NULL))sql"},
+      // 3: shared searches (docs/fleet.md "Shared searches"): the searches workers may help
+      // with, and their points as leased work items.
+      {R"sql(CREATE TABLE IF NOT EXISTS @S.searches(
+  id BIGSERIAL PRIMARY KEY,
+  identity_digest TEXT NOT NULL,
+  op TEXT NOT NULL,
+  key TEXT NOT NULL,
+  coordinator TEXT NOT NULL,
+  opened_at_ms BIGINT NOT NULL,
+  expires_at_ms BIGINT NOT NULL))sql",
+       R"sql(CREATE TABLE IF NOT EXISTS @S.work_items(
+  id BIGSERIAL PRIMARY KEY,
+  search BIGINT NOT NULL REFERENCES @S.searches(id) ON DELETE CASCADE,
+  point BIGINT NOT NULL,
+  config TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued',
+  holder TEXT NOT NULL DEFAULT '',
+  expires_at_ms BIGINT NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL DEFAULT '',
+  value DOUBLE PRECISION NOT NULL DEFAULT 0,
+  evidence TEXT NOT NULL DEFAULT '',
+  worker TEXT NOT NULL DEFAULT '',
+  UNIQUE(search, point)))sql",
+       "CREATE INDEX IF NOT EXISTS work_items_state ON @S.work_items(search, state, id)"},
   };
   return steps;
 }

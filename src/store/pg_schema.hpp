@@ -13,7 +13,8 @@ namespace tunekit::detail {
 
 // 1: entries (with stale marks), bans and pending misses, as the SQLite store's schema 2.
 // 2: tuning leases, as the SQLite store's schema 3.
-inline constexpr int kPgSchemaVersion = 2;
+// 3: shared searches and their work items (the SQLite store has none).
+inline constexpr int kPgSchemaVersion = 3;
 
 // A spec split into what libpq reads and what tunekit reads from it.
 struct PgLocation {

@@ -10,6 +10,7 @@
 
 #include "store/pg_schema.hpp"
 #include "store/pg_session.hpp"
+#include "store/pg_work_queue.hpp"
 #include "store/store_rows.hpp"
 
 namespace tunekit::detail {
@@ -308,6 +309,15 @@ class PostgresStore final : public Store {
     if (version_ < 2) return out;  // an older schema this role may not migrate: no leases
     read([&](PgSession& s) { out = all_rows<TuningLease>(s.run(sql_.leases), lease_from_row); });
     return out;
+  }
+
+  std::unique_ptr<WorkQueue> open_work_queue(std::string& why) override {
+    if (version_ < 3 || !read_only_why_.empty()) {
+      why = "the store " + where_.shown + " cannot hold shared searches (" +
+            (read_only_why_.empty() ? "its schema is older than 3" : read_only_why_) + ")";
+      return nullptr;
+    }
+    return make_pg_work_queue(where_, options_);
   }
 
   // The server's clock; this machine's only while the server cannot be reached (nothing is

@@ -11,6 +11,7 @@ ReplayRun replay_search(const Recording& recording, const ReplaySearchOptions& o
   ReplayDeviceOptions device_options;
   device_options.reading = options.reading;
   device_options.seed = options.seed;
+  device_options.pace = options.pace;
   ReplayDevice device(recording, device_options);
   const std::unique_ptr<OpBase> op = make_replay_op(recording);
   TunerOptions t;
@@ -24,6 +25,12 @@ ReplayRun replay_search(const Recording& recording, const ReplaySearchOptions& o
   // A recording has one reading per configuration: confirming a winner in pairs would only
   // spend simulated time re-reading the same numbers.
   t.decide.confirm_pairs = 0;
+  t.hooks.log = options.log;
+  if (options.share) {
+    t.persist.store = options.store;
+    t.decide.mode = Mode::force;  // a replay searches, whatever the store holds
+    t.decide.share.enabled = true;
+  }
   Tuner tuner(device, t);
   ReplayRun run;
   run.report = tuner.tune(*op, recording_key(recording));

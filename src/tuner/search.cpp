@@ -10,6 +10,7 @@
 #include "tuner/schedule.hpp"
 #include "tuner/search_budget.hpp"
 #include "tuner/search_context.hpp"
+#include "tuner/shared_evaluator.hpp"
 #include "tuner/tuning_evaluator.hpp"
 
 namespace tunekit::detail {
@@ -135,6 +136,35 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
   return done;
 }
 
+// The search with its points shared among the store's workers (docs/fleet.md "Shared
+// searches"); alone when the queue cannot open it.
+Searched search_shared(const OpBase& op, Strategy& strategy, TuningEvaluator& evaluator,
+                       SearchContext& context, const SearchSettings& settings,
+                       const SharedRun& shared, std::function<bool()> out_of_time) {
+  const Log& log = context.options().hooks.log;
+  std::int64_t id = 0;
+  try {
+    id = shared.queue->open_search(shared.search);
+  } catch (const WorkQueueError& e) {
+    log.warn(std::string(e.what()) + ": searching " + op.name() + " in this process alone");
+    const SearchResult result = search(op.enumeration(), strategy, evaluator, settings);
+    return {result.stop_reason, result.history.size()};
+  }
+  SharedEvaluator sharing(evaluator, context, *shared.queue, id, shared.search.coordinator,
+                          std::move(out_of_time));
+  const SearchResult result = search(op.enumeration(), strategy, sharing, settings);
+  sharing.decide();
+  try {
+    shared.queue->close_search(id);
+  } catch (const WorkQueueError& e) {  // the server drops it once nobody collects from it
+    log.warn(std::string(e.what()) + ": the shared search stays listed until it expires");
+  }
+  log.info("shared search of " + op.name() + " " + context.key().text() + ": " +
+           std::to_string(sharing.remote_points()) + " points evaluated by workers, " +
+           std::to_string(sharing.local_items()) + " of the queued ones here");
+  return {result.stop_reason, result.history.size()};
+}
+
 }  // namespace
 
 void check_search_options(const TunerOptions& options) {
@@ -148,6 +178,16 @@ void check_search_options(const TunerOptions& options) {
         "TunerOptions: measure.build_threads must be >= 0 (0: one per hardware thread)");
   if (!(options.decide.limit >= 0) || !std::isfinite(options.decide.limit))
     throw UsageError("TunerOptions: decide.limit must be finite and >= 0 seconds (0: off)");
+  const ShareOptions& share = options.decide.share;
+  if (!(share.item_ttl_seconds >= 0.1 && share.item_ttl_seconds <= 86400))
+    throw UsageError(
+        "TunerOptions: decide.share.item_ttl_seconds must be in [0.1, 86400] seconds, e.g. 30");
+  if (!(share.poll_seconds >= 0.001 && share.poll_seconds <= 60))
+    throw UsageError("TunerOptions: decide.share.poll_seconds must be in [0.001, 60], e.g. 0.05");
+  if (share.max_attempts < 1 || share.max_attempts > 100)
+    throw UsageError("TunerOptions: decide.share.max_attempts must be in [1, 100], e.g. 3");
+  if (share.remeasure_top > 1000000)
+    throw UsageError("TunerOptions: decide.share.remeasure_top must be at most 1000000, e.g. 3");
 }
 
 bool search_is_restricted(const TunerOptions& options, const OpBase& op) {
@@ -156,7 +196,8 @@ bool search_is_restricted(const TunerOptions& options, const OpBase& op) {
 }
 
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
-                      const SearchPrior& prior, const std::map<std::size_t, std::string>& banned) {
+                      const SearchPrior& prior, const std::map<std::size_t, std::string>& banned,
+                      const SharedRun* shared) {
   const std::function<double()> now = budget_clock(options);
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.decide.strategy);
@@ -188,7 +229,11 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     settings.first = {r.default_index};
     for (std::size_t a : op.anchor_indices())
       if (a != r.default_index) settings.first.push_back(a);
-    const Searched result = search_groups(op, *strategy, options, evaluator, context, settings);
+    const Searched result =
+        shared && plan_groups(op).size() <= 1
+            ? search_shared(op, *strategy, evaluator, context, settings, *shared,
+                            [&budget] { return budget.limited() && !budget.admits_timing(); })
+            : search_groups(op, *strategy, options, evaluator, context, settings);
     r.stop_reason = result.stop_reason;
     r.budget.reserve_seconds = budget.reserve();
     const bool exhausted = result.evaluated >= op.size();

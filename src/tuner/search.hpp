@@ -12,6 +12,7 @@
 #include "tunekit/report.hpp"
 #include "tunekit/strategy.hpp"
 #include "tunekit/tuner_options.hpp"
+#include "tunekit/work_queue.hpp"
 
 namespace tunekit::detail {
 
@@ -28,7 +29,14 @@ bool search_is_restricted(const TunerOptions& options, const OpBase& op);
 // budget_floor_unmeasured). `prior` carries the cost model's view of the points when there is
 // one. `banned`: candidates that failed live for this key (index -> why), rejected without a
 // trial. Classified failures are in the report; UsageError and FatalError propagate.
+// A search shared with the workers of a store (TunerOptions::decide.share).
+struct SharedRun {
+  WorkQueue* queue = nullptr;
+  SharedSearch search;  // identity digest, op, key and coordinator: what workers check
+};
+
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
-                      const SearchPrior& prior, const std::map<std::size_t, std::string>& banned);
+                      const SearchPrior& prior, const std::map<std::size_t, std::string>& banned,
+                      const SharedRun* shared = nullptr);
 
 }  // namespace tunekit::detail

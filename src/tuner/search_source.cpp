@@ -114,8 +114,18 @@ SearchSource::LeaseAnswer SearchSource::take_lease(ServeRequest& request) {
 Served SearchSource::searched(ServeRequest& request) {
   const OpBase& op = request.op;
   const DeviceIdentity& device = device_.identity();
-  TuneReport r =
-      run_search(device_, op, request.key, options_, prior_(op, request.key), banned(request));
+  std::optional<SharedRun> shared;
+  if (WorkQueue* queue = work_queue()) {
+    shared = SharedRun{queue, {}};
+    shared->search.identity_digest = request.identity.digest().hex();
+    shared->search.op = op.name();
+    shared->search.key = request.key.text();
+    shared->search.coordinator = options_.persist.lease_holder.empty()
+                                     ? lease_holder_name(holder_number_)
+                                     : options_.persist.lease_holder;
+  }
+  TuneReport r = run_search(device_, op, request.key, options_, prior_(op, request.key),
+                            banned(request), shared ? &*shared : nullptr);
   fill_identity(r, op, request.key, device, options_);
   const CandidateReport* winner = r.find(r.winner);
   const bool clean = r.source == Source::searched && winner && winner->outcome.ok();
@@ -127,6 +137,20 @@ Served SearchSource::searched(ServeRequest& request) {
   request.report = std::move(r);
   if (!served.measured) record_miss(request);
   return served;
+}
+
+WorkQueue* SearchSource::work_queue() {
+  if (!options_.decide.share.enabled) return nullptr;
+  std::lock_guard lock(queue_mutex_);
+  if (!queue_ && !queue_refused_) {
+    std::string why = "no store (memory-only)";
+    if (store_) queue_ = store_->open_work_queue(why);
+    if (!queue_) {
+      queue_refused_ = true;
+      options_.hooks.log.warn("searches are not shared: " + why);
+    }
+  }
+  return queue_.get();
 }
 
 void SearchSource::record_miss(const ServeRequest& request) {

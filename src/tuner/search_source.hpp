@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "tunekit/device.hpp"
@@ -39,6 +41,9 @@ class SearchSource final : public ChoiceSource {
     double waited_seconds = 0;     // spent taking it (waiting for a busy one included)
   };
   LeaseAnswer take_lease(ServeRequest& request);
+  // The store's queue of shared searches when decide.share asks for one (nullptr: alone; the
+  // reason is warned once).
+  WorkQueue* work_queue();
   // TunerOptions::persist.record_misses: a key this search leaves without a stored choice.
   void record_miss(const ServeRequest& request);
 
@@ -51,6 +56,9 @@ class SearchSource final : public ChoiceSource {
   std::uint64_t holder_number_;            // this source's N in lease_holder_name
   std::atomic<bool> lock_warned_{false};   // an unusable device lock is reported once
   std::atomic<bool> lease_warned_{false};  // unusable leases are reported once
+  std::mutex queue_mutex_;
+  std::unique_ptr<WorkQueue> queue_;
+  bool queue_refused_ = false;
 };
 
 }  // namespace tunekit::detail

@@ -57,6 +57,14 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
                        "' is not 1 (serve the cost model's pick on a miss) or 0 (the default)");
     o.model.serve = v == "1";
   }
+  // Shared searches (ShareOptions): the points of a search queued for `tunekit worker`s.
+  if (const char* share = getenv("TUNEKIT_SHARE"); share && *share) {
+    const std::string_view v = share;
+    if (v != "0" && v != "1")
+      throw UsageError("TUNEKIT_SHARE: '" + std::string(v) +
+                       "' is not 1 (share searches with the store's workers) or 0 (the default)");
+    o.decide.share.enabled = v == "1";
+  }
   if (const char* ttl = getenv("TUNEKIT_LEASE_TTL"); ttl && *ttl) {
     char* end = nullptr;
     const double seconds = std::strtod(ttl, &end);

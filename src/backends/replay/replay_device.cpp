@@ -1,5 +1,7 @@
 // ReplayDevice: the replay backend behind the Device seam, and the op over a recording's
 // configurations (include/tunekit/replay.hpp).
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "tunekit/errors.hpp"
@@ -27,7 +29,7 @@ class ReplayDevice::ReplayTrial final : public Trial {
     const RecordedResult& r = device_.recording().result(index_);
     if (device_.built_.at(index_)) return Outcome::success();
     device_.built_[index_] = true;
-    device_.now_seconds_ += r.compile_ms / 1000.0;
+    device_.charge_preparation(r.compile_ms / 1000.0);
     if (r.status == Status::compile_failed) return {r.status, "recorded as " + r.failure};
     return Outcome::success();
   }
@@ -38,7 +40,7 @@ class ReplayDevice::ReplayTrial final : public Trial {
     if (Outcome b = build(); !b.ok()) return b;
     if (!device_.verified_.at(index_)) {
       device_.verified_[index_] = true;
-      device_.now_seconds_ += r.verification_ms / 1000.0;
+      device_.charge_preparation(r.verification_ms / 1000.0);
     }
     if (r.status != Status::ok) return {r.status, "recorded as " + r.failure};
     return Outcome::success();
@@ -74,6 +76,12 @@ ReplayDevice::ReplayDevice(const Recording& recording, ReplayDeviceOptions optio
 }
 
 ReplayDevice::~ReplayDevice() = default;
+
+void ReplayDevice::charge_preparation(double seconds) {
+  now_seconds_ += seconds;
+  if (options_.pace > 0 && seconds > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds * options_.pace));
+}
 
 Clock& ReplayDevice::clock() {
   return *clock_;

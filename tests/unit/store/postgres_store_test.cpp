@@ -352,8 +352,9 @@ TEST_F(PostgresStore, AServerGoneAnswersLeasesUnavailableNamingItWithThePassword
   ASSERT_EQ(open_store(spec(), {})->leases().size(), 1u) << "the release while away did nothing";
 }
 
-// A server at schema 1 (before leases): a role that may write migrates it to 2 (the leases
-// table); a role that may only read is served it read-only as it is, without leases.
+// A server at schema 1 (before leases): a role that may write migrates it to the current schema
+// (leases, shared searches); a role that may only read is served it read-only as it is, without
+// leases or a work queue.
 TEST_F(PostgresStore, ASchemaOneServerGainsLeasesFromAWriterAndIsReadOnlyToAReader) {
   {
     auto store = open_store(spec(), {});
@@ -370,16 +371,22 @@ TEST_F(PostgresStore, ASchemaOneServerGainsLeasesFromAWriterAndIsReadOnlyToARead
   StoreOpening reader =
       open_store_checked(with_parameter(spec(), "user=" + role), StoreOptions{}, {});
   ASSERT_EQ(reader.state, StoreState::read_only) << reader.message;
-  EXPECT_NE(reader.message.find("may not migrate it from schema 1 to 2"), std::string::npos)
+  EXPECT_NE(reader.message.find("may not migrate it from schema 1 to " +
+                                std::to_string(detail::kPgSchemaVersion)),
+            std::string::npos)
       << reader.message;
   EXPECT_TRUE(reader.store->find("a").has_value());
   EXPECT_EQ(reader.store->take_lease(lease_for("a", "r"), kLeaseTtl).state,
             LeaseState::unavailable);
   EXPECT_TRUE(reader.store->leases().empty());
+  std::string why;
+  EXPECT_EQ(reader.store->open_work_queue(why), nullptr);
+  EXPECT_NE(why.find("cannot hold shared searches"), std::string::npos) << why;
   EXPECT_EQ(version_on_server(), "1") << "a reader migrates nothing";
   auto writer = open_store(spec(), {});
   ASSERT_NE(writer, nullptr);
-  EXPECT_EQ(version_on_server(), "2");
+  EXPECT_EQ(version_on_server(), std::to_string(detail::kPgSchemaVersion));
+  EXPECT_NE(writer->open_work_queue(why), nullptr) << why;
   EXPECT_TRUE(writer->find("a").has_value()) << "its entries are kept";
   EXPECT_EQ(writer->take_lease(lease_for("a", "w"), kLeaseTtl).state, LeaseState::held);
 }

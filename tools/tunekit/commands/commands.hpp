@@ -31,6 +31,8 @@ void register_strategies(CLI::App& app);  // tunekit strategies [--json]
 void register_stack(CLI::App& app);
 // tunekit report --out FILE [--op OP] [--key KEY]...: the stored decisions as an HTML page.
 void register_report(CLI::App& app);
+// tunekit worker --store postgresql://...: evaluates points of the store's shared searches.
+void register_worker(CLI::App& app);
 
 // A --store value as open_store takes it: empty is $TUNEKIT_STORE, else the environment's
 // SQLite file; "sqlite" is that file ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else

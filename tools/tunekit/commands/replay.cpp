@@ -1,5 +1,6 @@
 // tunekit replay --dataset F [--strategy S] [--schedule S] [--budget-evals N | --budget T]
-//                [--repeats R] [--seed S] [--json] [--export-kt FILE] [--export-t4 FILE]: the
+//                [--repeats R] [--seed S] [--json] [--export-kt FILE] [--export-t4 FILE]
+//                [--share [--store postgresql://...]]: the
 //                live tuner's search on a recorded space (a ReplayDevice); the exports hold the
 //                first run's evaluations.
 #include <algorithm>
@@ -39,6 +40,9 @@ struct ReplayOptions {
   std::size_t repeats = 1;
   std::uint64_t seed = 1;
   bool json = false;
+  bool share = false;
+  std::string store;
+  double pace = 0;
   ExportFlags exports;
   Log log;  // the tool's log (-v/-q, TUNEKIT_LOG)
 };
@@ -51,6 +55,14 @@ void run_replay(const ReplayOptions& o) {
   search.schedule = o.schedule;
   search.budget_evaluations = static_cast<std::size_t>(o.budget_evals);
   if (!o.budget_time.empty()) search.budget_seconds = parse_duration(o.budget_time, "--budget");
+  search.log = o.log;
+  search.pace = o.pace;
+  if (!o.store.empty() && !o.share)
+    throw UsageError("--store is where a shared replay queues its points: add --share");
+  if (o.share) {
+    search.share = true;
+    search.store = resolve_store_spec(o.store);
+  }
   const Recording recording = Recording::load(o.dataset);
   Budget budget;  // as reported
   if (o.budget_evals > 0) budget.evaluations = static_cast<std::size_t>(o.budget_evals);
@@ -167,6 +179,15 @@ void register_replay(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "Seed of the first run")
       ->transform(unsigned_in(0, UINT64_MAX));
   cmd->add_flag("--json", o->json, "Write the result as JSON");
+  cmd->add_flag("--share", o->share,
+                "Share each search with the 'tunekit worker --dataset' processes of a server "
+                "store (docs/fleet.md); the replayed choice is stored there");
+  cmd->add_option("--store", o->store,
+                  "With --share: the server store (postgresql://...; default $TUNEKIT_STORE)");
+  cmd->add_option("--pace", o->pace,
+                  "Real seconds slept per recorded second of each build and validation "
+                  "(default 0: as fast as the file reads)")
+      ->check(real_in(0, 1000));
   o->exports.add_to(*cmd, "the first run's evaluations (their recorded results)");
   cmd->callback([o, cmd] {
     o->log = tool_log(*cmd);

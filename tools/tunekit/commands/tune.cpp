@@ -8,7 +8,7 @@
 //                   [--save-artifact] [--artifact-dir D]
 //                   [--model] [--profile F]
 //                   [--backend cpu|opencl|cuda] [--device INDEX|NAME] [--arch sm_XX]
-//                   [--wait-for-device 90s]
+//                   [--wait-for-device 90s] [--share]
 // tunekit tune --pending [op] [the search, store and backend flags above]
 #include <algorithm>
 #include <cstdint>
@@ -53,6 +53,7 @@ namespace {
 struct TuneCommand {
   std::string op;
   std::string shape;
+  bool share = false;
   int threads = 0;
   std::string mode;
   std::string statistic;
@@ -252,6 +253,7 @@ TunerOptions tuner_options(const TuneCommand& command) {
         "have nothing to write: drop them, or drop --model to search");
   }
   if (!command.profile.empty()) options.model.profile = command.profile;
+  if (command.share) options.decide.share.enabled = true;
   if (!command.wait_for_device.empty())
     options.persist.wait_for_device_seconds =
         parse_duration(command.wait_for_device, "--wait-for-device");
@@ -470,6 +472,11 @@ void register_tune(CLI::App& app) {
   tune->add_option("--wait-for-device", command->wait_for_device,
                    "While another process searches on this device, wait up to this long (90s, "
                    "2m) for it, then serve what it stored (default: serve the default at once)");
+  tune->add_flag("--share", command->share,
+                 "Share the search with the 'tunekit worker's of a server store "
+                 "(postgresql://...) of the same hardware identity; the best points they "
+                 "measured are measured again here before the pick (docs/fleet.md; "
+                 "TUNEKIT_SHARE=1)");
   tune->add_flag("--pending", command->pending,
                  "Tune every miss recorded in the store (mode cached; see 'tunekit cache ls "
                  "--pending') for this device, with the ops' input generators; exits 1 when one "

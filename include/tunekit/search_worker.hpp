@@ -34,19 +34,19 @@ struct WorkerOptions {
   // How points are measured and what makes the identity: measure, decide.numerics_policy,
   // persist.environment, hooks.log; decide.share.item_ttl_seconds and max_attempts.
   TunerOptions tuner;
-  std::string holder;             // the name its leases carry ("": lease_holder_name(0))
-  double poll_seconds = 0.5;      // how often the store is asked for searches and items
-  double idle_exit_seconds = 0;   // stop after this long without an item (0: never)
-  std::size_t max_items = 0;      // stop after this many items (0: no limit)
-  std::function<bool()> stop;     // asked between items (a signal handler's flag)
+  std::string holder;            // the name its leases carry ("": lease_holder_name(0))
+  double poll_seconds = 0.5;     // how often the store is asked for searches and items
+  double idle_exit_seconds = 0;  // stop after this long without an item (0: never)
+  std::size_t max_items = 0;     // stop after this many items (0: no limit)
+  std::function<bool()> stop;    // asked between items (a signal handler's flag)
 };
 
 struct WorkerSummary {
-  std::size_t items = 0;            // items evaluated and recorded
-  std::size_t items_lost = 0;       // evaluated, but the lease had passed to another worker
-  std::size_t searches_joined = 0;  // searches whose identity matched
-  std::size_t searches_refused = 0; // searches of another identity, or of an op it lacks
-  std::string stop_reason;          // "idle", "item limit", "stopped"
+  std::size_t items = 0;             // items evaluated and recorded
+  std::size_t items_lost = 0;        // evaluated, but the lease had passed to another worker
+  std::size_t searches_joined = 0;   // searches whose identity matched
+  std::size_t searches_refused = 0;  // searches of another identity, or of an op it lacks
+  std::string stop_reason;           // "idle", "item limit", "stopped"
 };
 
 class SearchWorker {

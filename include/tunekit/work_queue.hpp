@@ -32,10 +32,10 @@ struct SharedSearch {
 struct WorkItem {
   std::int64_t id = 0;
   std::int64_t search = 0;
-  std::size_t index = 0;   // the point, an index into the op's space
-  std::string config;      // the point's Config text (a worker checks it is the same point)
-  std::string holder;      // who holds it now
-  int attempts = 0;        // leases taken on it so far (this one included)
+  std::size_t index = 0;  // the point, an index into the op's space
+  std::string config;     // the point's Config text (a worker checks it is the same point)
+  std::string holder;     // who holds it now
+  int attempts = 0;       // leases taken on it so far (this one included)
 };
 
 // What evaluating a work item gave.

@@ -61,8 +61,7 @@ struct QueueStatements {
     close = "DELETE FROM " + searches + " WHERE id = $1";  // its items go with it (cascade)
     // A search whose coordinator stopped renewing it is gone: nobody will read its results.
     sweep = "DELETE FROM " + searches + " WHERE expires_at_ms < " + clock;
-    list = "SELECT id, identity_digest, op, key, coordinator FROM " + searches +
-           " ORDER BY id";
+    list = "SELECT id, identity_digest, op, key, coordinator FROM " + searches + " ORDER BY id";
     add = "INSERT INTO " + items +
           "(search, point, config) SELECT $1, p, c FROM unnest($2::bigint[], $3::text[]) AS "
           "t(p, c) ON CONFLICT (search, point) DO NOTHING";
@@ -84,11 +83,12 @@ struct QueueStatements {
               "search = $1 AND state = 'leased' AND expires_at_ms < " +
               clock + " AND attempts >= $2";
     // Collected once: the coordinator reads each result one time.
-    collect = "UPDATE " + items + " SET state = 'collected' WHERE search = $1 AND state = "
+    collect = "UPDATE " + items +
+              " SET state = 'collected' WHERE search = $1 AND state = "
               "'done' RETURNING " +
               std::string(kItemColumns) + ", status, value::text, evidence, worker";
-    unfinished = "SELECT count(*) FROM " + items +
-                 " WHERE search = $1 AND state IN ('queued', 'leased')";
+    unfinished =
+        "SELECT count(*) FROM " + items + " WHERE search = $1 AND state IN ('queued', 'leased')";
   }
   std::string open, renew_search, close, sweep, list, add, take, renew_item, finish, abandon,
       collect, unfinished;
@@ -104,8 +104,8 @@ class PgWorkQueue final : public WorkQueue {
   std::int64_t open_search(const SharedSearch& s) override {
     return ask([&](PgSession& session) {
       return session
-          .run(sql_.open, {s.identity_digest, s.op, s.key, s.coordinator,
-                           std::to_string(kSearchTtl.count())})
+          .run(sql_.open,
+               {s.identity_digest, s.op, s.key, s.coordinator, std::to_string(kSearchTtl.count())})
           .row(0)
           .integer(0);
     });
@@ -113,7 +113,9 @@ class PgWorkQueue final : public WorkQueue {
 
   // Kept alive by the coordinator's polls (collect_finished renews it).
   void close_search(std::int64_t search) override {
-    ask([&](PgSession& session) { return session.run(sql_.close, {std::to_string(search)}).affected(); });
+    ask([&](PgSession& session) {
+      return session.run(sql_.close, {std::to_string(search)}).affected();
+    });
   }
 
   std::vector<SharedSearch> open_searches() override {
@@ -158,8 +160,8 @@ class PgWorkQueue final : public WorkQueue {
     for (std::int64_t id : searches) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
     ids += "}";
     return ask([&](PgSession& session) -> std::optional<WorkItem> {
-      const PgRows rows = session.run(sql_.take, {ids, holder, std::to_string(ttl.count()),
-                                                  std::to_string(max_attempts)});
+      const PgRows rows = session.run(
+          sql_.take, {ids, holder, std::to_string(ttl.count()), std::to_string(max_attempts)});
       if (rows.size() == 0) return std::nullopt;
       return item_from_row(rows.row(0));
     });
@@ -167,7 +169,8 @@ class PgWorkQueue final : public WorkQueue {
 
   bool renew_item(std::int64_t item, const std::string& holder, milliseconds ttl) override {
     return ask([&](PgSession& session) {
-      return session.run(sql_.renew_item, {std::to_string(item), holder, std::to_string(ttl.count())})
+      return session
+                 .run(sql_.renew_item, {std::to_string(item), holder, std::to_string(ttl.count())})
                  .affected() == 1;
     });
   }

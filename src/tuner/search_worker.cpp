@@ -23,16 +23,17 @@ using Steady = std::chrono::steady_clock;
 // and a full-schedule evaluator with no budget (the coordinator keeps the budget).
 struct SearchWorker::Joined {
   Joined(WorkerTarget t, const TunerOptions& tuner_options)
-      : target(std::move(t)),
-        options(tuner_options),
-        budget(0, [] { return std::chrono::duration<double>(Steady::now().time_since_epoch()).count(); }) {
+      : target(std::move(t)), options(tuner_options), budget(0, [] {
+          return std::chrono::duration<double>(Steady::now().time_since_epoch()).count();
+        }) {
     options.decide.schedule = "full";
     schedule = detail::builtin_schedules().make(options.decide.schedule);
-    context = std::make_unique<detail::SearchContext>(*target.device, *target.op, target.key, options);
+    context =
+        std::make_unique<detail::SearchContext>(*target.device, *target.op, target.key, options);
     ready = context->prepare_inputs();
-    evaluator = std::make_unique<detail::TuningEvaluator>(
-        *context, *schedule, budget, 1,
-        [] { return std::chrono::duration<double>(Steady::now().time_since_epoch()).count(); });
+    evaluator = std::make_unique<detail::TuningEvaluator>(*context, *schedule, budget, 1, [] {
+      return std::chrono::duration<double>(Steady::now().time_since_epoch()).count();
+    });
   }
   WorkerTarget target;
   TunerOptions options;
@@ -151,8 +152,8 @@ void SearchWorker::work_on(const WorkItem& item) {
       result.evidence.clear();
       result.value = 0;
       CandidateReport c;
-      c.outcome = {Status::skipped, "this worker could not prepare the inputs: " +
-                                        j.context->report().reason};
+      c.outcome = {Status::skipped,
+                   "this worker could not prepare the inputs: " + j.context->report().reason};
       result.evidence = detail::candidate_json(c).dump();
     } else if (config != item.config) {
       CandidateReport c;

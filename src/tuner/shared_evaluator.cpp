@@ -157,18 +157,17 @@ void SharedEvaluator::decide() {
   if (!again.empty()) local_.evaluate(again);
   for (const auto& [index, r] : remote_) {
     if (context_.find(index) != nullptr) continue;  // measured here
-    CandidateReport& c = context_.entry(index);  // name, config, default as this op has them
+    CandidateReport& c = context_.entry(index);     // name, config, default as this op has them
     c.outcome = r.evidence.outcome;
     c.timing = r.evidence.timing;
     c.retries = r.evidence.retries;
     c.score = r.evidence.score;
     c.compile_seconds = r.evidence.compile_seconds;
     if (r.point.status == Status::ok)
-      c.outcome = {Status::hopeless, "measured by " + r.worker + ": " +
-                                         milliseconds_text(r.point.value) +
-                                         " there, not among the " +
-                                         std::to_string(share_.remeasure_top) +
-                                         " best, so not measured here"};
+      c.outcome = {Status::hopeless,
+                   "measured by " + r.worker + ": " + milliseconds_text(r.point.value) +
+                       " there, not among the " + std::to_string(share_.remeasure_top) +
+                       " best, so not measured here"};
     else if (!c.outcome.message.empty())
       c.outcome.message = "on " + r.worker + ": " + c.outcome.message;
   }

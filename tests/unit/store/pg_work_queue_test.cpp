@@ -140,7 +140,8 @@ TEST_F(PgWorkQueue, AnItemWhoseWorkersKeepDyingIsRecordedAsCrashed) {
   queue_->add_items(s, points(1));
   const std::int64_t searches[] = {s};
   for (int attempt = 1; attempt <= 2; ++attempt) {
-    const auto item = queue_->take_item(searches, "w" + std::to_string(attempt), milliseconds(50), 2);
+    const auto item =
+        queue_->take_item(searches, "w" + std::to_string(attempt), milliseconds(50), 2);
     ASSERT_TRUE(item) << attempt;
     EXPECT_EQ(item->attempts, attempt);
     std::this_thread::sleep_for(milliseconds(100));

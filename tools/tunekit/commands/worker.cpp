@@ -1,6 +1,6 @@
 // tunekit worker [--store postgresql://...] [--backend cpu|opencl|cuda] [--device D]
 //                [--arch sm_XX] [--threads N] [--dataset FILE [--pace X]] [--idle-exit 60s]
-//                [--max-items N] [--item-ttl 30s] [--json]
+//                [--max-items N] [--item-ttl 30s] [--poll 0.5s] [--json]
 // Evaluates the points of the shared searches of a server store (docs/fleet.md "Shared
 // searches") whose hardware identity is this machine's, until idle, the item limit, or a
 // SIGINT/SIGTERM (the item in hand is finished first).
@@ -31,7 +31,9 @@ namespace tunekit::cli {
 namespace {
 
 volatile std::sig_atomic_t stop_requested = 0;
-extern "C" void request_stop(int) { stop_requested = 1; }
+extern "C" void request_stop(int) {
+  stop_requested = 1;
+}
 
 struct WorkerCommand {
   std::string store;
@@ -44,6 +46,7 @@ struct WorkerCommand {
   std::string idle_exit;
   long long max_items = 0;
   std::string item_ttl;
+  std::string poll;
   bool json = false;
   Log log;
 };
@@ -94,6 +97,7 @@ void run_worker(const WorkerCommand& c) {
     options.tuner.decide.share.item_ttl_seconds = parse_duration(c.item_ttl, "--item-ttl");
   if (!c.idle_exit.empty()) options.idle_exit_seconds = parse_duration(c.idle_exit, "--idle-exit");
   options.max_items = static_cast<std::size_t>(c.max_items);
+  if (!c.poll.empty()) options.poll_seconds = parse_duration(c.poll, "--poll");
   options.stop = [] { return stop_requested != 0; };
   if (!c.dataset.empty() && (!c.backend.empty() || !c.device.empty() || !c.arch.empty()))
     throw UsageError("--dataset replays a recorded device: drop --backend, --device and --arch");
@@ -162,9 +166,10 @@ void register_worker(CLI::App& app) {
   worker->add_option("--dataset", command->dataset,
                      "Replay this recorded space (a Kernel Tuner cache or T4 file) instead of a "
                      "device: for 'replay --share' searches");
-  worker->add_option("--pace", command->pace,
-                     "With --dataset: real seconds slept per recorded second of each build and "
-                     "validation (default 0)")
+  worker
+      ->add_option("--pace", command->pace,
+                   "With --dataset: real seconds slept per recorded second of each build and "
+                   "validation (default 0)")
       ->check(real_in(0, 1000));
   worker->add_option("--idle-exit", command->idle_exit,
                      "Stop after this long without work (60s, 5m; default: never)");
@@ -173,6 +178,9 @@ void register_worker(CLI::App& app) {
   worker->add_option("--item-ttl", command->item_ttl,
                      "Lease of an item, renewed while it runs; a worker gone this long loses it "
                      "(default 30s)");
+  worker->add_option("--poll", command->poll,
+                     "How often the store is asked for searches and items while idle (default "
+                     "0.5s)");
   worker->add_flag("--json", command->json, "Write the summary as JSON");
   worker->callback([command, worker] {
     command->log = tool_log(*worker);

@@ -1,0 +1,219 @@
+// Shared searches across processes (docs/fleet.md "Shared searches", issue #18 item 3): a
+// `tunekit replay --share` coordinator and `tunekit worker --dataset` processes on one
+// PostgreSQL schema (TUNEKIT_TEST_POSTGRES_URL). They share this machine's identity (the
+// recorded device), so every worker joins; the recording's build and validation times are
+// slept at a pace, so an item takes real time and the work spreads.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/pg_schema.hpp"
+#include "unit/store/store_under_test.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+const std::string kDataset = std::string(TUNEKIT_DATASETS_DIR) + "/dedispersion_milo/A100.json.gz";
+
+struct Process {
+  pid_t pid = -1;
+  std::string out, err;
+};
+
+Process spawn(const std::vector<std::string>& args, const fs::path& dir, const std::string& name) {
+  Process p;
+  p.out = (dir / (name + ".out")).string();
+  p.err = (dir / (name + ".err")).string();
+  std::vector<std::string> all{TUNEKIT_CLI_PATH};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (posix_spawn(&p.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) p.pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return p;
+}
+
+int wait_for(const Process& p) {
+  int status = 0;
+  waitpid(p.pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string text_of(const std::string& file) {
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class SharedSearchProcesses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!store_.problem().empty()) FAIL() << store_.problem();
+    dir_ = fs::temp_directory_path() / tunekit::testing::unique_name("tunekit-shared-");
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Process worker(const std::string& name, const std::string& pace, const std::string& ttl) {
+    return spawn({"worker", "--store", store_.spec(), "--dataset", kDataset, "--pace", pace,
+                  "--item-ttl", ttl, "--idle-exit", "3s", "--json"},
+                 dir_, name);
+  }
+  // The replay's first run: {best_config, winner, evaluations}.
+  static Json first_run(const Process& p) {
+    const Json j = Json::parse(text_of(p.out), nullptr, false);
+    if (j.is_discarded() || !j.contains("runs")) return Json::object();
+    return j["runs"][0];
+  }
+  // "N points evaluated by workers, M of the queued ones here" from the coordinator's log.
+  static std::pair<int, int> shared_counts(const Process& p) {
+    const std::string err = text_of(p.err);
+    std::smatch m;
+    if (!std::regex_search(err, m,
+                           std::regex(R"((\d+) points evaluated by workers, (\d+) of the queued)")))
+      return {-1, -1};
+    return {std::stoi(m[1]), std::stoi(m[2])};
+  }
+
+  tunekit::testing::StoreUnderTest store_{"postgresql"};
+  fs::path dir_;
+};
+
+const std::vector<std::string> kSearch = {"replay",         "--dataset", kDataset, "--strategy",
+                                          "random",         "--seed",    "7",      "--json",
+                                          "--budget-evals", "24"};
+
+// Issue #18: a shared search with 3 workers finds the same best as one process, each item
+// evaluated once.
+TEST_F(SharedSearchProcesses, ThreeWorkersFindTheSameBestAsOneProcessEachItemOnce) {
+  const Process alone = spawn(kSearch, dir_, "alone");
+  ASSERT_EQ(wait_for(alone), 0) << text_of(alone.err);
+  std::vector<Process> workers;
+  for (int w = 0; w < 3; ++w) workers.push_back(worker("w" + std::to_string(w), "0.2", "30s"));
+  std::vector<std::string> shared_args = kSearch;
+  for (const char* a : {"--share", "--pace", "0.2", "--store"}) shared_args.push_back(a);
+  shared_args.push_back(store_.spec());
+  const Process shared = spawn(shared_args, dir_, "shared");
+  ASSERT_EQ(wait_for(shared), 0) << text_of(shared.err);
+  int worker_items = 0;
+  for (const Process& w : workers) {
+    ASSERT_EQ(wait_for(w), 0) << text_of(w.err);
+    const Json summary = Json::parse(text_of(w.out));
+    EXPECT_EQ(summary["items_lost"], 0) << summary;
+    EXPECT_EQ(summary["searches_joined"], 1) << summary;
+    worker_items += summary["items"].get<int>();
+  }
+  const Json a = first_run(alone), s = first_run(shared);
+  EXPECT_EQ(s["best_config"], a["best_config"]);
+  EXPECT_EQ(s["winner"], a["winner"]);
+  EXPECT_EQ(s["evaluations"], 25);
+  EXPECT_EQ(a["evaluations"], 25);
+  const auto [by_workers, here] = shared_counts(shared);
+  EXPECT_EQ(by_workers, worker_items) << text_of(shared.err);
+  EXPECT_EQ(by_workers + here, 24) << "each queued point evaluated once";
+  EXPECT_GT(worker_items, 0) << "the workers took part";
+}
+
+// Issue #18: killing a worker mid-item loses nothing: its item is leased again once its lease
+// lapses, and the search ends with every point evaluated.
+TEST_F(SharedSearchProcesses, AWorkerKilledMidItemLosesNothing) {
+  std::vector<std::string> search = kSearch;
+  search.back() = "10";
+  const Process alone = spawn(search, dir_, "alone");
+  ASSERT_EQ(wait_for(alone), 0) << text_of(alone.err);
+  const Process doomed = worker("doomed", "1", "1s");
+  const Process survivor = worker("survivor", "1", "1s");
+  for (const char* a : {"--share", "--pace", "1", "--store"}) search.push_back(a);
+  search.push_back(store_.spec());
+  const Process shared = spawn(search, dir_, "shared");
+  // Killed while it holds an item (its holder name carries its pid).
+  auto admin = tunekit::testing::postgres_admin();
+  const std::string holding = "SELECT count(*) FROM " +
+                              tunekit::detail::pg_table(store_.schema(), "work_items") +
+                              " WHERE state = 'leased' AND holder LIKE $1";
+  bool held = false;
+  for (int i = 0; i < 400 && !held; ++i) {
+    try {
+      held = admin->run(holding, {"%:" + std::to_string(doomed.pid) + ":%"}).row(0).integer(0) > 0;
+    } catch (const tunekit::detail::PgError&) {  // the tables are made by the first opener
+    }
+    if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(held) << "the worker never held an item: " << text_of(doomed.err);
+  kill(doomed.pid, SIGKILL);
+  EXPECT_EQ(wait_for(doomed), 128 + SIGKILL);
+  ASSERT_EQ(wait_for(shared), 0) << text_of(shared.err);
+  ASSERT_EQ(wait_for(survivor), 0) << text_of(survivor.err);
+  const Json a = first_run(alone), s = first_run(shared);
+  EXPECT_EQ(s["evaluations"], 11) << text_of(shared.err);
+  EXPECT_EQ(s["best_config"], a["best_config"]);
+  const auto [by_workers, here] = shared_counts(shared);
+  EXPECT_EQ(by_workers + here, 10) << text_of(shared.err);
+}
+
+// Issue #18: the queue gone mid-search (here its table dropped under it, so every statement is
+// refused): the coordinator warns, naming the store, and evaluates the rest itself.
+TEST_F(SharedSearchProcesses, AQueueLostMidSearchLeavesTheRestToTheCoordinator) {
+  std::vector<std::string> search = kSearch;
+  search.back() = "10";
+  const Process alone = spawn(search, dir_, "alone");
+  ASSERT_EQ(wait_for(alone), 0) << text_of(alone.err);
+  for (const char* a : {"--share", "--pace", "0.5", "--store"}) search.push_back(a);
+  search.push_back(store_.spec());
+  const Process shared = spawn(search, dir_, "shared");
+  auto admin = tunekit::testing::postgres_admin();
+  const std::string items = tunekit::detail::pg_table(store_.schema(), "work_items");
+  bool queued = false;
+  for (int i = 0; i < 400 && !queued; ++i) {
+    try {
+      queued = admin->run("SELECT count(*) FROM " + items + " WHERE state IN ('done', 'collected')")
+                   .row(0)
+                   .integer(0) > 0;
+    } catch (const tunekit::detail::PgError&) {  // the tables are made by the first opener
+    }
+    if (!queued) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(queued) << text_of(shared.err);
+  admin->run("DROP TABLE " + items);
+  ASSERT_EQ(wait_for(shared), 0) << text_of(shared.err);
+  const std::string err = text_of(shared.err);
+  EXPECT_NE(err.find("goes on in this process alone"), std::string::npos) << err;
+  EXPECT_NE(err.find("tunekit_schema=" + store_.schema()), std::string::npos) << err;
+  const Json a = first_run(alone), s = first_run(shared);
+  EXPECT_EQ(s["evaluations"], 11) << err;
+  EXPECT_EQ(s["best_config"], a["best_config"]);
+}
+
+// A file store has no queue: the worker says what it needs.
+TEST_F(SharedSearchProcesses, AWorkerOnAFileStoreSaysItNeedsAServer) {
+  const Process w = spawn({"worker", "--store", "sqlite:" + (dir_ / "c.db").string(), "--dataset",
+                           kDataset, "--idle-exit", "1s"},
+                          dir_, "file");
+  EXPECT_EQ(wait_for(w), 2) << text_of(w.err);
+  EXPECT_NE(text_of(w.err).find("shared searches need a server store"), std::string::npos)
+      << text_of(w.err);
+}
+
+}  // namespace

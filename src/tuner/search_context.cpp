@@ -8,6 +8,7 @@
 #include "tunekit/errors.hpp"
 #include "tunekit/stats.hpp"
 #include "tuner/admission.hpp"
+#include "tuner/confirmation_size.hpp"
 #include "tuner/decision.hpp"
 #include "tuner/decision_confidence.hpp"
 #include "tuner/trial_runner.hpp"
@@ -313,18 +314,39 @@ void SearchContext::choose() {
   if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
 }
 
-int SearchContext::affordable_pairs() const {
-  if (!time_left_) return options_.decide.confirm_pairs;
+double SearchContext::pair_seconds() const {
   // One pair: five launches (batches) of each side at the depth its window used.
   double pair = 0;
   for (std::size_t i : {r_.default_index, r_.winner}) {
     const CandidateReport* c = find(i);
-    if (!c || !c->timing) return options_.decide.confirm_pairs;
+    if (!c || !c->timing) return 0;
     pair += 5.0 * c->score * std::max(1, c->timing->depth);
   }
+  return pair;
+}
+
+int SearchContext::affordable_pairs() const {
+  const double pair = pair_seconds();
+  if (!time_left_ || pair <= 0) return options_.decide.confirm_pairs;
   const double left = std::max(0.0, time_left_());
-  if (pair <= 0) return options_.decide.confirm_pairs;
   return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
+}
+
+int SearchContext::sized_pairs() const {
+  const CandidateReport* def = find(r_.default_index);
+  const CandidateReport* win = find(r_.winner);
+  if (!def || !win) return options_.decide.confirm_pairs;
+  ConfirmationSizing sizing;
+  sizing.min_pairs = options_.decide.paired.min_pairs;
+  sizing.max_pairs = options_.decide.confirm_pairs;
+  sizing.tie_band = options_.decide.tie_band;
+  sizing.pair_seconds = pair_seconds();
+  sizing.search_seconds = r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring;
+  sizing.share = options_.decide.confirm_share;
+  const ConfirmationSize size = confirmation_pairs(*win, *def, sizing);
+  if (options_.hooks.log.enabled(LogLevel::debug))
+    options_.hooks.log.debug("paired confirmation of " + win->name + ": " + size.why);
+  return size.pairs;
 }
 
 void SearchContext::confirm() {
@@ -332,13 +354,15 @@ void SearchContext::confirm() {
   const std::size_t win = r_.winner;
   // Under a budget the pairs must fit what is left of it; too few to judge: the measured
   // winner stands, unconfirmed, and the report says so.
-  const int pairs = affordable_pairs();
-  if (pairs < options_.decide.confirm_pairs && pairs < options_.decide.paired.min_pairs) {
-    r_.reason = "the budget left no time for the paired confirmation (" + std::to_string(pairs) +
+  const int affordable = affordable_pairs();
+  if (affordable < options_.decide.confirm_pairs && affordable < options_.decide.paired.min_pairs) {
+    r_.reason = "the budget left no time for the paired confirmation (" +
+                std::to_string(affordable) +
                 " of " + std::to_string(options_.decide.paired.min_pairs) +
                 " pairs would fit): the measured winner stands unconfirmed";
     return;
   }
+  const int pairs = std::min(affordable, sized_pairs());
   // Both trials prepared again (the schedules release every trial after timing it); the
   // winner is rebuilt from its config, its build already in the backend's cache.
   for (std::size_t i : {def, win})

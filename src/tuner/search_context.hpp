@@ -94,7 +94,11 @@ class SearchContext {
 
  private:
   void confirm();
+  // One A B B A pair's projected seconds (0: a side has no reading).
+  double pair_seconds() const;
   int affordable_pairs() const;
+  // The pairs the measured gap calls for (confirmation_size.hpp), within confirm_share.
+  int sized_pairs() const;
   void choose_runner();
   // One window through the runner (checked calls after it on the candidate's first); the
   // timing's functions are those of candidate `functions_of` (default: `index`).

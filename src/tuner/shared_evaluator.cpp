@@ -90,8 +90,10 @@ bool SharedEvaluator::collect(std::vector<std::size_t>& pending, std::vector<Poi
     if (f.result.worker == coordinator_) continue;  // taken here: its result is out already
     Remote r;
     r.worker = f.result.worker;
-    if (!f.result.evidence.empty())
-      r.evidence = candidate_from_json(CodecJson::parse(f.result.evidence, nullptr, false), 0);
+    // What another process wrote is outside data: anything but an object is no evidence.
+    if (const CodecJson sent = CodecJson::parse(f.result.evidence, nullptr, false);
+        sent.is_object())
+      r.evidence = candidate_from_json(sent, 0);
     r.evidence.outcome.status = f.result.status;
     if (f.result.evidence.empty())
       r.evidence.outcome.message = "its workers died on it " + std::to_string(f.item.attempts) +

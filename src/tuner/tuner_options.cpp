@@ -158,6 +158,7 @@ void check_tuner_options(const TunerOptions& o) {
   integer_in(measure, "build_threads", m.build_threads, 0, 1024, " (0: one per hardware thread)");
   real_in(decide, "limit", d.limit, 0, kYear, " (seconds per launch; 0: off)");
   integer_in(decide, "confirm_pairs", d.confirm_pairs, 0, 10000, " (0: off)");
+  real_in(decide, "confirm_share", d.confirm_share, 0, 100, " (0: no cap)");
   integer_in(decide, "paired.min_pairs", d.paired.min_pairs, 1, 10000);
   real_in(decide, "paired.max_relative_mad", d.paired.max_relative_mad, 0, 100);
   integer_in(measure, "check_calls", m.check_calls, 0, 1000, " (0: none)");

@@ -153,7 +153,7 @@ TEST(LogFromEnvironment, TunerOptionsTakeTheLevelOfTunekitLog) {
 }
 
 // What the tuner says: one info line per answer it finds (not per table hit), each
-// candidate at debug.
+// candidate and the paired confirmation's sizing at debug.
 TEST(TunerLog, SaysWhatItSearchedAndEachCandidateAtDebug) {
   fakes::FakeDevice dev;
   dev.behaviour["def"].seconds = 2e-3;
@@ -167,14 +167,19 @@ TEST(TunerLog, SaysWhatItSearchedAndEachCandidateAtDebug) {
   }));
   Tuner tuner(dev, o);
   ASSERT_EQ(tuner.select(*op, Key{{"n", 4}}).source, Source::searched);
-  ASSERT_EQ(got.size(), 3u);
-  EXPECT_EQ(got[0].first, LogLevel::info);
-  EXPECT_NE(got[0].second.find("n=4: searched 2 of 2 candidates"), std::string::npos)
+  // The paired confirmation's sizing (during the search), then the answer, then each candidate.
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].first, LogLevel::debug);
+  EXPECT_NE(got[0].second.find("paired confirmation of fast: ratio 0.5"), std::string::npos)
       << got[0].second;
-  EXPECT_NE(got[0].second.find("fast wins"), std::string::npos) << got[0].second;
-  EXPECT_EQ(got[1].first, LogLevel::debug);
-  EXPECT_NE(got[1].second.find("candidate def"), std::string::npos) << got[1].second;
-  EXPECT_NE(got[2].second.find("candidate fast"), std::string::npos) << got[2].second;
+  EXPECT_NE(got[0].second.find(": 8 pairs"), std::string::npos) << got[0].second;
+  EXPECT_EQ(got[1].first, LogLevel::info);
+  EXPECT_NE(got[1].second.find("n=4: searched 2 of 2 candidates"), std::string::npos)
+      << got[1].second;
+  EXPECT_NE(got[1].second.find("fast wins"), std::string::npos) << got[1].second;
+  EXPECT_EQ(got[2].first, LogLevel::debug);
+  EXPECT_NE(got[2].second.find("candidate def"), std::string::npos) << got[2].second;
+  EXPECT_NE(got[3].second.find("candidate fast"), std::string::npos) << got[3].second;
   got.clear();
   tuner.select(*op, Key{{"n", 4}});  // a table hit: silent
   EXPECT_TRUE(got.empty()) << got.front().second;

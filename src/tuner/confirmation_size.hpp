@@ -1,0 +1,36 @@
+// How many A B B A pairs the paired confirmation runs (issue #17 item 4): sized by the gap the
+// main windows measured between the winner and the default, in units of their noise, and
+// capped by a share of the search's time.
+#pragma once
+
+#include <string>
+
+#include "tunekit/report.hpp"
+
+namespace tunekit::detail {
+
+struct ConfirmationSizing {
+  int min_pairs = 8;              // a confirmation with fewer pairs is no confirmation
+  int max_pairs = 16;             // DecideOptions::confirm_pairs
+  double tie_band = 0.02;         // the winner must be surely under 1 / (1 + tie_band)
+  double pair_seconds = 0;        // one pair's projected cost (0: unknown, no cap)
+  double search_seconds = 0;      // what the search has spent so far
+  double share = 0.25;            // pairs beyond min_pairs only within share x search_seconds
+};
+
+struct ConfirmationSize {
+  int pairs = 0;
+  std::string why;  // how the number was reached, for the debug log and the report
+};
+
+// The pairs that would show the winner's paired ratio surely under the bar: with r the main
+// windows' winner / default and s the relative noise of one pair's ratio (each side's sigma
+// ~ 1.4826 MAD / median, combined), the paired bound r + 1.96 x 1.2533 x s x r / sqrt(n) is
+// under 1 / (1 + tie_band) once n >= (2 x 1.96 x 1.2533 x s x r / (bar - r))^2 (a margin of
+// 2: a pair's two sides are short windows, noisier than the main ones). Clamped to [min_pairs,
+// max_pairs]; pairs past min_pairs only while they fit in share x search_seconds. A winner
+// without a clean reading, or one not under the bar, gets max_pairs.
+ConfirmationSize confirmation_pairs(const CandidateReport& winner, const CandidateReport& fallback,
+                                    const ConfirmationSizing& sizing);
+
+}  // namespace tunekit::detail

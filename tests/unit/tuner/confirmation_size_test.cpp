@@ -1,0 +1,104 @@
+// Tests for src/tuner/confirmation_size.cpp (issue #17 item 4): the paired confirmation sized by
+// the measured gap in units of noise, clamped to [min_pairs, confirm_pairs], capped by a share
+// of the search's time; and through the tuner on the fake device.
+#include "tuner/confirmation_size.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fakes/fake_device.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+using fakes::FakeDevice;
+using fakes::make_fake_op;
+
+CandidateReport measured(double median, double mad) {
+  CandidateReport c;
+  c.score = median;
+  TimingResult t;
+  t.median = median;
+  t.mad = mad;
+  t.samples.assign(32, median);
+  c.timing = t;
+  return c;
+}
+
+TEST(ConfirmationSize, AGapOfManyMadsTakesTheFewestPairs) {
+  const auto size = confirmation_pairs(measured(0.5e-3, 1e-6), measured(1e-3, 2e-6), {});
+  EXPECT_EQ(size.pairs, 8) << size.why;
+}
+
+TEST(ConfirmationSize, AGapNearTheBandTakesTheMost) {
+  // 3 % faster against a 2 % band, with 2 % noise per side: far more than 16 pairs would be
+  // needed, so the most are run.
+  const auto size = confirmation_pairs(measured(0.97e-3, 0.02 * 0.97e-3 / 1.4826),
+                                       measured(1e-3, 0.02e-3 / 1.4826), {});
+  EXPECT_EQ(size.pairs, 16) << size.why;
+}
+
+TEST(ConfirmationSize, InBetweenGrowsWithTheNoise) {
+  // 10 % faster: n = (2 x 1.96 x 1.2533 x s x 0.9 / (0.98 - 0.9))^2 with s the combined noise.
+  ConfirmationSizing wide;
+  wide.max_pairs = 1000;
+  int previous = 0;
+  for (double noise : {0.01, 0.02, 0.04, 0.08}) {
+    const double mad = noise / 1.4826;  // each side's relative sigma
+    const auto size =
+        confirmation_pairs(measured(0.9e-3, mad * 0.9e-3), measured(1e-3, mad * 1e-3), wide);
+    const double s = std::hypot(noise, noise);
+    const double expected = std::ceil(std::pow(2 * 1.96 * 1.2533 * s * 0.9 / (1 / 1.02 - 0.9), 2));
+    EXPECT_EQ(size.pairs, std::max(8, static_cast<int>(expected))) << noise << ": " << size.why;
+    EXPECT_GE(size.pairs, previous);
+    previous = size.pairs;
+  }
+  EXPECT_GT(previous, 8);
+}
+
+TEST(ConfirmationSize, PairsBeyondTheFloorFitInTheShareOfTheSearch) {
+  ConfirmationSizing s;
+  s.pair_seconds = 0.01;
+  s.search_seconds = 0.4;  // a quarter is 0.1 s: 10 pairs
+  const CandidateReport near = measured(0.97e-3, 0.01e-3);
+  const CandidateReport def = measured(1e-3, 0.01e-3);
+  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 10) << confirmation_pairs(near, def, s).why;
+  s.search_seconds = 0.01;  // under the floor's cost: the floor still runs
+  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 8);
+  s.share = 0;  // no cap
+  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 16);
+}
+
+TEST(ConfirmationSize, NoReadingOrNoGapTakesTheMost) {
+  CandidateReport bare;
+  EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).pairs, 16);
+  EXPECT_EQ(confirmation_pairs(measured(0.99e-3, 0), measured(1e-3, 0), {}).pairs, 16);
+  ConfirmationSizing few;
+  few.max_pairs = 4;  // confirm_pairs under min_pairs: never more than asked
+  EXPECT_EQ(confirmation_pairs(measured(0.5e-3, 0), measured(1e-3, 0), few).pairs, 4);
+}
+
+TEST(ConfirmationSize, TheTunerRunsFewPairsForAClearWinnerAndMoreForACloseOne) {
+  FakeDevice clear;
+  clear.behaviour["def"].seconds = 1.0e-3;
+  clear.behaviour["fast"].seconds = 0.5e-3;
+  auto op = make_fake_op(clear, {"def", "fast"}, "def");
+  TuneReport r;
+  Tuner(clear).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(r.winner_name, "fast");
+  EXPECT_TRUE(r.confirmed) << r.reason;
+  EXPECT_EQ(r.paired_pairs, 8);
+
+  FakeDevice close;
+  close.behaviour["def"] = {.seconds = 1.0e-3, .jitter = 0.05};
+  close.behaviour["fast"] = {.seconds = 0.95e-3, .jitter = 0.05};
+  auto op2 = make_fake_op(close, {"def", "fast"}, "def");
+  TunerOptions o;
+  o.decide.confirm_share = 0;  // sized by the gap alone
+  TuneReport c;
+  Tuner(close, o).select(*op2, Key{{"n", 2}}, &c);
+  EXPECT_EQ(c.paired_pairs, 16) << c.reason;  // ran, whatever it then decided
+}
+
+}  // namespace
+}  // namespace tunekit::detail

@@ -2,12 +2,15 @@
 // Triton-style fixed protocol (25 ms warmup + 100 ms of repeats per candidate, median), on
 // the built-in CPU ops, with and without a busy loop on another core.
 //
-//   decision_bench [--reps N] [--quick]
+//   decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] [--only OP:KEY]...
 //
-// For every shape: an exhaustive tunekit search gives the reference winner and the set of
-// candidates within the tie band of it ("agreeing"). Then each protocol runs N times; the
-// table gives, per protocol and load: how many winners agree, the count of the most frequent
-// winner (stability), and the mean wall time per decision.
+// For every shape: --ref-runs (5) exhaustive tunekit searches give the reference (per
+// candidate the median of its run medians), its winner and the set of candidates within the
+// tie band of it ("agreeing", the true tie set). Then each protocol runs N times; the table
+// gives, per protocol and load: how many winners agree, the count of the most frequent winner
+// (stability), and the mean wall time per decision. --pairs16 adds racing with the paired
+// confirmation fixed at 16 pairs (as before it was sized by the gap), in the same run.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -107,25 +110,51 @@ class BusyLoop {
 
 int main(int argc, char** argv) {
   int reps = 20;
+  int ref_runs = 5;
   bool quick = false;
   bool verbose = false;
+  bool pairs16 = false;
+  std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--ref-runs") && i + 1 < argc)
+      ref_runs = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--pairs16"))
+      pairs16 = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only.emplace_back(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick"))
       quick = true;
     else if (!std::strcmp(argv[i], "--verbose"))
       verbose = true;
     else {
-      std::fprintf(stderr, "usage: decision_bench [--reps N] [--quick] [--verbose]\n");
+      std::fprintf(stderr,
+                   "usage: decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] "
+                   "[--only OP:KEY]... [--verbose]\n");
       return 2;
     }
   }
   std::vector<Shape> shapes{{"sgemm", "m=128,n=128,k=128"},
                             {"sgemm", "m=256,n=256,k=256"},
                             {"softmax", "rows=256,cols=1024"},
-                            {"softmax", "rows=1024,cols=4096"}};
+                            {"softmax", "rows=1024,cols=4096"},
+                            {"sgemm", "m=512,n=512,k=512"},
+                            {"rmsnorm", "rows=1024,cols=4096"},
+                            {"sum", "n=1048576"}};
   if (quick) shapes.resize(2);
+  if (!only.empty()) {
+    std::vector<Shape> picked;
+    for (const std::string& o : only) {
+      const auto colon = o.find(':');
+      if (colon == std::string::npos) {
+        std::fprintf(stderr, "decision_bench: --only OP:KEY, e.g. sum:n=1048576\n");
+        return 2;
+      }
+      picked.push_back({o.substr(0, colon), o.substr(colon + 1)});
+    }
+    shapes = std::move(picked);
+  }
 
   tunekit::cpu::ThreadPool pool(0);
   tunekit::cpu::CpuDevice device;
@@ -141,26 +170,48 @@ int main(int argc, char** argv) {
     for (bool loaded : {false, true}) {
       std::unique_ptr<BusyLoop> busy;
       if (loaded) busy = std::make_unique<BusyLoop>();
-      // The reference, under the same load: an exhaustive search; agreeing = within the tie
-      // band of its winner.
+      // The reference, under the same load: ref_runs exhaustive searches; per candidate the
+      // median of its run medians (a candidate that failed in any run is out); the reference
+      // winner is the fastest by that, and agreeing = within the tie band of it.
       tunekit::TunerOptions reference;
       reference.decide.strategy = "exhaustive";
       reference.decide.confirm_pairs = 0;
-      tunekit::Tuner exhaustive(device, reference);
-      tunekit::TuneReport ref = exhaustive.tune(*op, key);
-      std::map<std::string, bool> agrees;
-      std::map<std::string, double> ref_score;
-      for (const auto& c : ref.candidates) {
-        agrees[c.name] = c.outcome.ok() && c.score <= ref.winner_score * (1 + ref.tie_band);
-        if (c.outcome.ok()) ref_score[c.name] = c.score;
+      std::map<std::string, std::vector<double>> run_medians;
+      std::map<std::string, bool> failed;
+      double exhaustive_seconds = 0, tie_band = reference.decide.tie_band;
+      for (int run = 0; run < ref_runs; ++run) {
+        tunekit::Tuner exhaustive(device, reference);
+        const tunekit::TuneReport ref = exhaustive.tune(*op, key);
+        exhaustive_seconds += ref.seconds_total;
+        for (const auto& c : ref.candidates) {
+          if (c.outcome.ok())
+            run_medians[c.name].push_back(c.score);
+          else
+            failed[c.name] = true;
+        }
       }
-      // How far a pick is from the exhaustive winner, in the exhaustive run's own readings.
+      std::map<std::string, double> ref_score;
+      std::string ref_winner;
+      for (auto& [name, medians] : run_medians) {
+        if (failed[name] || static_cast<int>(medians.size()) < ref_runs) continue;
+        ref_score[name] = tunekit::stats::median(medians);
+        if (ref_winner.empty() || ref_score[name] < ref_score[ref_winner]) ref_winner = name;
+      }
+      const double ref_best = ref_score[ref_winner];
+      std::map<std::string, bool> agrees;
+      int tie_set = 0;
+      for (const auto& [name, score] : ref_score) {
+        agrees[name] = score <= ref_best * (1 + tie_band);
+        tie_set += agrees[name];
+      }
+      // How far a pick is from the reference winner, in the reference's readings.
       auto off = [&](const std::string& name) {
         auto it = ref_score.find(name);
-        return it == ref_score.end() ? 0.0 : 100 * (it->second / ref.winner_score - 1);
+        return it == ref_score.end() ? 0.0 : 100 * (it->second / ref_best - 1);
       };
 
-      Tally racing, fixed;
+      Tally racing, racing16, fixed;
+      double pairs_sized = 0;
       for (int r = 0; r < reps; ++r) {
         tunekit::TunerOptions o;
         o.decide.schedule = "racing";
@@ -168,22 +219,37 @@ int main(int argc, char** argv) {
         auto t0 = Clock::now();
         tunekit::TuneReport rep = tuner.tune(*op, key);
         racing.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
+        pairs_sized += rep.paired_pairs;
         if (verbose && !rep.reason.empty()) std::printf("    racing: %s\n", rep.reason.c_str());
+        if (pairs16) {
+          // The confirmation as it was before it was sized: always confirm_pairs (16) pairs.
+          tunekit::TunerOptions sixteen = o;
+          sixteen.decide.paired.min_pairs = sixteen.decide.confirm_pairs;
+          tunekit::Tuner old(device, sixteen);
+          t0 = Clock::now();
+          rep = old.tune(*op, key);
+          racing16.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
+        }
         t0 = Clock::now();
         std::string w = fixed_protocol(*op, key);
         fixed.add(w, agrees[w], seconds_since(t0));
       }
-      for (auto [name, tally] : {std::pair{"racing", &racing}, std::pair{"fixed", &fixed}}) {
+      std::vector<std::pair<const char*, Tally*>> rows{{"racing", &racing}};
+      if (pairs16) rows.emplace_back("racing-16", &racing16);
+      rows.emplace_back("fixed", &fixed);
+      for (auto [name, tally] : rows) {
         std::printf("%-8s %-22s %-6s %-10s %3d/%-3d %5d/%-3d %8.2f s  %s (%+.1f %%)\n",
                     shape.op.c_str(), shape.key.c_str(), loaded ? "busy" : "idle", name,
                     tally->agree, tally->runs, tally->stability(), tally->runs,
                     tally->seconds / tally->runs, tally->modal().c_str(), off(tally->modal()));
       }
       std::printf(
-          "%-8s %-22s %-6s racing/fixed wall time: %.1f %%; exhaustive winner %s (%.3g s), "
-          "exhaustive search %.2f s\n",
+          "%-8s %-22s %-6s racing/fixed wall time: %.1f %%; reference winner %s (%.3g s, "
+          "median of %d exhaustive runs, %.2f s each), tie set %d; racing confirmed with %.1f "
+          "pairs on average\n",
           "", "", loaded ? "busy" : "idle", 100 * racing.seconds / fixed.seconds,
-          ref.winner_name.c_str(), ref.winner_score, ref.seconds_total);
+          ref_winner.c_str(), ref_best, ref_runs, exhaustive_seconds / ref_runs, tie_set,
+          pairs_sized / reps);
       std::fflush(stdout);
     }
     std::printf("\n");

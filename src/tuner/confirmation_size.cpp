@@ -33,8 +33,8 @@ ConfirmationSize confirmation_pairs(const CandidateReport& winner, const Candida
   const double bar = 1 / (1 + s.tie_band);
   if (!(ratio < bar)) {
     out.pairs = s.max_pairs;
-    out.why = "the measured ratio " + number(ratio) + " is not under " + number(bar) +
-              ": the most pairs";
+    out.why =
+        "the measured ratio " + number(ratio) + " is not under " + number(bar) + ": the most pairs";
     return out;
   }
   const double noise = std::hypot(relative_sigma(*winner.timing), relative_sigma(*fallback.timing));

@@ -10,12 +10,12 @@
 namespace tunekit::detail {
 
 struct ConfirmationSizing {
-  int min_pairs = 8;              // a confirmation with fewer pairs is no confirmation
-  int max_pairs = 16;             // DecideOptions::confirm_pairs
-  double tie_band = 0.02;         // the winner must be surely under 1 / (1 + tie_band)
-  double pair_seconds = 0;        // one pair's projected cost (0: unknown, no cap)
-  double search_seconds = 0;      // what the search has spent so far
-  double share = 0.25;            // pairs beyond min_pairs only within share x search_seconds
+  int min_pairs = 8;          // a confirmation with fewer pairs is no confirmation
+  int max_pairs = 16;         // DecideOptions::confirm_pairs
+  double tie_band = 0.02;     // the winner must be surely under 1 / (1 + tie_band)
+  double pair_seconds = 0;    // one pair's projected cost (0: unknown, no cap)
+  double search_seconds = 0;  // what the search has spent so far
+  double share = 0.25;        // pairs beyond min_pairs only within share x search_seconds
 };
 
 struct ConfirmationSize {

@@ -357,8 +357,8 @@ void SearchContext::confirm() {
   const int affordable = affordable_pairs();
   if (affordable < options_.decide.confirm_pairs && affordable < options_.decide.paired.min_pairs) {
     r_.reason = "the budget left no time for the paired confirmation (" +
-                std::to_string(affordable) +
-                " of " + std::to_string(options_.decide.paired.min_pairs) +
+                std::to_string(affordable) + " of " +
+                std::to_string(options_.decide.paired.min_pairs) +
                 " pairs would fit): the measured winner stands unconfirmed";
     return;
   }

@@ -98,6 +98,23 @@ TEST(Cli, ModeOffServesTheDefaultWithoutMeasuring) {
   EXPECT_EQ(report.at("winner"), report.at("default"));
 }
 
+// Shared searches need a server store (docs/fleet.md): without one, --share (and TUNEKIT_SHARE)
+// warn once and the search runs here, as it would alone.
+TEST(Cli, ShareWithoutAServerStoreWarnsAndSearchesHere) {
+  const Result run = tunekit("tune sum --shape n=1000 --store none --share --json --quiet");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(parse_json(run).at("source"), "searched");
+  EXPECT_NE(run.err.find("searches are not shared: no store (memory-only)"), std::string::npos)
+      << run.err;
+  const Result env =
+      tunekit("tune sum --shape n=1000 --store none --json --quiet", "TUNEKIT_SHARE=1");
+  ASSERT_EQ(env.status, 0) << env.err;
+  EXPECT_NE(env.err.find("searches are not shared"), std::string::npos) << env.err;
+  const Result bad = tunekit("tune sum --shape n=1000 --store none --quiet", "TUNEKIT_SHARE=yes");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("TUNEKIT_SHARE: 'yes' is not 1"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, FlagsWinOverTunekitMode) {
   const Result off = tunekit("tune sgemm --shape m=8,n=8,k=8 --json --quiet", "TUNEKIT_MODE=off");
   ASSERT_EQ(off.status, 0) << off.err;

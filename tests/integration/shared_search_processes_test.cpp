@@ -210,17 +210,17 @@ TEST_F(SharedSearchProcesses, AQueueLostMidSearchLeavesTheRestToTheCoordinator) 
 // the coordinator's), and the report accounts for every proposed point; a worker of another
 // numerics policy (another identity) is refused and leaves it alone.
 TEST_F(SharedSearchProcesses, ACpuWorkerJoinsALiveTuneOfTheSameIdentityOnly) {
-  const Process same = spawn({"worker", "--store", store_.spec(), "--poll", "0.05s",
-                              "--idle-exit", "3s", "--json"},
-                             dir_, "same");
-  const Process other = spawn({"worker", "--store", store_.spec(), "--poll", "0.05s",
-                               "--idle-exit", "3s", "--numerics", "bitwise", "--json"},
+  const Process same =
+      spawn({"worker", "--store", store_.spec(), "--poll", "0.05s", "--idle-exit", "3s", "--json"},
+            dir_, "same");
+  const Process other = spawn({"worker", "--store", store_.spec(), "--poll", "0.05s", "--idle-exit",
+                               "3s", "--numerics", "bitwise", "--json"},
                               dir_, "other");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const Process tune = spawn({"tune", "sgemm", "--shape", "m=48,n=48,k=48", "--store",
-                              store_.spec(), "--share", "--strategy", "random", "--seed", "5",
-                              "--budget-evals", "12", "--json"},
-                             dir_, "tune");
+  const Process tune =
+      spawn({"tune", "sgemm", "--shape", "m=48,n=48,k=48", "--store", store_.spec(), "--share",
+             "--strategy", "random", "--seed", "5", "--budget-evals", "12", "--json"},
+            dir_, "tune");
   ASSERT_EQ(wait_for(tune), 0) << text_of(tune.err);
   ASSERT_EQ(wait_for(same), 0) << text_of(same.err);
   ASSERT_EQ(wait_for(other), 0) << text_of(other.err);
@@ -236,8 +236,7 @@ TEST_F(SharedSearchProcesses, ACpuWorkerJoinsALiveTuneOfTheSameIdentityOnly) {
   EXPECT_EQ(by_workers + here, 12) << text_of(tune.err);
   const Json report = Json::parse(text_of(tune.out));
   EXPECT_EQ(report["source"], "searched") << report.dump();
-  for (const Json& c : report["candidates"])
-    EXPECT_NE(c["status"], "skipped") << c.dump();
+  for (const Json& c : report["candidates"]) EXPECT_NE(c["status"], "skipped") << c.dump();
 }
 
 // A file store has no queue: the worker says what it needs.

@@ -1,6 +1,6 @@
 // tunekit worker [--store postgresql://...] [--backend cpu|opencl|cuda] [--device D]
 //                [--arch sm_XX] [--threads N] [--dataset FILE [--pace X]] [--idle-exit 60s]
-//                [--max-items N] [--item-ttl 30s] [--poll 0.5s] [--json]
+//                [--max-items N] [--item-ttl 30s] [--poll 0.5s] [--numerics C] [--json]
 // Evaluates the points of the shared searches of a server store (docs/fleet.md "Shared
 // searches") whose hardware identity is this machine's, until idle, the item limit, or a
 // SIGINT/SIGTERM (the item in hand is finished first).
@@ -20,6 +20,7 @@
 #include "commands/bounds.hpp"
 #include "commands/commands.hpp"
 #include "commands/duration.hpp"
+#include "commands/environment.hpp"
 #include "commands/verbosity.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
@@ -47,6 +48,7 @@ struct WorkerCommand {
   long long max_items = 0;
   std::string item_ttl;
   std::string poll;
+  std::string numerics;
   bool json = false;
   Log log;
 };
@@ -90,7 +92,7 @@ class OpsOfRecording {
 void run_worker(const WorkerCommand& c) {
   const std::string spec = resolve_store_spec(c.store);
   WorkerOptions options;
-  options.tuner = TunerOptions::from_environment();
+  options.tuner = options_ignoring_mode();  // a worker has no mode: TUNEKIT_MODE is not read
   options.tuner.hooks.log = c.log;
   options.tuner.persist.store = spec;
   if (!c.item_ttl.empty())
@@ -98,6 +100,13 @@ void run_worker(const WorkerCommand& c) {
   if (!c.idle_exit.empty()) options.idle_exit_seconds = parse_duration(c.idle_exit, "--idle-exit");
   options.max_items = static_cast<std::size_t>(c.max_items);
   if (!c.poll.empty()) options.poll_seconds = parse_duration(c.poll, "--poll");
+  if (!c.numerics.empty()) {
+    const auto policy = numerics_from_string(c.numerics);
+    if (!policy)
+      throw UsageError(fmt::format(
+          "unknown --numerics '{}': use bitwise, reassociates or approximate", c.numerics));
+    options.tuner.decide.numerics_policy = *policy;  // part of the identity searches carry
+  }
   options.stop = [] { return stop_requested != 0; };
   if (!c.dataset.empty() && (!c.backend.empty() || !c.device.empty() || !c.arch.empty()))
     throw UsageError("--dataset replays a recorded device: drop --backend, --device and --arch");
@@ -141,10 +150,11 @@ void run_worker(const WorkerCommand& c) {
     return;
   }
   std::cout << fmt::format(
-      "{} items evaluated ({} finished by another worker after this one's lease lapsed); {} "
-      "searches joined, {} not ({}); stopped: {}\n",
+      "{} items evaluated and recorded ({} more not recorded: the lease had passed to another "
+      "worker or the search had ended); {} searches joined, {} left to others (another identity "
+      "or an op this worker lacks: -v says which); stopped: {}\n",
       summary.items, summary.items_lost, summary.searches_joined, summary.searches_refused,
-      "another identity or op", summary.stop_reason);
+      summary.stop_reason);
 }
 
 }  // namespace
@@ -181,6 +191,9 @@ void register_worker(CLI::App& app) {
   worker->add_option("--poll", command->poll,
                      "How often the store is asked for searches and items while idle (default "
                      "0.5s)");
+  worker->add_option("--numerics", command->numerics,
+                     "The numerics policy of the searches to join, as 'tune --numerics' gave "
+                     "it (it is part of their identity; default reassociates)");
   worker->add_flag("--json", command->json, "Write the summary as JSON");
   worker->callback([command, worker] {
     command->log = tool_log(*worker);

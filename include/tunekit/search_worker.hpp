@@ -63,6 +63,8 @@ class SearchWorker {
  private:
   struct Joined;
   void refresh();
+  // Joins search `s` when it is this worker's to help with; else says why not.
+  std::string join(const SharedSearch& s);
   void work_on(const WorkItem& item);
 
   WorkQueue& queue_;

@@ -27,12 +27,14 @@ std::string value_text(double value) {
   return std::string(buffer, r.ptr);
 }
 
+// NaN for anything that is not a number (the coordinator refuses such a reading).
 double value_of(const std::string& text) {
   if (text == "Infinity") return std::numeric_limits<double>::infinity();
   if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
-  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
   double value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    return std::numeric_limits<double>::quiet_NaN();
   return value;
 }
 
@@ -87,11 +89,18 @@ struct QueueStatements {
               " SET state = 'collected' WHERE search = $1 AND state = "
               "'done' RETURNING " +
               std::string(kItemColumns) + ", status, value::text, evidence, worker";
+    recollect = "UPDATE " + items +
+                " SET state = 'collected' WHERE search = $1 AND state IN ('done', 'collected') "
+                "RETURNING " +
+                std::string(kItemColumns) + ", status, value::text, evidence, worker";
+    requeue = "UPDATE " + items +
+              " SET state = 'queued', holder = '' WHERE search = ANY($1::bigint[]) AND holder = "
+              "$2 AND state = 'leased'";
     unfinished =
         "SELECT count(*) FROM " + items + " WHERE search = $1 AND state IN ('queued', 'leased')";
   }
   std::string open, renew_search, close, sweep, list, add, take, renew_item, finish, abandon,
-      collect, unfinished;
+      collect, recollect, requeue, unfinished;
 };
 
 class PgWorkQueue final : public WorkQueue {
@@ -159,11 +168,17 @@ class PgWorkQueue final : public WorkQueue {
     std::string ids = "{";
     for (std::int64_t id : searches) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
     ids += "}";
-    return ask([&](PgSession& session) -> std::optional<WorkItem> {
+    const auto take = [&](PgSession& session) -> std::optional<WorkItem> {
       const PgRows rows = session.run(
           sql_.take, {ids, holder, std::to_string(ttl.count()), std::to_string(max_attempts)});
       if (rows.size() == 0) return std::nullopt;
       return item_from_row(rows.row(0));
+    };
+    // A take whose reply was lost may have leased an item: a caller that takes holds none of
+    // these searches' items, so whatever it holds goes back to the queue first.
+    return ask(take, [&](PgSession& session) {
+      session.run(sql_.requeue, {ids, holder});
+      return take(session);
     });
   }
 
@@ -193,10 +208,16 @@ class PgWorkQueue final : public WorkQueue {
 
   std::vector<FinishedItem> collect_finished(std::int64_t search,
                                              const std::string& coordinator) override {
-    return ask([&](PgSession& session) {
-      session.run(sql_.renew_search,
-                  {std::to_string(search), std::to_string(kSearchTtl.count()), coordinator});
-      const PgRows rows = session.run(sql_.collect, {std::to_string(search)});
+    // Collecting marks what it returns; after a lost reply it reads every finished item of the
+    // search again (the coordinator ignores the points it already has).
+    const auto collect = [&](PgSession& session, const std::string& collect_sql) {
+      if (session
+              .run(sql_.renew_search,
+                   {std::to_string(search), std::to_string(kSearchTtl.count()), coordinator})
+              .affected() == 0)
+        throw WorkQueueError("the shared search " + std::to_string(search) + " is gone from " +
+                             where_.shown + " (dropped after ten minutes without a poll)");
+      const PgRows rows = session.run(collect_sql, {std::to_string(search)});
       std::vector<FinishedItem> out;
       for (int i = 0; i < rows.size(); ++i) {
         const PgRows::Row row = rows.row(i);
@@ -212,7 +233,9 @@ class PgWorkQueue final : public WorkQueue {
       std::sort(out.begin(), out.end(),
                 [](const FinishedItem& a, const FinishedItem& b) { return a.item.id < b.item.id; });
       return out;
-    });
+    };
+    return ask([&](PgSession& session) { return collect(session, sql_.collect); },
+               [&](PgSession& session) { return collect(session, sql_.recollect); });
   }
 
   std::size_t unfinished_items(std::int64_t search) override {
@@ -225,8 +248,10 @@ class PgWorkQueue final : public WorkQueue {
  private:
   // Runs `fn` on the queue's connection, connecting again once when it was lost. What the
   // server refuses, or a server that cannot be reached, is a WorkQueueError naming the store.
-  template <class Fn>
-  auto ask(Fn&& fn) -> std::invoke_result_t<Fn&, PgSession&> {
+  // A statement that must not simply run twice (its first run may have committed before the
+  // connection dropped) gives `again`, run instead of it after a reconnect.
+  template <class Fn, class Again>
+  auto ask(Fn&& fn, Again&& again) -> std::invoke_result_t<Fn&, PgSession&> {
     std::lock_guard lock(mutex_);
     std::string why;
     for (int round = 0; round < 2; ++round) {
@@ -239,7 +264,7 @@ class PgWorkQueue final : public WorkQueue {
             throw WorkQueueError("the store " + where_.shown + " cannot hold shared searches (" +
                                  (schema.why.empty() ? schema.read_only_why : schema.why) + ")");
         }
-        return fn(*session_);
+        return round == 0 ? fn(*session_) : again(*session_);
       } catch (const PgError& e) {
         why = e.what();
         if (e.failure() != PgFailure::lost) break;
@@ -247,6 +272,10 @@ class PgWorkQueue final : public WorkQueue {
       }
     }
     throw WorkQueueError("the store " + where_.shown + " could not be asked (" + why + ")");
+  }
+  template <class Fn>
+  auto ask(Fn&& fn) -> std::invoke_result_t<Fn&, PgSession&> {
+    return ask(fn, fn);  // idempotent: the same statement again
   }
 
   // A search whose coordinator stops polling is dropped this long after its last poll.

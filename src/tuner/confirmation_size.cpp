@@ -7,6 +7,8 @@
 namespace tunekit::detail {
 namespace {
 
+constexpr int kSlackPairs = 2;
+
 // One sample's relative sigma in a window (sigma ~ 1.4826 MAD).
 double relative_sigma(const TimingResult& t) {
   return t.median > 0 ? 1.4826 * t.mad / t.median : 0.0;
@@ -23,7 +25,9 @@ std::string number(double x) {
 ConfirmationSize confirmation_pairs(const CandidateReport& winner, const CandidateReport& fallback,
                                     const ConfirmationSizing& s) {
   ConfirmationSize out;
-  const int floor_pairs = std::min(s.min_pairs, s.max_pairs);
+  // Two pairs over the scoring minimum: one dropped pair (a zero or non-finite ratio) must not
+  // leave a clear winner unscored.
+  const int floor_pairs = std::min(s.min_pairs + kSlackPairs, s.max_pairs);
   if (!winner.timing || !fallback.timing || !(winner.score > 0) || !(fallback.score > 0)) {
     out.pairs = s.max_pairs;
     out.why = "no clean readings to size it by: the most pairs";

@@ -27,8 +27,9 @@ struct ConfirmationSize {
 // windows' winner / default and s the relative noise of one pair's ratio (each side's sigma
 // ~ 1.4826 MAD / median, combined), the paired bound r + 1.96 x 1.2533 x s x r / sqrt(n) is
 // under 1 / (1 + tie_band) once n >= (2 x 1.96 x 1.2533 x s x r / (bar - r))^2 (a margin of
-// 2: a pair's two sides are short windows, noisier than the main ones). Clamped to [min_pairs,
-// max_pairs]; pairs past min_pairs only while they fit in share x search_seconds. A winner
+// 2: a pair's two sides are short windows, noisier than the main ones). Clamped to
+// [min_pairs + 2, max_pairs] (two spare pairs: a dropped one must not leave the winner
+// unscored); pairs past that floor only while they fit in share x search_seconds. A winner
 // without a clean reading, or one not under the bar, gets max_pairs.
 ConfirmationSize confirmation_pairs(const CandidateReport& winner, const CandidateReport& fallback,
                                     const ConfirmationSizing& sizing);

@@ -150,15 +150,23 @@ Searched search_shared(const OpBase& op, Strategy& strategy, TuningEvaluator& ev
     const SearchResult result = search(op.enumeration(), strategy, evaluator, settings);
     return {result.stop_reason, result.history.size()};
   }
+  // Closed however the search ends (a lost device, a misuse): workers stop on it at once.
+  struct Closer {
+    WorkQueue& queue;
+    std::int64_t id;
+    const Log& log;
+    ~Closer() {
+      try {
+        queue.close_search(id);
+      } catch (const WorkQueueError& e) {  // the server drops it once nobody collects from it
+        log.warn(std::string(e.what()) + ": the shared search stays listed until it expires");
+      }
+    }
+  } closer{*shared.queue, id, log};
   SharedEvaluator sharing(evaluator, context, *shared.queue, id, shared.search.coordinator,
                           std::move(out_of_time));
   const SearchResult result = search(op.enumeration(), strategy, sharing, settings);
   sharing.decide();
-  try {
-    shared.queue->close_search(id);
-  } catch (const WorkQueueError& e) {  // the server drops it once nobody collects from it
-    log.warn(std::string(e.what()) + ": the shared search stays listed until it expires");
-  }
   log.info("shared search of " + op.name() + " " + context.key().text() + ": " +
            std::to_string(sharing.remote_points()) + " points evaluated by workers, " +
            std::to_string(sharing.local_items()) + " of the queued ones here");

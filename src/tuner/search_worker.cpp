@@ -64,23 +64,12 @@ void SearchWorker::refresh() {
     open[s.id] = true;
     if (seen_.count(s.id)) continue;
     std::string why;
-    std::optional<WorkerTarget> target;
     try {
-      target = resolve_(s);
-      if (!target) why = "an op this worker does not have";
-    } catch (const UsageError& e) {
+      why = join(s);
+    } catch (const FatalError&) {
+      throw;
+    } catch (const std::exception& e) {  // a row another process wrote: refused, never fatal
       why = e.what();
-    }
-    if (target) {
-      TunerOptions quiet = options_.tuner;  // an identity only: no store, no lock, no lease
-      quiet.persist.store = "none";
-      quiet.persist.lock_dir = "none";
-      quiet.persist.lease_ttl_seconds = 0;
-      Tuner identity_of(*target->device, quiet);
-      const std::string digest = identity_of.identity(*target->op, target->key).digest().hex();
-      if (digest != s.identity_digest)
-        why = "another identity (" + s.identity_digest.substr(0, 12) + ", here " +
-              digest.substr(0, 12) + ": another device, toolchain, candidate set or environment)";
     }
     seen_[s.id] = why.empty();
     if (!why.empty()) {
@@ -90,7 +79,6 @@ void SearchWorker::refresh() {
       continue;
     }
     ++summary_.searches_joined;
-    joined_[s.id] = std::make_unique<Joined>(std::move(*target), options_.tuner);
     log.info("joined the search of " + s.op + " " + s.key + " (by " + s.coordinator + ")");
   }
   for (auto it = joined_.begin(); it != joined_.end();)
@@ -99,9 +87,30 @@ void SearchWorker::refresh() {
     it = open.count(it->first) ? std::next(it) : seen_.erase(it);
 }
 
+std::string SearchWorker::join(const SharedSearch& s) {
+  std::optional<WorkerTarget> target = resolve_(s);
+  if (!target) return "an op this worker does not have";
+  TunerOptions quiet = options_.tuner;  // an identity only: no store, no lock, no lease
+  quiet.persist.store = "none";
+  quiet.persist.lock_dir = "none";
+  quiet.persist.lease_ttl_seconds = 0;
+  Tuner identity_of(*target->device, quiet);
+  const std::string digest = identity_of.identity(*target->op, target->key).digest().hex();
+  if (digest != s.identity_digest)
+    return "another identity (" + s.identity_digest.substr(0, 12) + ", here " +
+           digest.substr(0, 12) + ": another device, toolchain, candidate set or environment)";
+  auto joined = std::make_unique<Joined>(std::move(*target), options_.tuner);
+  // Inputs this worker cannot make would finish every item it took as skipped: left to others.
+  if (!joined->ready)
+    return "its inputs cannot be made here (" + joined->context->report().reason + ")";
+  joined_[s.id] = std::move(joined);
+  return "";
+}
+
 namespace {
 
-// Renews an item's lease every third of its TTL until it is dropped.
+// Renews an item's lease every third of its TTL until it is dropped, or until a renewal says
+// the lease is no longer the holder's (its result will be refused: nothing to keep alive).
 class ItemHeartbeat {
  public:
   ItemHeartbeat(WorkQueue& queue, const WorkItem& item, std::chrono::milliseconds ttl)
@@ -111,7 +120,7 @@ class ItemHeartbeat {
             if (cv_.wait_for(lock, ttl / 3, [this] { return done_; })) break;
             lock.unlock();
             try {
-              queue.renew_item(item.id, item.holder, ttl);
+              if (!queue.renew_item(item.id, item.holder, ttl)) return;
             } catch (const WorkQueueError&) {  // the lease may lapse: finishing tells
             }
             lock.lock();
@@ -147,15 +156,7 @@ void SearchWorker::work_on(const WorkItem& item) {
     const std::string config = item.index < j.target.op->size()
                                    ? j.target.op->candidate(item.index).config.text()
                                    : std::string("(out of the space)");
-    if (!j.ready) {
-      result.status = Status::skipped;
-      result.evidence.clear();
-      result.value = 0;
-      CandidateReport c;
-      c.outcome = {Status::skipped,
-                   "this worker could not prepare the inputs: " + j.context->report().reason};
-      result.evidence = detail::candidate_json(c).dump();
-    } else if (config != item.config) {
+    if (config != item.config) {
       CandidateReport c;
       c.outcome = {Status::rejected, "point " + std::to_string(item.index) + " is " + config +
                                          " here, " + item.config + " to the coordinator"};
@@ -174,6 +175,12 @@ void SearchWorker::work_on(const WorkItem& item) {
         result.status = Status::device_lost;
         CandidateReport c;
         c.outcome = {Status::device_lost, e.what()};
+        result.evidence = detail::candidate_json(c).dump();
+      } catch (const std::exception& e) {  // no verdict on the point: the coordinator runs it
+        result.status = Status::skipped;
+        CandidateReport c;
+        c.outcome = {Status::skipped,
+                     "this worker could not evaluate it: " + std::string(e.what())};
         result.evidence = detail::candidate_json(c).dump();
       }
     }

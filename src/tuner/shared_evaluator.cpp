@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <thread>
@@ -68,9 +69,20 @@ void SharedEvaluator::wait_for(std::vector<std::size_t>& pending, std::vector<Po
       if (pending.empty()) return;
       progressed = take_one(pending, out) || progressed;
       if (!local_.stopped().empty()) return;
-      if (std::chrono::steady_clock::now() - last_abandon > std::chrono::seconds(1)) {
+      if (!progressed &&
+          std::chrono::steady_clock::now() - last_abandon > std::chrono::seconds(1)) {
         last_abandon = std::chrono::steady_clock::now();
         queue_.abandon_items(search_, share_.max_attempts);
+        // Nothing queued or leased, yet points outstanding: their items are gone (never
+        // expected; a guard against waiting forever). One more collect, then they run here.
+        if (queue_.unfinished_items(search_) == 0) {
+          collect(pending, out);
+          if (!pending.empty()) {
+            for (const PointResult& p : local_.evaluate(pending)) out.push_back(p);
+            pending.clear();
+          }
+          return;
+        }
       }
       if (!progressed) std::this_thread::sleep_for(poll);
     } catch (const WorkQueueError& e) {
@@ -82,12 +94,17 @@ void SharedEvaluator::wait_for(std::vector<std::size_t>& pending, std::vector<Po
 
 bool SharedEvaluator::collect(std::vector<std::size_t>& pending, std::vector<PointResult>& out) {
   bool any = false;
+  std::vector<std::size_t> again;  // points a worker could not judge: evaluated here
   for (const FinishedItem& f : queue_.collect_finished(search_, coordinator_)) {
     const auto it = std::find(pending.begin(), pending.end(), f.item.index);
     if (it == pending.end()) continue;  // not asked for now (evaluated here meanwhile)
     pending.erase(it);
     any = true;
     if (f.result.worker == coordinator_) continue;  // taken here: its result is out already
+    if (!judged_there(f.result)) {
+      again.push_back(f.item.index);
+      continue;
+    }
     Remote r;
     r.worker = f.result.worker;
     // What another process wrote is outside data: anything but an object is no evidence.
@@ -105,7 +122,20 @@ bool SharedEvaluator::collect(std::vector<std::size_t>& pending, std::vector<Poi
     out.push_back(r.point);
     remote_[f.item.index] = std::move(r);
   }
+  if (!again.empty())
+    for (const PointResult& p : local_.evaluate(again)) out.push_back(p);
   return any;
+}
+
+bool SharedEvaluator::judged_there(const WorkResult& r) {
+  // Not a verdict on the point: the worker's budget, inputs or device failed it.
+  if (r.status == Status::stopped || r.status == Status::skipped ||
+      r.status == Status::device_lost || r.status == Status::refused)
+    return false;
+  // A reading written by another process is outside data: only a positive, finite one counts.
+  if (r.status == Status::ok || r.status == Status::hopeless)
+    return std::isfinite(r.value) && r.value > 0;
+  return true;
 }
 
 bool SharedEvaluator::take_one(std::vector<std::size_t>& pending, std::vector<PointResult>& out) {
@@ -122,6 +152,7 @@ bool SharedEvaluator::take_one(std::vector<std::size_t>& pending, std::vector<Po
     pending.erase(it);
     ++local_items_;
   }
+  for (const PointResult& p : here) out.push_back(p);  // kept whatever the queue says next
   WorkResult result;
   result.worker = coordinator_;
   if (!here.empty()) {
@@ -131,7 +162,6 @@ bool SharedEvaluator::take_one(std::vector<std::size_t>& pending, std::vector<Po
     result.status = Status::stopped;  // the budget stopped it before it started
   }
   queue_.finish_item(item->id, coordinator_, result);
-  for (const PointResult& p : here) out.push_back(p);
   return true;
 }
 
@@ -158,18 +188,25 @@ void SharedEvaluator::decide() {
     again.push_back(measured[i]->point.index);
   if (!again.empty()) local_.evaluate(again);
   for (const auto& [index, r] : remote_) {
-    if (context_.find(index) != nullptr) continue;  // measured here
-    CandidateReport& c = context_.entry(index);     // name, config, default as this op has them
+    const CandidateReport* here = context_.find(index);
+    // Measured here; or the budget stopped its re-measure before it started: the worker's
+    // reading then stays as evidence, as for the points not re-measured.
+    const bool not_started = here && here->outcome.status == Status::stopped && !here->timing;
+    if (here && !not_started) continue;
+    CandidateReport& c = context_.entry(index);  // name, config, default as this op has them
     c.outcome = r.evidence.outcome;
     c.timing = r.evidence.timing;
     c.retries = r.evidence.retries;
     c.score = r.evidence.score;
     c.compile_seconds = r.evidence.compile_seconds;
     if (r.point.status == Status::ok)
-      c.outcome = {Status::hopeless,
-                   "measured by " + r.worker + ": " + milliseconds_text(r.point.value) +
-                       " there, not among the " + std::to_string(share_.remeasure_top) +
-                       " best, so not measured here"};
+      c.outcome = {
+          Status::hopeless,
+          "measured by " + r.worker + ": " + milliseconds_text(r.point.value) +
+              (not_started ? std::string(" there; the budget left no time to measure "
+                                         "it here")
+                           : " there, not among the " + std::to_string(share_.remeasure_top) +
+                                 " best, so not measured here")};
     else if (!c.outcome.message.empty())
       c.outcome.message = "on " + r.worker + ": " + c.outcome.message;
   }

@@ -33,6 +33,10 @@ class SharedEvaluator final : public Evaluator {
   // others' evidence joins the report (a failure as it was classified there, a reading as
   // hopeless with the worker's reading in its message).
   void decide();
+  // Whether a worker's result is a verdict on its point (else the point is evaluated here): not
+  // when the worker's budget, inputs or device failed it, nor a reading that is not a
+  // positive, finite number (what another process wrote is outside data).
+  static bool judged_there(const WorkResult& result);
   // Points workers evaluated, and points this process took from the queue.
   std::size_t remote_points() const { return remote_.size(); }
   std::size_t local_items() const { return local_items_; }
@@ -47,6 +51,7 @@ class SharedEvaluator final : public Evaluator {
   void wait_for(std::vector<std::size_t>& pending, std::vector<PointResult>& out);
   bool collect(std::vector<std::size_t>& pending, std::vector<PointResult>& out);
   bool take_one(std::vector<std::size_t>& pending, std::vector<PointResult>& out);
+
   // The queue failed: the rest is evaluated here.
   void lost(const std::string& why, std::vector<std::size_t>& pending,
             std::vector<PointResult>& out);

@@ -76,10 +76,24 @@ class SharedSearchProcesses : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // Runs until stop() (SIGTERM: it finishes the item in hand, then writes its summary); the
+  // idle exit is only a safety net should a test fail before stopping it.
   Process worker(const std::string& name, const std::string& pace, const std::string& ttl) {
     return spawn({"worker", "--store", store_.spec(), "--dataset", kDataset, "--pace", pace,
-                  "--item-ttl", ttl, "--idle-exit", "3s", "--json"},
+                  "--item-ttl", ttl, "--poll", "0.1s", "--idle-exit", "120s", "--json"},
                  dir_, name);
+  }
+  static int stop(const Process& p) {
+    kill(p.pid, SIGTERM);
+    return wait_for(p);
+  }
+  // Until the worker says it takes work (its device and the store are open), at most 20 s.
+  static bool ready(const Process& p) {
+    for (int i = 0; i < 400; ++i) {
+      if (text_of(p.err).find("worker taking work from") != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
   }
   // The replay's first run: {best_config, winner, evaluations}.
   static Json first_run(const Process& p) {
@@ -112,6 +126,7 @@ TEST_F(SharedSearchProcesses, ThreeWorkersFindTheSameBestAsOneProcessEachItemOnc
   ASSERT_EQ(wait_for(alone), 0) << text_of(alone.err);
   std::vector<Process> workers;
   for (int w = 0; w < 3; ++w) workers.push_back(worker("w" + std::to_string(w), "0.2", "30s"));
+  for (const Process& w : workers) ASSERT_TRUE(ready(w)) << text_of(w.err);
   std::vector<std::string> shared_args = kSearch;
   for (const char* a : {"--share", "--pace", "0.2", "--store"}) shared_args.push_back(a);
   shared_args.push_back(store_.spec());
@@ -119,7 +134,7 @@ TEST_F(SharedSearchProcesses, ThreeWorkersFindTheSameBestAsOneProcessEachItemOnc
   ASSERT_EQ(wait_for(shared), 0) << text_of(shared.err);
   int worker_items = 0;
   for (const Process& w : workers) {
-    ASSERT_EQ(wait_for(w), 0) << text_of(w.err);
+    ASSERT_EQ(stop(w), 0) << text_of(w.err);
     const Json summary = Json::parse(text_of(w.out));
     EXPECT_EQ(summary["items_lost"], 0) << summary;
     EXPECT_EQ(summary["searches_joined"], 1) << summary;
@@ -145,6 +160,8 @@ TEST_F(SharedSearchProcesses, AWorkerKilledMidItemLosesNothing) {
   ASSERT_EQ(wait_for(alone), 0) << text_of(alone.err);
   const Process doomed = worker("doomed", "1", "1s");
   const Process survivor = worker("survivor", "1", "1s");
+  ASSERT_TRUE(ready(doomed)) << text_of(doomed.err);
+  ASSERT_TRUE(ready(survivor)) << text_of(survivor.err);
   for (const char* a : {"--share", "--pace", "1", "--store"}) search.push_back(a);
   search.push_back(store_.spec());
   const Process shared = spawn(search, dir_, "shared");
@@ -165,7 +182,7 @@ TEST_F(SharedSearchProcesses, AWorkerKilledMidItemLosesNothing) {
   kill(doomed.pid, SIGKILL);
   EXPECT_EQ(wait_for(doomed), 128 + SIGKILL);
   ASSERT_EQ(wait_for(shared), 0) << text_of(shared.err);
-  ASSERT_EQ(wait_for(survivor), 0) << text_of(survivor.err);
+  ASSERT_EQ(stop(survivor), 0) << text_of(survivor.err);
   const Json a = first_run(alone), s = first_run(shared);
   EXPECT_EQ(s["evaluations"], 11) << text_of(shared.err);
   EXPECT_EQ(s["best_config"], a["best_config"]);
@@ -210,20 +227,21 @@ TEST_F(SharedSearchProcesses, AQueueLostMidSearchLeavesTheRestToTheCoordinator) 
 // the coordinator's), and the report accounts for every proposed point; a worker of another
 // numerics policy (another identity) is refused and leaves it alone.
 TEST_F(SharedSearchProcesses, ACpuWorkerJoinsALiveTuneOfTheSameIdentityOnly) {
-  const Process same =
-      spawn({"worker", "--store", store_.spec(), "--poll", "0.05s", "--idle-exit", "3s", "--json"},
-            dir_, "same");
+  const Process same = spawn(
+      {"worker", "--store", store_.spec(), "--poll", "0.05s", "--idle-exit", "120s", "--json"},
+      dir_, "same");
   const Process other = spawn({"worker", "--store", store_.spec(), "--poll", "0.05s", "--idle-exit",
-                               "3s", "--numerics", "bitwise", "--json"},
+                               "120s", "--numerics", "bitwise", "--json"},
                               dir_, "other");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(ready(same)) << text_of(same.err);
+  ASSERT_TRUE(ready(other)) << text_of(other.err);
   const Process tune =
       spawn({"tune", "sgemm", "--shape", "m=48,n=48,k=48", "--store", store_.spec(), "--share",
              "--strategy", "random", "--seed", "5", "--budget-evals", "12", "--json"},
             dir_, "tune");
   ASSERT_EQ(wait_for(tune), 0) << text_of(tune.err);
-  ASSERT_EQ(wait_for(same), 0) << text_of(same.err);
-  ASSERT_EQ(wait_for(other), 0) << text_of(other.err);
+  ASSERT_EQ(stop(same), 0) << text_of(same.err);
+  ASSERT_EQ(stop(other), 0) << text_of(other.err);
   const Json joined = Json::parse(text_of(same.out));
   EXPECT_EQ(joined["searches_joined"], 1) << joined << text_of(same.err);
   EXPECT_EQ(joined["items_lost"], 0);

@@ -172,7 +172,7 @@ TEST(TunerLog, SaysWhatItSearchedAndEachCandidateAtDebug) {
   EXPECT_EQ(got[0].first, LogLevel::debug);
   EXPECT_NE(got[0].second.find("paired confirmation of fast: ratio 0.5"), std::string::npos)
       << got[0].second;
-  EXPECT_NE(got[0].second.find(": 8 pairs"), std::string::npos) << got[0].second;
+  EXPECT_NE(got[0].second.find(": 10 pairs"), std::string::npos) << got[0].second;
   EXPECT_EQ(got[1].first, LogLevel::info);
   EXPECT_NE(got[1].second.find("n=4: searched 2 of 2 candidates"), std::string::npos)
       << got[1].second;

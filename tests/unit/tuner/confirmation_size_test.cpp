@@ -27,7 +27,7 @@ CandidateReport measured(double median, double mad) {
 
 TEST(ConfirmationSize, AGapOfManyMadsTakesTheFewestPairs) {
   const auto size = confirmation_pairs(measured(0.5e-3, 1e-6), measured(1e-3, 2e-6), {});
-  EXPECT_EQ(size.pairs, 8) << size.why;
+  EXPECT_EQ(size.pairs, 10) << size.why;
 }
 
 TEST(ConfirmationSize, AGapNearTheBandTakesTheMost) {
@@ -49,22 +49,22 @@ TEST(ConfirmationSize, InBetweenGrowsWithTheNoise) {
         confirmation_pairs(measured(0.9e-3, mad * 0.9e-3), measured(1e-3, mad * 1e-3), wide);
     const double s = std::hypot(noise, noise);
     const double expected = std::ceil(std::pow(2 * 1.96 * 1.2533 * s * 0.9 / (1 / 1.02 - 0.9), 2));
-    EXPECT_EQ(size.pairs, std::max(8, static_cast<int>(expected))) << noise << ": " << size.why;
+    EXPECT_EQ(size.pairs, std::max(10, static_cast<int>(expected))) << noise << ": " << size.why;
     EXPECT_GE(size.pairs, previous);
     previous = size.pairs;
   }
-  EXPECT_GT(previous, 8);
+  EXPECT_GT(previous, 10);
 }
 
 TEST(ConfirmationSize, PairsBeyondTheFloorFitInTheShareOfTheSearch) {
   ConfirmationSizing s;
   s.pair_seconds = 0.01;
-  s.search_seconds = 0.4;  // a quarter is 0.1 s: 10 pairs
+  s.search_seconds = 0.48;  // a quarter is 0.12 s: 12 pairs
   const CandidateReport near = measured(0.97e-3, 0.01e-3);
   const CandidateReport def = measured(1e-3, 0.01e-3);
-  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 10) << confirmation_pairs(near, def, s).why;
+  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 12) << confirmation_pairs(near, def, s).why;
   s.search_seconds = 0.01;  // under the floor's cost: the floor still runs
-  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 8);
+  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 10);
   s.share = 0;  // no cap
   EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 16);
 }
@@ -87,7 +87,7 @@ TEST(ConfirmationSize, TheTunerRunsFewPairsForAClearWinnerAndMoreForACloseOne) {
   Tuner(clear).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "fast");
   EXPECT_TRUE(r.confirmed) << r.reason;
-  EXPECT_EQ(r.paired_pairs, 8);
+  EXPECT_EQ(r.paired_pairs, 10);
 
   FakeDevice close;
   close.behaviour["def"] = {.seconds = 1.0e-3, .jitter = 0.05};

@@ -140,7 +140,7 @@ TEST(Tuner, PairedConfirmation) {
   Tuner(dev).select(*op, Key{{"n", 2}}, &r);
   EXPECT_EQ(r.winner_name, "fast");
   EXPECT_TRUE(r.confirmed);
-  EXPECT_EQ(r.paired_pairs, 8);  // a clean gap: the fewest pairs (confirmation_size_test.cpp)
+  EXPECT_EQ(r.paired_pairs, 10);  // a clean gap: the fewest pairs (confirmation_size_test.cpp)
 
   // Noisy pairs give no score: the default stands, and the report says why.
   FakeDevice noisy;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tunekit/identity.hpp"
 #include "tunekit/key.hpp"
@@ -33,9 +34,10 @@ struct ServeRequest {
   // Set by a source that passed over a known choice that no longer validates (see
   // TuneReport::stale).
   std::string stale;
-  // What the search holds while the choice is stored (a tuning lease): released when the
-  // request is done, after every source has recorded the answer.
-  std::shared_ptr<void> held;
+  // What the search holds while the choice is stored (a tuning lease, the device turn):
+  // released when the request is done, after every source has recorded the answer, so a
+  // process waiting for either finds the choice in the store once it gets them.
+  std::vector<std::shared_ptr<void>> held;
 };
 
 struct Served {

@@ -36,15 +36,17 @@ std::optional<Served> SearchSource::find(ServeRequest& request) {
   if (lease.landed) return lease.landed;
   if (!lease.refusal.empty()) return refused(request, lease.refusal);
   // One wait in all: the device turn gets what the lease's wait left.
-  DeviceTurn turn(device_, lock_path(),
-                  std::max(0.0, options_.persist.wait_for_device_seconds - lease.waited_seconds));
-  if (!turn.warning().empty() && !lock_warned_.exchange(true))
-    options_.hooks.log.warn(turn.warning());
-  if (!turn.granted()) return refused(request, turn.refusal());
+  auto turn = std::make_shared<DeviceTurn>(
+      device_, lock_path(),
+      std::max(0.0, options_.persist.wait_for_device_seconds - lease.waited_seconds));
+  if (!turn->warning().empty() && !lock_warned_.exchange(true))
+    options_.hooks.log.warn(turn->warning());
+  if (!turn->granted()) return refused(request, turn->refusal());
   // The process we waited for may have tuned this very key.
-  if (request.replay && turn.waited()) {
+  if (request.replay && turn->waited()) {
     if (auto known = reread_.find(request)) return known;
   }
+  request.held.push_back(turn);  // until the winner is stored
   return searched(request);
 }
 
@@ -105,7 +107,7 @@ SearchSource::LeaseAnswer SearchSource::take_lease(ServeRequest& request) {
                               "): searching without excluding other processes");
     return answer;
   }
-  request.held = hold;
+  request.held.push_back(hold);
   // The previous holder may have stored this very key just before releasing its lease.
   if (request.replay) answer.landed = reread_.find(request);
   return answer;

@@ -1,9 +1,7 @@
 // One search per device across processes (src/tuner/device_lock.cpp): workers spawned on one
 // store and its lock directory, one of them holding the device while the test looks on.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,9 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "integration/child_process.hpp"
 #include "tunekit/store.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -57,17 +54,7 @@ class DeviceLockProcesses : public ::testing::Test {
     Worker w{-1, dir_ / (name + ".out"), dir_ / (name + ".err")};
     std::vector<std::string> args = {TUNEKIT_DEVICE_LOCK_WORKER, store(), "1", wait,
                                      hold ? hold_file().string() : "-"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, w.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    posix_spawn_file_actions_addopen(&actions, 2, w.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    if (posix_spawn(&w.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) w.pid = -1;
-    posix_spawn_file_actions_destroy(&actions);
+    w.pid = tunekit::testing::spawn_child(args, w.out.string(), w.err.string());
     workers_.push_back(w);
     return w;
   }

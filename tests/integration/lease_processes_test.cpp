@@ -1,10 +1,8 @@
 // Tuning leases across processes (src/tuner/tuning_lease_hold.cpp, docs/fleet.md "Leases"):
 // worker processes (lease_worker.cpp) on one SQLite file or one PostgreSQL schema, with no
 // device lock, so only the leases keep two processes from tuning one key.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,10 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "integration/child_process.hpp"
 #include "tunekit/store.hpp"
 #include "unit/store/store_under_test.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -43,33 +40,18 @@ LeaseWorker spawn_worker(const std::vector<std::string>& args, const fs::path& d
   w.err = (dir / ("w" + std::to_string(n) + ".err")).string();
   std::vector<std::string> all{TUNEKIT_LEASE_WORKER};
   all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, w.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, w.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e; ++e) env_text.emplace_back(*e);
-  if (!holder.empty()) env_text.push_back("LEASE_WORKER_HOLDER=" + holder);
-  std::vector<char*> env;
-  for (auto& e : env_text) env.push_back(e.data());
-  env.push_back(nullptr);
-  if (posix_spawn(&w.pid, argv[0], &actions, nullptr, argv.data(), env.data()) != 0) w.pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
+  std::vector<std::string> env;
+  if (!holder.empty()) env.push_back("LEASE_WORKER_HOLDER=" + holder);
+  w.pid = tunekit::testing::spawn_child(all, w.out, w.err, env);
   return w;
 }
 
 int exit_code_of(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return tunekit::testing::exit_code_of(pid);
 }
 
 std::string worker_output(const std::string& file) {
-  std::ifstream in(file);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return tunekit::testing::file_text(file);
 }
 
 // "<n> <source>" lines of a worker.

@@ -3,16 +3,11 @@
 // PostgreSQL schema (TUNEKIT_TEST_POSTGRES_URL). They share this machine's identity (the
 // recorded device), so every worker joins; the recording's build and validation times are
 // slept at a pace, so an item takes real time and the work spreads.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <string>
 #include <thread>
@@ -20,10 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "integration/child_process.hpp"
 #include "store/pg_schema.hpp"
 #include "unit/store/store_under_test.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -43,27 +37,16 @@ Process spawn(const std::vector<std::string>& args, const fs::path& dir, const s
   p.err = (dir / (name + ".err")).string();
   std::vector<std::string> all{TUNEKIT_CLI_PATH};
   all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (posix_spawn(&p.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) p.pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
+  p.pid = tunekit::testing::spawn_child(all, p.out, p.err);
   return p;
 }
 
 int wait_for(const Process& p) {
-  int status = 0;
-  waitpid(p.pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return tunekit::testing::exit_code_of(p.pid);
 }
 
 std::string text_of(const std::string& file) {
-  std::ifstream in(file);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return tunekit::testing::file_text(file);
 }
 
 class SharedSearchProcesses : public ::testing::Test {
@@ -155,7 +138,7 @@ TEST_F(SharedSearchProcesses, ThreeWorkersFindTheSameBestAsOneProcessEachItemOnc
 // lapses, and the search ends with every point evaluated.
 TEST_F(SharedSearchProcesses, AWorkerKilledMidItemLosesNothing) {
   std::vector<std::string> search = kSearch;
-  search.back() = "10";
+  search.back() = "16";
   const Process alone = spawn(search, dir_, "alone");
   ASSERT_EQ(wait_for(alone), 0) << text_of(alone.err);
   const Process doomed = worker("doomed", "1", "1s");
@@ -184,10 +167,10 @@ TEST_F(SharedSearchProcesses, AWorkerKilledMidItemLosesNothing) {
   ASSERT_EQ(wait_for(shared), 0) << text_of(shared.err);
   ASSERT_EQ(stop(survivor), 0) << text_of(survivor.err);
   const Json a = first_run(alone), s = first_run(shared);
-  EXPECT_EQ(s["evaluations"], 11) << text_of(shared.err);
+  EXPECT_EQ(s["evaluations"], 17) << text_of(shared.err);
   EXPECT_EQ(s["best_config"], a["best_config"]);
   const auto [by_workers, here] = shared_counts(shared);
-  EXPECT_EQ(by_workers + here, 10) << text_of(shared.err);
+  EXPECT_EQ(by_workers + here, 16) << text_of(shared.err);
 }
 
 // Issue #18: the queue gone mid-search (here its table dropped under it, so every statement is

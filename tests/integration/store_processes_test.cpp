@@ -1,9 +1,7 @@
 // Several processes on one store, processes killed mid-write, a store another process holds
 // locked (src/store/sqlite_store.cpp).
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,38 +15,24 @@
 #include <vector>
 
 #include "fakes/fake_device.hpp"
+#include "integration/child_process.hpp"
 #include "tunekit/store.hpp"
 #include "tunekit/tuner.hpp"
-
-extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
 
 pid_t spawn(const std::vector<std::string>& args, const std::string& stderr_file) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
+  return tunekit::testing::spawn_child(args, "", stderr_file);
 }
 
 int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return tunekit::testing::exit_code_of(pid);
 }
 
 std::string slurp(const std::string& file) {
-  std::ifstream in(file);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return tunekit::testing::file_text(file);
 }
 
 std::string integrity(const std::string& path) {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "store/pg_session.hpp"
+#include "store/pg_statements.hpp"
 #include "tunekit/errors.hpp"
 
 namespace tunekit::detail {
@@ -15,8 +16,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The server's clock judges every lease of an item, as it judges tuning leases.
-constexpr const char* kClock = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 constexpr const char* kItemColumns = "id, search, point, config, holder, attempts";
 
 std::string value_text(double value) {
@@ -53,7 +52,7 @@ struct QueueStatements {
   explicit QueueStatements(const std::string& schema) {
     const std::string searches = pg_table(schema, "searches");
     const std::string items = pg_table(schema, "work_items");
-    const std::string clock = kClock;
+    const std::string clock = kPgClock;
     open = "INSERT INTO " + searches +
            "(identity_digest, op, key, coordinator, opened_at_ms, expires_at_ms) VALUES($1, $2, "
            "$3, $4, " +

@@ -145,6 +145,12 @@ CatalogEntry find_backend_op(const BackendEntry& backend, std::string_view name)
                   backend.title, name, backend.title, names(ops)));
 }
 
+const OpBase* BackendOps::find(std::string_view name) {
+  auto it = ops_.find(name);
+  if (it == ops_.end()) it = ops_.emplace(std::string(name), session_->make_op(name, pool_)).first;
+  return it->second.get();
+}
+
 Backend open_backend(const std::string& backend, const BackendOpen& how, std::string_view op_name,
                      cpu::ThreadPool& pool) {
   const BackendEntry& entry = find_backend(backend);

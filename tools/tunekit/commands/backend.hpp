@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,6 +58,22 @@ struct Backend {
   std::unique_ptr<BackendSession> session;
   std::unique_ptr<OpBase> op;
   Device& device() const { return session->device(); }
+};
+
+// A backend's device and its built-in ops by name, each built once when first asked for
+// (`tune --pending` and `worker` meet ops by the names stored or queued).
+class BackendOps {
+ public:
+  BackendOps(const std::string& backend, const BackendOpen& how, cpu::ThreadPool& pool)
+      : pool_(pool), session_(find_backend(backend).open(how)) {}
+  Device& device() { return session_->device(); }
+  // The op `name`; nullptr when this backend has none of that name.
+  const OpBase* find(std::string_view name);
+
+ private:
+  cpu::ThreadPool& pool_;
+  std::unique_ptr<BackendSession> session_;
+  std::map<std::string, std::unique_ptr<OpBase>, std::less<>> ops_;
 };
 
 // Opens `backend` (see find_backend) as `how` says and builds its op `op_name`. UsageError for

@@ -264,26 +264,6 @@ BackendOpen backend_open(const TuneCommand& command, const TunerOptions& options
   return {command.device, command.arch, options.persist.store, command.log};
 }
 
-// The built-in ops by recorded name, each built once for the backend --pending tunes on.
-class CatalogOps {
- public:
-  CatalogOps(const TuneCommand& command, const TunerOptions& options, cpu::ThreadPool& pool)
-      : pool_(pool), session_(find_backend(command.backend).open(backend_open(command, options))) {}
-  Device& device() { return session_->device(); }
-
-  const OpBase* find(std::string_view name) {
-    auto it = ops_.find(name);
-    if (it == ops_.end())
-      it = ops_.emplace(std::string(name), session_->make_op(name, pool_)).first;
-    return it->second.get();
-  }
-
- private:
-  cpu::ThreadPool& pool_;
-  std::unique_ptr<BackendSession> session_;
-  std::map<std::string, std::unique_ptr<OpBase>, std::less<>> ops_;
-};
-
 // tune --pending: the store's recorded misses of this device, tuned one after another. Exit
 // status 1 when a record of this device could not be tuned (it is kept, and said why).
 void run_tune_pending(const TuneCommand& command) {
@@ -299,7 +279,7 @@ void run_tune_pending(const TuneCommand& command) {
   }
   TunerOptions options = tuner_options(command);
   cpu::ThreadPool pool(command.threads);
-  CatalogOps ops(command, options, pool);
+  BackendOps ops(command.backend, backend_open(command, options), pool);
   ProgressBar progress(std::cerr, ProgressBar::stderr_is_terminal(), ProgressBar::stderr_columns());
   if (!command.quiet) {
     options.hooks.on_progress = [&progress](const ProgressEvent& event) { progress.update(event); };

@@ -7,7 +7,6 @@
 #include <csignal>
 #include <cstdint>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,18 +56,15 @@ struct WorkerCommand {
 class OpsOfBackend {
  public:
   OpsOfBackend(const WorkerCommand& c, const std::string& store, cpu::ThreadPool& pool)
-      : pool_(pool), session_(find_backend(c.backend).open({c.device, c.arch, store, c.log})) {}
+      : ops_(c.backend, {c.device, c.arch, store, c.log}, pool) {}
   std::optional<WorkerTarget> resolve(const SharedSearch& s) {
-    auto it = ops_.find(s.op);
-    if (it == ops_.end()) it = ops_.emplace(s.op, session_->make_op(s.op, pool_)).first;
-    if (!it->second) return std::nullopt;
-    return WorkerTarget{&session_->device(), it->second.get(), it->second->parse_shape(s.key)};
+    const OpBase* op = ops_.find(s.op);
+    if (!op) return std::nullopt;
+    return WorkerTarget{&ops_.device(), op, op->parse_shape(s.key)};
   }
 
  private:
-  cpu::ThreadPool& pool_;
-  std::unique_ptr<BackendSession> session_;
-  std::map<std::string, std::unique_ptr<OpBase>> ops_;
+  BackendOps ops_;
 };
 
 // A recorded space replayed (every reading the recorded time, as `replay` ranks).

@@ -6,7 +6,12 @@
 // well two in-process runs agree with each other (the noise floor of the comparison).
 // --fork-cost instead measures what starting a worker costs against the host's resident memory
 // (the fork and exit of detail::WorkerProcess, and the copy-on-write faults of what it writes).
+// --backend opencl: the OpenCL ops on the first OpenCL device, in process against spawned
+// workers (`tunekit trial-worker`, a process with a context of its own; --worker-program,
+// default the tunekit built beside this bench); sgemm and conv2d under --budget-evals points of
+// a random search (seed 1), the row ops in full.
 //   ./bin/isolation_bench [--rounds 3] [--ops sum,softmax,rmsnorm,sgemm] [--shape op=k=v,...]
+//   ./bin/isolation_bench --backend opencl [--ops softmax,rmsnorm,sgemm,conv2d] [--budget-evals 8]
 //   ./bin/isolation_bench --fork-cost
 #include <algorithm>
 #include <chrono>
@@ -14,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +27,8 @@
 #include "isolate/worker_process.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
+#include "tunekit/opencl.hpp"
+#include "tunekit/opencl_catalog.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace {
@@ -33,10 +41,23 @@ struct Run {
   TuneReport report;
 };
 
-Run tune_once(const OpBase& op, const Key& key, IsolationOptions::Mode mode) {
-  cpu::CpuDevice device;
+// What one bench run tunes on: the CPU device made afresh per run, or one OpenCL device.
+struct Bench {
+  Device* device = nullptr;  // nullptr: a fresh cpu::CpuDevice per run
+  std::string worker_program;
+  std::size_t budget_evaluations = 0;
+};
+
+Run tune_once(const Bench& bench, const OpBase& op, const Key& key, IsolationOptions::Mode mode) {
+  cpu::CpuDevice cpu;
+  Device& device = bench.device ? *bench.device : cpu;
   TunerOptions options;
   options.measure.isolation.mode = mode;
+  options.measure.isolation.worker_program = bench.worker_program;
+  if (bench.budget_evaluations > 0 && op.size() > 64) {
+    options.decide.strategy = "random";
+    options.decide.budget_evaluations = bench.budget_evaluations;
+  }
   const auto start = std::chrono::steady_clock::now();
   Run run;
   run.report = Tuner(device, options).tune(op, key);
@@ -109,32 +130,59 @@ int main(int argc, char** argv) {
     return 0;
   }
   int rounds = 3;
-  std::string ops = "sum,softmax,rmsnorm,sgemm";
+  std::string ops, backend = "cpu";
   std::map<std::string, std::string> shapes;
+  Bench bench;
+  bench.worker_program = TUNEKIT_CLI_PATH;
+  bench.budget_evaluations = 8;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--ops")) ops = argv[i + 1];
+    if (!std::strcmp(argv[i], "--backend")) backend = argv[i + 1];
+    if (!std::strcmp(argv[i], "--worker-program")) bench.worker_program = argv[i + 1];
+    if (!std::strcmp(argv[i], "--budget-evals"))
+      bench.budget_evaluations = static_cast<std::size_t>(std::max(1, std::atoi(argv[i + 1])));
     if (!std::strcmp(argv[i], "--shape")) {
       const std::string s = argv[i + 1];
       shapes[s.substr(0, s.find('='))] = s.substr(s.find('=') + 1);
     }
   }
   cpu::ThreadPool pool;
+  std::shared_ptr<opencl::Context> context;
+  std::unique_ptr<opencl::OpenclDevice> opencl_device;
+  if (backend == "opencl") {
+    context = opencl::Context::open();
+    opencl_device = std::make_unique<opencl::OpenclDevice>(context);
+    bench.device = opencl_device.get();
+    if (ops.empty()) ops = "softmax,rmsnorm,sgemm,conv2d";
+    std::printf("OpenCL device: %s; workers: %s\n", context->info().identity.product.c_str(),
+                bench.worker_program.c_str());
+  } else if (ops.empty()) {
+    ops = "sum,softmax,rmsnorm,sgemm";
+  }
+  // An op of the chosen backend by name, with its example shape.
+  auto make_op = [&](const std::string& name) -> std::pair<std::unique_ptr<OpBase>, std::string> {
+    if (context) {
+      const opencl::CatalogEntry& e = opencl::find_builtin_op(name);
+      return {e.make(context, pool), e.example_shape};
+    }
+    const CatalogEntry& e = find_builtin_op(name);
+    return {e.make(pool), e.example_shape};
+  };
   std::printf("%-8s %-22s %10s %10s %7s %9s %7s %9s %6s %9s %6s\n", "op", "shape", "in-proc s",
               "worker s", "phases", "ms/phase", "winner", "score w/i", "order", "score i/i",
               "order");
   std::stringstream list(ops);
   for (std::string name; std::getline(list, name, ',');) {
-    const CatalogEntry& entry = find_builtin_op(name);
-    auto op = entry.make(pool);
-    const std::string shape = shapes.count(name) ? shapes[name] : entry.example_shape;
+    auto [op, example_shape] = make_op(name);
+    const std::string shape = shapes.count(name) ? shapes[name] : example_shape;
     const Key key = op->parse_shape(shape);
     std::vector<double> in_s, worker_s, per_phase;
     Run last_in, last_worker, again;
     for (int r = 0; r < rounds; ++r) {
-      last_in = tune_once(*op, key, IsolationOptions::Mode::in_process);
-      last_worker = tune_once(*op, key, IsolationOptions::Mode::worker);
-      if (r + 1 == rounds) again = tune_once(*op, key, IsolationOptions::Mode::in_process);
+      last_in = tune_once(bench, *op, key, IsolationOptions::Mode::in_process);
+      last_worker = tune_once(bench, *op, key, IsolationOptions::Mode::worker);
+      if (r + 1 == rounds) again = tune_once(bench, *op, key, IsolationOptions::Mode::in_process);
       in_s.push_back(last_in.seconds);
       worker_s.push_back(last_worker.seconds);
       per_phase.push_back((last_worker.seconds - last_in.seconds) /

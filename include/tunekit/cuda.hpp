@@ -282,8 +282,13 @@ class CudaDevice final : public Device {
   Clock& clock() override { return clock_; }
   Evictor* evictor() override { return &evictor_; }
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
-  // A driver context does not survive fork(): trials run in process.
-  Workers workers() const override { return Workers::unsupported; }
+  // A driver context does not survive fork(): isolated trials run in a spawned worker that
+  // opens this device again by its ordinal, compiling for the same architecture (opt-in:
+  // IsolationOptions mode worker).
+  Workers workers() const override { return Workers::spawned; }
+  std::optional<DeviceReopen> reopen() const override {
+    return DeviceReopen{"cuda", std::to_string(context_->info().index), context_->arch()};
+  }
   int default_depth_cap() const override { return 2048; }
   const std::shared_ptr<Context>& context() const { return context_; }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,15 @@ struct DeviceIdentity {
   bool known = false;  // false when the identity could not be read
 };
 
+// What a worker process of its own needs to open a device again: the backend's name (as
+// `tunekit --backend` takes it), the device selector (an index) and the architecture a source
+// backend compiles for ("" the device's own).
+struct DeviceReopen {
+  std::string backend;
+  std::string device;
+  std::string arch;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -76,11 +86,15 @@ class Device {
   virtual Evictor* evictor() { return nullptr; }
   // A trial that runs candidate `index` of `workload`. The default runs it on the host.
   virtual std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index);
-  // Whether this device's trials may run in a forked worker process (DESIGN §11): trials that
-  // run host code can (the default Device::make_trial's), a device context cannot be used
-  // across fork(). The CPU device isolates by default.
-  enum class Workers { unsupported, supported, by_default };
+  // Whether this device's trials may run in a worker process (DESIGN §11): trials that run
+  // host code can, in a fork of the host (the default Device::make_trial's; the CPU device
+  // isolates by default). A driver's context does not survive fork(): such a device's trials
+  // run, when asked, in a fresh process of IsolationOptions::worker_program that opens the
+  // device again as reopen() says and the op by its name (`spawned`).
+  enum class Workers { unsupported, supported, by_default, spawned };
   virtual Workers workers() const { return Workers::supported; }
+  // How a fresh process opens this very device again (for `spawned` workers).
+  virtual std::optional<DeviceReopen> reopen() const { return std::nullopt; }
   // Whether trials' build() may run on several threads at once (a simulated device with one
   // clock says no, so its time stays deterministic).
   virtual bool parallel_builds() const { return true; }

@@ -209,8 +209,12 @@ class OpenclDevice final : public Device {
   const DeviceIdentity& identity() const override { return context_->info().identity; }
   Clock& clock() override { return clock_; }
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
-  // A worker would need its own context (a driver's state does not survive fork()): not yet.
-  Workers workers() const override { return Workers::unsupported; }
+  // A driver's state does not survive fork(): isolated trials run in a spawned worker that
+  // opens this device again by its index (opt-in: IsolationOptions mode worker).
+  Workers workers() const override { return Workers::spawned; }
+  std::optional<DeviceReopen> reopen() const override {
+    return DeviceReopen{"opencl", std::to_string(context_->info().index), ""};
+  }
   const std::shared_ptr<Context>& context() const { return context_; }
 
  private:

@@ -50,6 +50,11 @@ struct IsolationOptions {
   double floor_seconds = 2;
   // Address space a worker may allocate beyond what it inherits (0: the device's memory).
   std::uint64_t memory_bytes = 0;
+  // The program a device that cannot fork its context (Device::Workers::spawned: OpenCL,
+  // CUDA) starts as a worker: it is run as `PROGRAM trial-worker --fd 3` and serves trials
+  // with serve_trial_worker (tunekit/trial_worker.hpp). The `tunekit` executable is one; the
+  // CLI sets its own path. from_environment(): TUNEKIT_WORKER_PROGRAM.
+  std::string worker_program;
 };
 std::string_view to_string(IsolationOptions::Mode mode);
 std::optional<IsolationOptions::Mode> isolation_mode_from_string(std::string_view name);

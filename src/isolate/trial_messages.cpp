@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x746b7461;    // "tkta"
 constexpr std::uint32_t kRequest = 0x746b7472;  // "tktr"
+constexpr std::uint32_t kSetup = 0x746b7473;    // "tkts"
 constexpr std::uint64_t kMaxItems = 1u << 24;
 
 class Writer {
@@ -144,7 +145,8 @@ std::string encode(const TrialRequest& q) {
   for (double v : {t.sample_budget, t.stall_ratio, t.contended_fraction, t.batch_target,
                    t.hopeless_against, t.hopeless_ratio, t.far_behind_ratio, t.prior_reading})
     w.put(v);
-  w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0));
+  w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0) |
+                      (q.stopped ? 8 : 0));
   return w.take();
 }
 
@@ -167,7 +169,7 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
                     &t.hopeless_against, &t.hopeless_ratio, &t.far_behind_ratio, &t.prior_reading})
     *v = r.get<double>();
   const auto has = r.get<std::uint8_t>();
-  q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4;
+  q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4, q.stopped = has & 8;
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return q;
 }
@@ -194,6 +196,33 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
   a.fatal = r.text();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return a;
+}
+
+std::string encode(const TrialSetup& s) {
+  Writer w;
+  w.put(kSetup);
+  for (const std::string* t : {&s.backend, &s.device, &s.arch, &s.op, &s.key, &s.checksum})
+    w.put(*t);
+  w.put(s.input_sets);
+  w.put(s.rotation_copies);
+  w.put(s.check_calls);
+  w.put(s.default_index);
+  w.put(s.memory_bytes);
+  return w.take();
+}
+
+std::optional<TrialSetup> decode_trial_setup(std::string_view bytes) {
+  Reader r(bytes);
+  if (r.get<std::uint32_t>() != kSetup) return std::nullopt;
+  TrialSetup s;
+  for (std::string* t : {&s.backend, &s.device, &s.arch, &s.op, &s.key, &s.checksum}) *t = r.text();
+  s.input_sets = r.get<std::uint32_t>();
+  s.rotation_copies = r.get<std::uint32_t>();
+  s.check_calls = r.get<std::int32_t>();
+  s.default_index = r.get<std::uint64_t>();
+  s.memory_bytes = r.get<std::uint64_t>();
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return s;
 }
 
 }  // namespace tunekit::detail

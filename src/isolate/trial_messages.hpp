@@ -28,6 +28,25 @@ struct TrialRequest {
   // Decoded: whether the host's timing had an evictor, a stop() and an on_call (the worker
   // uses its own copies of them).
   bool evict = false, stop = false, on_call = false;
+  // The host's stop() answered true when it asked (a spawned worker, which has no copy of the
+  // host's functions, stops the window at its first check then).
+  bool stopped = false;
+};
+
+// What a spawned worker (a fresh process: Device::Workers::spawned) is told first, to make
+// the same inputs the host validates and times on: the device to open again, the op by name
+// (its candidate-set checksum must match the host's), the key, and the host's TrialInputs
+// shape. It answers "" when ready, else why not.
+struct TrialSetup {
+  std::string backend, device, arch;  // DeviceReopen
+  std::string op;
+  std::string key;       // Key::text()
+  std::string checksum;  // OpBase::checksum().hex()
+  std::uint32_t input_sets = 1;
+  std::uint32_t rotation_copies = 0;  // TrialInputs::rotation.size()
+  std::int32_t check_calls = 0;
+  std::uint64_t default_index = 0;
+  std::uint64_t memory_bytes = 0;  // address space beyond what it has once set up (0: none)
 };
 
 struct TrialAnswer {
@@ -43,5 +62,7 @@ std::string encode(const TrialRequest& request);
 std::optional<TrialRequest> decode_trial_request(std::string_view bytes);
 std::string encode(const TrialAnswer& answer);
 std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes);
+std::string encode(const TrialSetup& setup);
+std::optional<TrialSetup> decode_trial_setup(std::string_view bytes);
 
 }  // namespace tunekit::detail

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace tunekit::detail {
 namespace {
@@ -88,7 +89,9 @@ std::uint64_t address_space_bytes() {
   return read == 1 ? pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
 }
 
-void limit_memory(std::uint64_t extra) {
+}  // namespace
+
+void limit_address_space(std::uint64_t extra) {
   if (extra == 0) return;
   const std::uint64_t now = address_space_bytes();
   if (now == 0) return;
@@ -100,28 +103,60 @@ void limit_memory(std::uint64_t extra) {
   ::setrlimit(RLIMIT_AS, &next);
 }
 
-[[noreturn]] void child_main(int fd, const WorkerProcess::Serve& serve,
-                             std::uint64_t memory_bytes) {
-  ::setpgid(0, 0);  // its own group: a timeout kills whatever the candidate started too
-  // Only its own socket: the host's other descriptors (another worker's socket, a device
-  // lock) must not be kept open by this child (a worker that never sees end-of-file).
-  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
-  ::close_range(static_cast<unsigned>(fd) + 1, ~0u, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a host that dies takes its worker with it
-  limit_memory(memory_bytes);
-  int status = 0;
+std::optional<std::string> receive_request(int fd) {
+  std::string request;
+  if (receive_message(fd, request, std::nullopt) != Received::message) return std::nullopt;
+  return request;
+}
+
+bool send_answer(int fd, std::string_view answer) {
+  return send_message(fd, answer);
+}
+
+int serve_requests(int fd, const WorkerProcess::Serve& serve) {
   try {
     for (std::string request;;) {
-      if (receive_message(fd, request, std::nullopt) != Received::message) break;
-      if (!send_message(fd, serve(request))) {
-        status = 71;
-        break;
-      }
+      if (receive_message(fd, request, std::nullopt) != Received::message) return 0;
+      if (!send_message(fd, serve(request))) return 71;
     }
   } catch (...) {
-    status = 70;  // serve() answers its own failures; this is a broken worker
+    return 70;  // serve() answers its own failures; this is a broken worker
   }
-  ::_exit(status);
+}
+
+namespace {
+
+// The descriptor a spawned worker program finds its socket on.
+constexpr int kSpawnedFd = 3;
+
+// In the child, before serving: its own process group (a timeout kills whatever the candidate
+// started too), only its own socket open (the host's other descriptors, another worker's
+// socket or a device lock, must not be kept open by it: a worker that never sees end-of-file),
+// and death with the host.
+void detach(int fd) {
+  ::setpgid(0, 0);
+  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(fd) + 1, ~0u, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // kept across exec
+}
+
+[[noreturn]] void child_main(int fd, const WorkerProcess::Serve& serve,
+                             std::uint64_t memory_bytes) {
+  detach(fd);
+  limit_address_space(memory_bytes);
+  ::_exit(serve_requests(fd, serve));
+}
+
+// Only async-signal-safe calls: the host may have other threads. `argv` was made before fork.
+[[noreturn]] void exec_main(int fd, char* const* argv) {
+  detach(fd);
+  if (fd != kSpawnedFd) {
+    if (::dup2(fd, kSpawnedFd) < 0) ::_exit(127);
+    ::close(fd);
+  }
+  ::fcntl(kSpawnedFd, F_SETFD, 0);  // kept open across exec
+  ::execv(argv[0], argv);
+  ::_exit(127);
 }
 
 // Waits for the child until the deadline; kills it (and its group) when the deadline passes.
@@ -181,6 +216,8 @@ std::string signal_name(int signal) {
 WorkerProcess::WorkerProcess(Serve serve, std::uint64_t memory_bytes)
     : serve_(std::move(serve)), memory_bytes_(memory_bytes) {}
 
+WorkerProcess::WorkerProcess(Spawn spawn) : spawn_(std::move(spawn)) {}
+
 WorkerProcess::~WorkerProcess() {
   stop();
 }
@@ -192,6 +229,12 @@ WorkerResult WorkerProcess::start() {
     result.message = std::string("cannot create a socket for the worker: ") + std::strerror(errno);
     return result;
   }
+  std::string fd_text = std::to_string(kSpawnedFd);
+  std::vector<char*> argv;
+  if (spawn_) {
+    static char command[] = "trial-worker", fd_flag[] = "--fd";
+    argv = {spawn_->program.data(), command, fd_flag, fd_text.data(), nullptr};
+  }
   const pid_t pid = ::fork();
   if (pid < 0) {
     result.message = std::string("cannot start a worker process: ") + std::strerror(errno);
@@ -200,12 +243,44 @@ WorkerResult WorkerProcess::start() {
   }
   if (pid == 0) {
     ::close(fds[0]);
+    if (spawn_) exec_main(fds[1], argv.data());
     child_main(fds[1], serve_, memory_bytes_);
   }
   ::close(fds[1]);
   pid_ = pid;
   socket_ = fds[0];
+  if (spawn_) return set_up();
   result.kind = WorkerResult::Kind::answered;
+  return result;
+}
+
+WorkerResult WorkerProcess::set_up() {
+  WorkerResult result;
+  std::string answer;
+  Received r = Received::closed;
+  if (send_message(socket_, spawn_->setup))
+    r = receive_message(socket_, answer, deadline_after(spawn_->setup_seconds));
+  if (r == Received::message && answer.empty()) {
+    result.kind = WorkerResult::Kind::answered;
+    return result;
+  }
+  const std::string program = "the worker program " + spawn_->program;
+  WorkerResult gone = failed(r == Received::late, spawn_->setup_seconds);
+  result.kind = WorkerResult::Kind::setup_failed;
+  if (r == Received::message) {
+    result.message = program + " could not set up: " + answer;
+  } else if (gone.kind == WorkerResult::Kind::timed_out) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%.3g", spawn_->setup_seconds);
+    result.message = program + " did not set up within " + limit + " s";
+  } else if (gone.signal == 0 && gone.exit_code == 127) {
+    result.message = program + " could not be started (is it the tunekit executable?)";
+  } else {
+    result.message = program +
+                     (gone.signal ? " was killed by " + signal_name(gone.signal)
+                                  : " exited with status " + std::to_string(gone.exit_code)) +
+                     " while setting up";
+  }
   return result;
 }
 

@@ -259,7 +259,9 @@ void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
                       format_seconds(r.seconds_validating), format_seconds(r.seconds_measuring)));
   }
   if (!r.isolation.empty())
-    field("trials", r.isolation == "worker" ? "in worker processes" : r.isolation);
+    field("trials", r.isolation.rfind("worker", 0) == 0
+                        ? "in worker processes" + r.isolation.substr(6)  // "(spawned: PROGRAM)"
+                        : r.isolation);
   if (r.candidates.empty()) {
     field("candidates", "none measured in this call");
   } else {

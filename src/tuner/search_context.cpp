@@ -112,16 +112,55 @@ void SearchContext::choose_runner() {
   const bool opted_out = op_.in_process_reason().has_value();
   isolated_ = !opted_out && (iso.mode == Mode::worker || (iso.mode == Mode::automatic &&
                                                           workers == Device::Workers::by_default));
-  if (isolated_) {
+  const std::uint64_t memory =
+      iso.memory_bytes > 0 ? iso.memory_bytes : device_.identity().memory_bytes;
+  if (isolated_ && workers == Device::Workers::spawned) {
+    r_.isolation = "worker (spawned: " + iso.worker_program + ")";
+    // The device's memory is not the host's address space (a GPU driver reserves far more
+    // than it uses): only a limit the caller set applies.
+    runner_ = make_spawned_runner(device_, inputs_, spawn_worker(iso.memory_bytes));
+  } else if (isolated_) {
     r_.isolation = "worker";
-    const std::uint64_t memory =
-        iso.memory_bytes > 0 ? iso.memory_bytes : device_.identity().memory_bytes;
     runner_ = make_worker_runner(device_, inputs_, memory);
   } else {
     r_.isolation =
         opted_out ? "in_process (the op: " + *op_.in_process_reason() + ")" : "in_process";
     runner_ = make_in_process_runner(device_, inputs_);
   }
+}
+
+WorkerProcess::Spawn SearchContext::spawn_worker(std::uint64_t memory) const {
+  const IsolationOptions& iso = options_.measure.isolation;
+  const std::string backend = device_.identity().backend;
+  std::optional<DeviceReopen> reopen = device_.reopen();
+  if (iso.worker_program.empty() || !reopen) {
+    throw UsageError("isolation 'worker' on the " + backend +
+                     " device runs trials in a worker program that opens the device again "
+                     "(its driver's context does not survive fork()): " +
+                     (reopen ? "set IsolationOptions::worker_program (TUNEKIT_WORKER_PROGRAM) "
+                               "to the tunekit executable"
+                             : std::string("this device does not say how to open it again")) +
+                     ", or use 'in_process'");
+  }
+  if (options_.measure.timing.on_call) {
+    throw UsageError("TimingOptions::on_call cannot run in a spawned worker (the " + backend +
+                     " device's trials run in a process of their own): use isolation "
+                     "'in_process'");
+  }
+  TrialSetup setup;
+  setup.backend = reopen->backend;
+  setup.device = reopen->device;
+  setup.arch = reopen->arch;
+  setup.op = op_.name();
+  setup.key = key_.text();
+  setup.checksum = op_.checksum().hex();
+  setup.input_sets = static_cast<std::uint32_t>(1 + more_sets_.size());
+  setup.rotation_copies = static_cast<std::uint32_t>(rotation_.size());
+  setup.check_calls = options_.measure.check_calls;
+  setup.default_index = r_.default_index;
+  setup.memory_bytes = memory;
+  // Setting up makes the inputs and the reference again: as long as a phase may take, at least.
+  return {iso.worker_program, encode(setup), std::max(iso.limit_seconds, 60.0)};
 }
 
 std::unique_ptr<Trial> SearchContext::build_trial(std::size_t index) {

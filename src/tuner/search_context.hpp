@@ -100,6 +100,7 @@ class SearchContext {
   // The pairs the measured gap calls for (confirmation_size.hpp), within confirm_share.
   int sized_pairs() const;
   void choose_runner();
+  WorkerProcess::Spawn spawn_worker(std::uint64_t memory) const;
   // One window through the runner (checked calls after it on the candidate's first); the
   // timing's functions are those of candidate `functions_of` (default: `index`).
   TimingResult window(std::size_t index, const TimingOptions& timing,

@@ -8,7 +8,6 @@
 #include <unordered_map>
 
 #include "core/classify.hpp"
-#include "isolate/worker_process.hpp"
 #include "tunekit/errors.hpp"
 
 namespace tunekit::detail {
@@ -256,23 +255,28 @@ class InProcessRunner final : public TrialRunner {
   std::unordered_map<std::size_t, std::unique_ptr<Trial>> trials_;
 };
 
-// The phases in a worker process, forked once and kept for the search: it inherits the host's
-// inputs untouched (nothing a candidate does there reaches the host), restores them before
-// every phase as the in-process runner does, and answers each phase's outcome. A worker that
-// crashed, hung or saw a phase fail is replaced by a fresh fork of the host before the next
-// phase: no candidate shares a process with one that misbehaved.
+// The phases in a worker process, kept for the search: a fork of the host, which inherits the
+// host's inputs untouched (nothing a candidate does there reaches the host); or a spawned
+// worker program, which opens the device again and makes the same inputs itself. Either
+// restores the inputs before every phase as the in-process runner does, and answers each
+// phase's outcome. A worker that crashed, hung or saw a phase fail is replaced by a fresh one
+// before the next phase: no candidate shares a process with one that misbehaved.
 class WorkerRunner final : public TrialRunner {
  public:
   WorkerRunner(Device& device, const TrialInputs& in, std::uint64_t memory_bytes)
-      : device_(device),
-        in_(in),
-        worker_([this](std::string_view request) { return serve(request); }, memory_bytes) {}
+      : server_(device, in),
+        worker_([this](std::string_view request) { return server_.serve(request); }, memory_bytes) {
+  }
+  WorkerRunner(Device& device, const TrialInputs& in, WorkerProcess::Spawn spawn)
+      : server_(device, in), worker_(std::move(spawn)), spawned_(true) {}
 
   TrialAnswer admit(std::size_t index, bool built, double limit_seconds) override {
     TrialRequest q;
     q.phase = TrialRequest::Phase::admit;
     q.index = index;
-    q.built = built;
+    // A spawned worker has none of the host's builds: it builds before validating (a hit in the
+    // driver's cache the host's compile pass filled), never inside the validation run's reading.
+    q.built = built && !spawned_;
     return call(q, "validation", limit_seconds);
   }
 
@@ -286,65 +290,28 @@ class WorkerRunner final : public TrialRunner {
     q.functions_of = functions_of;
     q.check = check;
     q.timing = timing;
+    // A spawned worker has no copy of the host's stop(): it is asked here, once.
+    q.stopped = spawned_ && timing.stop && timing.stop();
     return call(q, "timing", limit_seconds);
   }
 
   void release(std::size_t) override {}
   std::size_t live() const override { return 0; }
   void built() override {
-    worker_.stop();  // the next phase forks a worker that has the build
+    if (spawned_) return;  // it builds itself (through the driver's caches the build filled)
+    worker_.stop();        // the next phase forks a worker that has the build
     served_.clear();
   }
 
  private:
-  // In the worker.
-  std::string serve(std::string_view bytes) {
-    TrialAnswer a;
-    try {
-      auto q = decode_trial_request(bytes);
-      if (!q) throw FatalError("a worker process received a damaged request");
-      restore(in_);
-      a = q->phase == TrialRequest::Phase::admit ? admit_here(*q) : window_here(*q);
-    } catch (const FatalError& e) {
-      a.fatal = e.what();
-    } catch (...) {
-      a.outcome = classify_exception(std::current_exception(), "worker");
-    }
-    return encode(a);
-  }
-
-  TrialAnswer admit_here(const TrialRequest& q) {
-    std::unique_ptr<Trial> keep;
-    // A build of the host's compile pass is inherited: a worker forked before a build is
-    // replaced (built()), so every build this worker needs happened before its fork.
-    TrialAnswer a = admit_phase(device_, in_, q.index, q.built, keep);
-    release_quietly(keep);
-    return a;
-  }
-
-  TrialAnswer window_here(const TrialRequest& q) {
-    TimingOptions t = q.timing;
-    const TimingOptions own = in_.functions ? in_.functions(q.functions_of) : TimingOptions{};
-    t.evictor = q.evict ? (own.evictor ? own.evictor : device_.evictor()) : nullptr;
-    t.stop = q.stop ? own.stop : nullptr;
-    t.on_call = q.on_call ? own.on_call : nullptr;
-    std::unique_ptr<Trial> trial = timing_trial(device_, in_, q.index);
-    TrialAnswer a;
-    a.outcome = prepare(*trial);
-    if (a.outcome.ok()) a = window_phase(device_, in_, q.index, trial, t, q.check);
-    release_quietly(trial);
-    return a;
-  }
-
-  // In the host.
   TrialAnswer call(const TrialRequest& q, std::string_view phase, double limit_seconds) {
     const bool shared =
         worker_.running() && !served_.empty() && !(served_.size() == 1 && served_.count(q.index));
     TrialAnswer a = call_once(q, phase, limit_seconds);
     // A failure in a worker that served other candidates may be their leftovers (a global they
-    // changed, a heap they damaged): the phase runs again in a fresh fork of the host, and the
-    // candidate is blamed only if it fails there too. (A hang is not run twice: its limit was
-    // paid once already.)
+    // changed, a heap they damaged): the phase runs again in a fresh worker, and the candidate
+    // is blamed only if it fails there too. (A hang is not run twice: its limit was paid once
+    // already.)
     if (shared && !trusted(a.outcome.status) && a.outcome.status != Status::timed_out)
       a = call_once(q, phase, limit_seconds);
     return a;
@@ -376,6 +343,10 @@ class WorkerRunner final : public TrialRunner {
       case WorkerResult::Kind::not_started:
         a.outcome = {Status::launch_failed, during + r.message};
         break;
+      case WorkerResult::Kind::setup_failed:
+        // Not the candidate's doing: the setup runs none of them but the default, which the
+        // host already validated. Every trial would fail the same way.
+        throw UsageError(r.message + "; run the trials in process (isolation 'in_process')");
     }
     if (!trusted(a.outcome.status)) worker_.stop();
     if (!worker_.running()) served_.clear();
@@ -387,13 +358,61 @@ class WorkerRunner final : public TrialRunner {
     return s == Status::ok || s == Status::hopeless || s == Status::stopped;
   }
 
-  Device& device_;
-  const TrialInputs& in_;
+  TrialServer server_;            // in the forked worker
   std::set<std::size_t> served_;  // the candidates the running worker has served
   WorkerProcess worker_;
+  bool spawned_ = false;
 };
 
 }  // namespace
+
+std::string TrialServer::serve(std::string_view bytes) {
+  TrialAnswer a;
+  try {
+    auto q = decode_trial_request(bytes);
+    if (!q) throw FatalError("a worker process received a damaged request");
+    restore(in_);
+    a = q->phase == TrialRequest::Phase::admit ? admit_here(*q) : window_here(*q);
+  } catch (const FatalError& e) {
+    a.fatal = e.what();
+  } catch (...) {
+    a.outcome = classify_exception(std::current_exception(), "worker");
+  }
+  return encode(a);
+}
+
+TrialAnswer TrialServer::admit_here(const TrialRequest& q) {
+  std::unique_ptr<Trial> keep;
+  // A forked worker inherits the builds of the host's compile pass (one forked before a build
+  // is replaced: WorkerRunner::built); a spawned one is asked to build (WorkerRunner::admit).
+  TrialAnswer a = admit_phase(device_, in_, q.index, q.built, keep);
+  release_quietly(keep);
+  return a;
+}
+
+TrialAnswer TrialServer::window_here(const TrialRequest& q) {
+  TimingOptions t = q.timing;
+  const TimingOptions own = in_.functions ? in_.functions(q.functions_of) : TimingOptions{};
+  t.evictor = q.evict ? (own.evictor ? own.evictor : device_.evictor()) : nullptr;
+  if (q.stopped)
+    t.stop = [] { return true; };
+  else
+    t.stop = q.stop ? own.stop : nullptr;
+  t.on_call = q.on_call ? own.on_call : nullptr;
+  std::unique_ptr<Trial> trial = timing_trial(device_, in_, q.index);
+  TrialAnswer a;
+  if (own_builds_) {
+    try {
+      a.outcome = trial->build();  // a hit when this process admitted it
+    } catch (...) {
+      a.outcome = classify_exception(std::current_exception(), "build", Status::compile_failed);
+    }
+  }
+  if (a.outcome.ok()) a.outcome = prepare(*trial);
+  if (a.outcome.ok()) a = window_phase(device_, in_, q.index, trial, t, q.check);
+  release_quietly(trial);
+  return a;
+}
 
 std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialInputs& inputs) {
   return std::make_unique<InProcessRunner>(device, inputs);
@@ -402,6 +421,11 @@ std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialI
 std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInputs& inputs,
                                                 std::uint64_t memory_bytes) {
   return std::make_unique<WorkerRunner>(device, inputs, memory_bytes);
+}
+
+std::unique_ptr<TrialRunner> make_spawned_runner(Device& device, const TrialInputs& inputs,
+                                                 WorkerProcess::Spawn spawn) {
+  return std::make_unique<WorkerRunner>(device, inputs, std::move(spawn));
 }
 
 }  // namespace tunekit::detail

@@ -10,9 +10,12 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "isolate/trial_messages.hpp"
+#include "isolate/worker_process.hpp"
 #include "tunekit/device.hpp"
 #include "tunekit/timing.hpp"
 #include "tunekit/validate.hpp"
@@ -53,9 +56,33 @@ class TrialRunner {
   virtual std::size_t live() const = 0;
 };
 
+// Answers the phases a worker is asked for, on `device` and `inputs` (the host's, inherited by
+// a fork; or a spawned worker's own, made as its TrialSetup says). Inputs are restored before
+// every phase; nothing is kept between phases.
+class TrialServer {
+ public:
+  // `own_builds`: this process did none of the host's builds (a spawned worker), so a window's
+  // trial is built before it is timed (a worker started after another's failure has not
+  // admitted it).
+  TrialServer(Device& device, const TrialInputs& inputs, bool own_builds = false)
+      : device_(device), in_(inputs), own_builds_(own_builds) {}
+  std::string serve(std::string_view request);
+
+ private:
+  TrialAnswer admit_here(const TrialRequest& q);
+  TrialAnswer window_here(const TrialRequest& q);
+  Device& device_;
+  const TrialInputs& in_;
+  bool own_builds_;
+};
+
 std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialInputs& inputs);
 // `memory_bytes`: what a worker may allocate beyond what it inherits (0: unlimited).
 std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInputs& inputs,
                                                 std::uint64_t memory_bytes);
+// Phases in a spawned worker program (Device::Workers::spawned), set up by `spawn.setup` (an
+// encoded TrialSetup). A worker that cannot set up is a UsageError naming why.
+std::unique_ptr<TrialRunner> make_spawned_runner(Device& device, const TrialInputs& inputs,
+                                                 WorkerProcess::Spawn spawn);
 
 }  // namespace tunekit::detail

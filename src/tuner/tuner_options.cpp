@@ -49,6 +49,8 @@ TunerOptions TunerOptions::from_environment(const std::function<const char*(cons
   o.persist.lock_dir =
       (std::filesystem::path(default_store_path(getenv)).parent_path() / "locks").string();
   if (const char* dir = getenv("TUNEKIT_ARTIFACT_DIR"); dir && *dir) o.persist.artifact_dir = dir;
+  if (const char* program = getenv("TUNEKIT_WORKER_PROGRAM"); program && *program)
+    o.measure.isolation.worker_program = program;
   // The model link of the chain (ModelOptions::serve), for applications run in mode cached.
   if (const char* serve = getenv("TUNEKIT_MODEL_SERVE"); serve && *serve) {
     const std::string_view v = serve;

@@ -134,5 +134,46 @@ TEST(OpenclCli, TuneSoftmaxRmsnormAndConv2dOnOpencl) {
   }
 }
 
+// Issue #12: OpenCL trials under --isolation worker run in a spawned worker (`tunekit
+// trial-worker`) that opens the device again with a context of its own; the same candidates
+// validate as in process, and the pick is one of them.
+TEST(OpenclCli, IsolatedTrialsRunInASpawnedWorkerWithItsOwnContext) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  const std::string tune =
+      "tune softmax --backend opencl --shape rows=64,cols=333 -q --json --store none";
+  const CliResult spawned = run_cli_fresh(tune + " --isolation worker");
+  ASSERT_EQ(spawned.status, 0) << spawned.err;
+  const CliResult here = run_cli_fresh(tune + " --isolation in_process");
+  ASSERT_EQ(here.status, 0) << here.err;
+  const auto s = parse_json(spawned), h = parse_json(here);
+  EXPECT_TRUE(contains(s["isolation"].get<std::string>(), "worker (spawned: ")) << spawned.out;
+  EXPECT_EQ(h["isolation"], "in_process") << here.out;
+  std::map<std::string, std::string> status_here;
+  for (const auto& c : h["candidates"]) status_here[c["name"]] = c["status"];
+  ASSERT_EQ(s["candidates"].size(), h["candidates"].size()) << spawned.out;
+  for (const auto& c : s["candidates"]) {
+    const bool validated = c["status"] == "ok" || c["status"] == "hopeless";
+    const bool validated_here =
+        status_here[c["name"]] == "ok" || status_here[c["name"]] == "hopeless";
+    EXPECT_EQ(validated, validated_here)
+        << c["name"] << ": " << c["status"] << " vs " << status_here[c["name"]];
+  }
+  EXPECT_EQ(s["source"], "searched") << spawned.out;
+  EXPECT_TRUE(status_here.count(s["winner"].get<std::string>())) << spawned.out;
+}
+
+// Without a program to spawn (TUNEKIT_WORKER_PROGRAM names none that exists), the search says
+// what to do and tunes nothing.
+TEST(OpenclCli, ASpawnedWorkerThatCannotStartIsAClearError) {
+  TUNEKIT_OPENCL_CONTEXT_OR_SKIP(context);
+  TempDir dir;
+  const CliResult run = run_cli(
+      "tune softmax --backend opencl --shape rows=8,cols=33 -q --store none --isolation worker",
+      dir / "cache", dir.path(), "TUNEKIT_WORKER_PROGRAM=/nonexistent/tunekit");
+  EXPECT_EQ(run.status, 2) << run.out << run.err;
+  EXPECT_TRUE(contains(run.err, "/nonexistent/tunekit could not be started")) << run.err;
+  EXPECT_TRUE(contains(run.err, "in_process")) << run.err;
+}
+
 }  // namespace
 }  // namespace tunekit::testing

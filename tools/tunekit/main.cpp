@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   tunekit::cli::register_stack(app);
   tunekit::cli::register_report(app);
   tunekit::cli::register_worker(app);
+  tunekit::cli::register_trial_worker(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

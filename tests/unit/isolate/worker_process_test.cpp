@@ -220,3 +220,62 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
 
 }  // namespace
 }  // namespace tunekit::detail
+
+namespace tunekit::detail {
+namespace {
+
+TEST(TrialRequest, CarriesTheHostsStopAnswerForASpawnedWorker) {
+  TrialRequest q;
+  q.stopped = true;
+  auto back = decode_trial_request(encode(q));
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->stopped);
+  q.stopped = false;
+  EXPECT_FALSE(decode_trial_request(encode(q))->stopped);
+}
+
+TEST(TrialSetup, RoundTripsAndRefusesDamagedBytes) {
+  TrialSetup s;
+  s.backend = "opencl", s.device = "1", s.arch = "sm_90", s.op = "sgemm";
+  s.key = "m=256,n=256,k=256";
+  s.checksum = "abc123";
+  s.input_sets = 2, s.rotation_copies = 3, s.check_calls = 4, s.default_index = 17;
+  s.memory_bytes = std::uint64_t{1} << 33;
+  const std::string bytes = encode(s);
+  auto back = decode_trial_setup(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->backend, "opencl");
+  EXPECT_EQ(back->device, "1");
+  EXPECT_EQ(back->arch, "sm_90");
+  EXPECT_EQ(back->op, "sgemm");
+  EXPECT_EQ(back->key, s.key);
+  EXPECT_EQ(back->checksum, "abc123");
+  EXPECT_EQ(back->input_sets, 2u);
+  EXPECT_EQ(back->rotation_copies, 3u);
+  EXPECT_EQ(back->check_calls, 4);
+  EXPECT_EQ(back->default_index, 17u);
+  EXPECT_EQ(back->memory_bytes, std::uint64_t{1} << 33);
+  for (std::size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_FALSE(decode_trial_setup(std::string_view(bytes).substr(0, n))) << n;
+  EXPECT_FALSE(decode_trial_setup(encode(TrialRequest{})));  // a request is not a setup
+}
+
+// A spawned worker that cannot be executed, or exits while setting up, is setup_failed naming
+// the program (the runner turns it into a UsageError: no candidate is blamed).
+TEST(WorkerProcess, ASpawnedProgramThatCannotSetUpSaysWhy) {
+  WorkerProcess missing(WorkerProcess::Spawn{"/nonexistent/worker", "setup", 5});
+  WorkerResult r = missing.call("request", 5);
+  EXPECT_EQ(r.kind, WorkerResult::Kind::setup_failed);
+  EXPECT_NE(r.message.find("/nonexistent/worker could not be started"), std::string::npos)
+      << r.message;
+  EXPECT_FALSE(missing.running());
+
+  WorkerProcess exits(WorkerProcess::Spawn{"/bin/false", "setup", 5});
+  r = exits.call("request", 5);
+  EXPECT_EQ(r.kind, WorkerResult::Kind::setup_failed);
+  EXPECT_NE(r.message.find("/bin/false exited with status 1 while setting up"), std::string::npos)
+      << r.message;
+}
+
+}  // namespace
+}  // namespace tunekit::detail

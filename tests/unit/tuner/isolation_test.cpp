@@ -14,101 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "fakes/hostile_op.hpp"
 #include "fakes/report_lookup.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit {
 namespace {
-
-struct IsolationArgs {
-  std::vector<float> a, b, out;
-};
-
-// Set by a candidate that is correct but leaves its process unfit for the next one.
-bool process_poisoned = false;
-
-void add(IsolationArgs& x) {
-  if (process_poisoned) std::abort();
-  for (std::size_t i = 0; i < x.out.size(); ++i) x.out[i] = x.a[i] + x.b[i];
-}
-
-// Calls counted per process: a worker starts from the host's count at its fork.
-std::atomic<int> flaky_calls{0};
-
-IsolationArgs make_args(const Key& key, int input_set = 0) {
-  const auto n = static_cast<std::size_t>(key.integer("n"));
-  IsolationArgs x{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)};
-  const float shift = 10.0f * static_cast<float>(input_set);  // a second set, other values
-  for (std::size_t i = 0; i < n; ++i)
-    x.a[i] = 1.0f + shift + static_cast<float>(i), x.b[i] = 2.0f * static_cast<float>(i);
-  return x;
-}
-
-std::unique_ptr<Op<IsolationArgs>> hostile_op(const std::vector<std::string>& hostile) {
-  auto op = std::make_unique<Op<IsolationArgs>>("hostile", 1);
-  op->key_field({"n", Value::Type::integer, "length", std::nullopt, 1, 1 << 20});
-  const std::map<std::string, std::function<void(IsolationArgs&)>> all{
-      {"segfault",
-       [](IsolationArgs& x) {
-         add(x);
-         *static_cast<volatile int*>(nullptr) = 1;
-       }},
-      {"abort", [](IsolationArgs&) { std::abort(); }},
-      {"hang",
-       [](IsolationArgs&) {
-         volatile unsigned spin = 0;  // unsigned: wrapping is defined (UBSan stays quiet)
-         while (true) spin = static_cast<unsigned>(spin) + 1;
-       }},
-      {"huge_allocation",
-       [](IsolationArgs& x) {
-         std::vector<char> huge(std::size_t{1} << 40, 1);  // 1 TiB
-         x.out[0] = huge[12345];
-       }},
-      {"throw_42", [](IsolationArgs&) { throw 42; }},
-      {"scribble",
-       [](IsolationArgs& x) {
-         add(x);
-         float* far = x.out.data() + (std::size_t{1} << 36);  // far out of bounds
-         for (int i = 0; i < 64; ++i) far[i * 4096] = 1;
-       }},
-      {"flaky_nan",
-       [](IsolationArgs& x) {
-         add(x);
-         if (flaky_calls.fetch_add(1) % 5 == 4) x.out[3] = std::numeric_limits<float>::quiet_NaN();
-       }},
-      {"poison_process",
-       [](IsolationArgs& x) {
-         for (std::size_t i = 0; i < x.out.size(); ++i) x.out[i] = x.a[i] + x.b[i];
-         process_poisoned = true;  // right, but every later add() in this process aborts
-         volatile int spin = 0;    // slower than the default: it never wins
-         while (spin < 60000) spin = static_cast<int>(spin) + 1;
-       }},
-      {"clobber",
-       [](IsolationArgs& x) {
-         add(x);
-         std::fill(x.a.begin(), x.a.end(), 0.0f);  // right once, wrong for every later call
-       }},
-  };
-  op->candidate("default", [](IsolationArgs& x) {
-    add(x);
-    // Slower than every hostile candidate, so each of them would win if it were not caught.
-    volatile int spin = 0;
-    while (spin < 20000) spin = static_cast<int>(spin) + 1;
-  });
-  op->candidate("good", add);
-  for (const auto& name : hostile) op->candidate(name, all.at(name));
-  op->candidate("late", add);  // correct, measured after every hostile one
-  op->default_candidate("default")
-      .inputs([](const Key& key, int input_set) { return make_args(key, input_set); })
-      .outputs([](IsolationArgs& x) {
-        return std::vector<OutputView>{OutputView::of(std::span(x.out))};
-      })
-      .key([](const IsolationArgs& x) {
-        return Key{{"n", static_cast<std::int64_t>(x.out.size())}};
-      });
-  return op;
-}
 
 TunerOptions quick(IsolationOptions::Mode mode) {
   TunerOptions o;
@@ -125,6 +37,10 @@ TunerOptions quick(IsolationOptions::Mode mode) {
 }
 
 using testing::candidate_named;
+using testing::hostile_op;
+using testing::IsolationArgs;
+using testing::make_args;
+using testing::process_poisoned;
 
 void expect_correct_winner(Tuner& tuner, const Op<IsolationArgs>& op, const TuneReport& r) {
   EXPECT_TRUE(r.winner_name == "good" || r.winner_name == "default" || r.winner_name == "late")

@@ -33,6 +33,8 @@ void register_stack(CLI::App& app);
 void register_report(CLI::App& app);
 // tunekit worker --store postgresql://...: evaluates points of the store's shared searches.
 void register_worker(CLI::App& app);
+// tunekit trial-worker --fd N: (internal) a spawned trial worker of an OpenCL/CUDA search.
+void register_trial_worker(CLI::App& app);
 
 // A --store value as open_store takes it: empty is $TUNEKIT_STORE, else the environment's
 // SQLite file; "sqlite" is that file ($TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else

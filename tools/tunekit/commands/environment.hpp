@@ -10,4 +10,8 @@ namespace tunekit::cli {
 // them.
 TunerOptions options_ignoring_mode();
 
+// Spawned trial workers (OpenCL/CUDA trials under --isolation worker) run this executable as
+// `tunekit trial-worker`, unless TUNEKIT_WORKER_PROGRAM named another.
+void use_own_program_for_workers(TunerOptions& options);
+
 }  // namespace tunekit::cli

@@ -46,6 +46,7 @@ struct StackCommand {
 void run_stack(const StackCommand& command, bool tune) {
   const StackWorkloadEntry& entry = find_stack_workload(command.workload);
   TunerOptions options = tune ? TunerOptions::from_environment() : options_ignoring_mode();
+  use_own_program_for_workers(options);
   options.hooks.log = command.log;
   options.decide.mode = tune ? Mode::tune : Mode::cached;
   if (!command.store.empty()) options.persist.store = resolve_store_spec(command.store);

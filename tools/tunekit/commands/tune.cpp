@@ -229,6 +229,7 @@ TunerOptions tuner_options(const TuneCommand& command) {
   TunerOptions options;
   if (command.mode.empty()) {
     options = TunerOptions::from_environment();
+    use_own_program_for_workers(options);
   } else {
     // --mode wins: TUNEKIT_MODE is not even read (a bad value there must not stop us).
     options = options_ignoring_mode();
@@ -423,8 +424,9 @@ void register_tune(CLI::App& app) {
                    "A B B A pairs confirming a non-default winner (0: off; default 16)")
       ->transform(integer_in(0, 10000));
   tune->add_option("--isolation", command->isolation,
-                   "Where trials run: automatic (a worker process each on the CPU) | worker | "
-                   "in_process");
+                   "Where trials run: automatic (a worker process on the CPU, in process on "
+                   "OpenCL/CUDA) | worker (on OpenCL/CUDA: a spawned process with its own "
+                   "device context) | in_process");
   tune->add_option("--backend", command->backend,
                    "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | "
                    "cuda (NVRTC-compiled CUDA kernels)");

@@ -126,7 +126,11 @@ TEST(CudaDeviceTrial, BuildLaunchAndSyncAreTheWorkloadsAndTheStreams) {
   CudaDevice device(f.context);
   EXPECT_EQ(device.identity().backend, "cuda");
   EXPECT_EQ(device.default_depth_cap(), 2048);
-  EXPECT_EQ(device.workers(), Device::Workers::unsupported);
+  EXPECT_EQ(device.workers(), Device::Workers::spawned);
+  ASSERT_TRUE(device.reopen().has_value());
+  EXPECT_EQ(device.reopen()->backend, "cuda");
+  EXPECT_EQ(device.reopen()->device, std::to_string(f.context->info().index));
+  EXPECT_EQ(device.reopen()->arch, f.context->arch());
   auto trial = device.make_trial(f.workload, 0);
   EXPECT_TRUE(trial->build().ok());
   EXPECT_EQ(f.workload.builds, 1);

@@ -2,7 +2,8 @@
 // without a platform (OCL_ICD_VENDORS pointed at an empty directory), sgemm 256³ on the OpenCL
 // device (a random sample of its 223,648-point space under an evaluation budget) with
 // validation, the spread line, and a store key that keeps OpenCL and CPU choices apart; the
-// row ops searched in full and conv2d under a budget; `ops --backend opencl` with the space sizes.
+// row ops searched in full and conv2d under a budget; `ops --backend opencl` with the space sizes;
+// --isolation worker in a spawned `tunekit trial-worker` with a context of its own.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -7,22 +7,29 @@
 #pragma once
 
 #include <functional>
-#include <string_view>
+#include <string>
 
 #include "tunekit/device.hpp"
 #include "tunekit/op.hpp"
 
 namespace tunekit {
 
+// What the host names: its device (as Device::reopen() says), the op by name, and the host's
+// store spec (where a source backend keeps its compile cache: the worker's builds are hits
+// there after the host's compile pass).
+struct TrialWorkerRequest {
+  DeviceReopen device;
+  std::string op;
+  std::string store;
+};
 // The device and op a worker serves; the program keeps both alive while serving.
 struct TrialWorkerTarget {
   Device* device = nullptr;
   const OpBase* op = nullptr;
 };
-// Opens the device `reopen` names and finds the op `op` on it; throws (UsageError, with why)
-// when it cannot. Called once, before any trial.
-using TrialWorkerOpen =
-    std::function<TrialWorkerTarget(const DeviceReopen& reopen, std::string_view op)>;
+// Opens the device and finds the op the request names; throws (UsageError, with why) when it
+// cannot. Called once, before any trial.
+using TrialWorkerOpen = std::function<TrialWorkerTarget(const TrialWorkerRequest& request)>;
 
 // Serves the host on socket `fd` until it closes: the setup first (refused, with why, when the
 // device or op cannot be opened or the op's candidate-set checksum differs from the host's),

@@ -48,12 +48,13 @@ struct IsolationOptions {
   // incumbent would take, at least `floor_seconds`, and never past the budget.
   double limit_seconds = 60;
   double floor_seconds = 2;
-  // Address space a worker may allocate beyond what it inherits (0: the device's memory).
+  // Address space a worker may allocate beyond what it inherits (0: the device's memory; for
+  // a spawned worker, beyond what it has once set up, and 0: no limit).
   std::uint64_t memory_bytes = 0;
   // The program a device that cannot fork its context (Device::Workers::spawned: OpenCL,
-  // CUDA) starts as a worker: it is run as `PROGRAM trial-worker --fd 3` and serves trials
-  // with serve_trial_worker (tunekit/trial_worker.hpp). The `tunekit` executable is one; the
-  // CLI sets its own path. from_environment(): TUNEKIT_WORKER_PROGRAM.
+  // CUDA) starts as a worker: a path (never looked up in PATH), run as `PROGRAM trial-worker
+  // --fd 3`, serving trials with serve_trial_worker (tunekit/trial_worker.hpp). The `tunekit`
+  // executable is one; the CLI sets its own path. from_environment(): TUNEKIT_WORKER_PROGRAM.
   std::string worker_program;
 };
 std::string_view to_string(IsolationOptions::Mode mode);

@@ -147,6 +147,7 @@ std::string encode(const TrialRequest& q) {
     w.put(v);
   w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0) |
                       (q.stopped ? 8 : 0));
+  w.put(q.stop_after_seconds);
   return w.take();
 }
 
@@ -170,6 +171,8 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
     *v = r.get<double>();
   const auto has = r.get<std::uint8_t>();
   q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4, q.stopped = has & 8;
+  q.stop_after_seconds = r.get<double>();
+  if (!(q.stop_after_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return q;
 }
@@ -201,7 +204,8 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
 std::string encode(const TrialSetup& s) {
   Writer w;
   w.put(kSetup);
-  for (const std::string* t : {&s.backend, &s.device, &s.arch, &s.op, &s.key, &s.checksum})
+  for (const std::string* t :
+       {&s.backend, &s.device, &s.arch, &s.op, &s.key, &s.checksum, &s.store})
     w.put(*t);
   w.put(s.input_sets);
   w.put(s.rotation_copies);
@@ -215,7 +219,8 @@ std::optional<TrialSetup> decode_trial_setup(std::string_view bytes) {
   Reader r(bytes);
   if (r.get<std::uint32_t>() != kSetup) return std::nullopt;
   TrialSetup s;
-  for (std::string* t : {&s.backend, &s.device, &s.arch, &s.op, &s.key, &s.checksum}) *t = r.text();
+  for (std::string* t : {&s.backend, &s.device, &s.arch, &s.op, &s.key, &s.checksum, &s.store})
+    *t = r.text();
   s.input_sets = r.get<std::uint32_t>();
   s.rotation_copies = r.get<std::uint32_t>();
   s.check_calls = r.get<std::int32_t>();

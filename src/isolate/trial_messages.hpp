@@ -31,6 +31,9 @@ struct TrialRequest {
   // The host's stop() answered true when it asked (a spawned worker, which has no copy of the
   // host's functions, stops the window at its first check then).
   bool stopped = false;
+  // A spawned worker's budget: the window stops once this long has passed since the request
+  // arrived (0: no budget).
+  double stop_after_seconds = 0;
 };
 
 // What a spawned worker (a fresh process: Device::Workers::spawned) is told first, to make
@@ -42,6 +45,7 @@ struct TrialSetup {
   std::string op;
   std::string key;       // Key::text()
   std::string checksum;  // OpBase::checksum().hex()
+  std::string store;     // the host's store spec (a backend's compile cache lives beside it)
   std::uint32_t input_sets = 1;
   std::uint32_t rotation_copies = 0;  // TrialInputs::rotation.size()
   std::int32_t check_calls = 0;
@@ -56,6 +60,9 @@ struct TrialAnswer {
   double validation_call_seconds = 0;
   std::optional<TimingResult> timing;
   std::string fatal;  // a FatalError in the worker: the host throws it again
+  // In the host only (not in the message): a spawned worker started for this phase took this
+  // long to start and set up, before the phase began.
+  double worker_setup_seconds = 0;
 };
 
 std::string encode(const TrialRequest& request);

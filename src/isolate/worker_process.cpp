@@ -150,6 +150,9 @@ void detach(int fd) {
 // Only async-signal-safe calls: the host may have other threads. `argv` was made before fork.
 [[noreturn]] void exec_main(int fd, char* const* argv) {
   detach(fd);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::pthread_sigmask(SIG_SETMASK, &none, nullptr);  // not the forking thread's mask
   if (fd != kSpawnedFd) {
     if (::dup2(fd, kSpawnedFd) < 0) ::_exit(127);
     ::close(fd);
@@ -229,6 +232,18 @@ WorkerResult WorkerProcess::start() {
     result.message = std::string("cannot create a socket for the worker: ") + std::strerror(errno);
     return result;
   }
+  // Never on a standard descriptor (a host started with them closed): the child keeps 0-2.
+  for (int& fd : fds) {
+    if (fd >= 3) continue;
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (moved < 0) {
+      result.message = std::string("cannot move the worker's socket: ") + std::strerror(errno);
+      ::close(fds[0]), ::close(fds[1]);
+      return result;
+    }
+    ::close(fd);
+    fd = moved;
+  }
   std::string fd_text = std::to_string(kSpawnedFd);
   std::vector<char*> argv;
   if (spawn_) {
@@ -255,6 +270,7 @@ WorkerResult WorkerProcess::start() {
 }
 
 WorkerResult WorkerProcess::set_up() {
+  const auto started = Clock::now();
   WorkerResult result;
   std::string answer;
   Received r = Received::closed;
@@ -262,6 +278,7 @@ WorkerResult WorkerProcess::set_up() {
     r = receive_message(socket_, answer, deadline_after(spawn_->setup_seconds));
   if (r == Received::message && answer.empty()) {
     result.kind = WorkerResult::Kind::answered;
+    result.setup_seconds = std::chrono::duration<double>(Clock::now() - started).count();
     return result;
   }
   const std::string program = "the worker program " + spawn_->program;
@@ -285,10 +302,18 @@ WorkerResult WorkerProcess::set_up() {
 }
 
 WorkerResult WorkerProcess::call(std::string_view request, double limit_seconds) {
+  double setup_seconds = 0;
   if (!running()) {
     WorkerResult started = start();
     if (started.kind != WorkerResult::Kind::answered) return started;
+    setup_seconds = started.setup_seconds;
   }
+  WorkerResult result = exchange(request, limit_seconds);
+  result.setup_seconds = setup_seconds;
+  return result;
+}
+
+WorkerResult WorkerProcess::exchange(std::string_view request, double limit_seconds) {
   const Deadline deadline = deadline_after(limit_seconds);
   WorkerResult result;
   if (!send_message(socket_, request)) return failed(false, limit_seconds);

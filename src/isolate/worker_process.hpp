@@ -27,7 +27,8 @@ struct WorkerResult {
   std::string answer;
   int signal = 0;
   int exit_code = 0;
-  std::string message;  // what happened, for the outcome's message
+  std::string message;       // what happened, for the outcome's message
+  double setup_seconds = 0;  // a spawned worker started for this call: its start and setup
 };
 
 class WorkerProcess {
@@ -61,6 +62,7 @@ class WorkerProcess {
 
  private:
   WorkerResult start();
+  WorkerResult exchange(std::string_view request, double limit_seconds);
   WorkerResult failed(bool killed, double limit_seconds);
 
   WorkerResult set_up();

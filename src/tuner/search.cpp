@@ -225,6 +225,8 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     if (budget.limited()) {
       context.set_stop([&budget] { return !budget.admits_timing(); });
       context.set_time_left([&budget] { return budget.seconds() - budget.elapsed(); });
+      context.set_seconds_to_stop(
+          [&budget] { return budget.seconds() - budget.reserve() - budget.elapsed(); });
     }
     TuningEvaluator evaluator(context, *schedule, budget, build_threads(options, device), now);
     SearchSettings settings;

@@ -114,11 +114,15 @@ void SearchContext::choose_runner() {
                                                           workers == Device::Workers::by_default));
   const std::uint64_t memory =
       iso.memory_bytes > 0 ? iso.memory_bytes : device_.identity().memory_bytes;
-  if (isolated_ && workers == Device::Workers::spawned) {
-    r_.isolation = "worker (spawned: " + iso.worker_program + ")";
+  spawned_ = isolated_ && workers == Device::Workers::spawned;
+  if (spawned_) {
+    WorkerProcess::Spawn spawn = spawn_worker(iso.memory_bytes);
+    r_.isolation = "worker (spawned: " + spawn.program + ")";
     // The device's memory is not the host's address space (a GPU driver reserves far more
     // than it uses): only a limit the caller set applies.
-    runner_ = make_spawned_runner(device_, inputs_, spawn_worker(iso.memory_bytes));
+    runner_ = make_spawned_runner(device_, inputs_, std::move(spawn), [this]() -> double {
+      return seconds_to_stop_ ? seconds_to_stop_() : 0.0;
+    });
   } else if (isolated_) {
     r_.isolation = "worker";
     runner_ = make_worker_runner(device_, inputs_, memory);
@@ -142,10 +146,17 @@ WorkerProcess::Spawn SearchContext::spawn_worker(std::uint64_t memory) const {
                              : std::string("this device does not say how to open it again")) +
                      ", or use 'in_process'");
   }
-  if (options_.measure.timing.on_call) {
-    throw UsageError("TimingOptions::on_call cannot run in a spawned worker (the " + backend +
-                     " device's trials run in a process of their own): use isolation "
-                     "'in_process'");
+  if (iso.worker_program.find('/') == std::string::npos) {
+    throw UsageError("IsolationOptions::worker_program '" + iso.worker_program +
+                     "' is not a path: name the tunekit executable by its path (it is not "
+                     "looked up in PATH)");
+  }
+  if (options_.measure.timing.on_call || options_.measure.timing.evictor) {
+    throw UsageError(std::string("TimingOptions::") +
+                     (options_.measure.timing.on_call ? "on_call" : "evictor") +
+                     " cannot run in a spawned worker (the " + backend +
+                     " device's trials run in a process of their own, with the device's own "
+                     "evictor): use isolation 'in_process'");
   }
   TrialSetup setup;
   setup.backend = reopen->backend;
@@ -154,6 +165,7 @@ WorkerProcess::Spawn SearchContext::spawn_worker(std::uint64_t memory) const {
   setup.op = op_.name();
   setup.key = key_.text();
   setup.checksum = op_.checksum().hex();
+  setup.store = options_.persist.store;
   setup.input_sets = static_cast<std::uint32_t>(1 + more_sets_.size());
   setup.rotation_copies = static_cast<std::uint32_t>(rotation_.size());
   setup.check_calls = options_.measure.check_calls;
@@ -186,7 +198,7 @@ bool SearchContext::admit(std::size_t index) {
   }
   const auto start = Wall::now();
   TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index));
-  const double took = since(start);
+  const double took = since(start) - a.worker_setup_seconds;  // a worker's start is no candidate's
   validated_[index] = took;
   validation_call_[index] = a.validation_call_seconds;
   if (!built_[index]) {
@@ -221,7 +233,15 @@ double SearchContext::validation_limit(std::size_t index) const {
   // One call per input set, each far slower than the incumbent: it would lose anyway.
   if (incumbent_ > 0) limit = std::min(limit, 50 * incumbent_ * op_.input_sets());
   if (time_left_ && index != r_.default_index) limit = std::min(limit, std::max(0.0, time_left_()));
-  return std::max(limit, iso.floor_seconds);
+  return std::max(limit, iso.floor_seconds) + rebuild_allowance(index);
+}
+
+double SearchContext::rebuild_allowance(std::size_t index) const {
+  // A spawned worker builds again what the host's compile pass built (a cache hit, unless the
+  // driver keeps no cache): as long as the host's build took, beyond the phase's own limit.
+  if (!spawned_) return 0;
+  const CandidateReport* c = find(index);
+  return c ? 2 * c->compile_seconds : 0;
 }
 
 double SearchContext::window_limit(std::size_t index, const TimingOptions& t) const {
@@ -246,7 +266,9 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
     limit = std::min(limit, cap);
   }
   if (time_left_ && index != r_.default_index) limit = std::min(limit, std::max(0.0, time_left_()));
-  return std::max(limit, iso.floor_seconds);
+  // A spawned worker stops a window at the budget by itself: the host's limit is a floor later.
+  const double grace = spawned_ && time_left_ ? iso.floor_seconds : 0;
+  return std::max(limit, iso.floor_seconds) + grace + rebuild_allowance(index);
 }
 
 TimingOptions SearchContext::timing_options(std::size_t index) const {

@@ -78,6 +78,10 @@ class SearchContext {
   void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
   // Seconds left in the search's budget (unset: no budget): the paired confirmation fits in it.
   void set_time_left(std::function<double()> left) { time_left_ = std::move(left); }
+  // Seconds until stop() turns true (unset: never): a spawned worker stops by itself then.
+  void set_seconds_to_stop(std::function<double()> seconds) {
+    seconds_to_stop_ = std::move(seconds);
+  }
   // How many candidates progress events count towards (the space, or what the budget allows).
   void set_progress_total(std::size_t total) { total_ = total; }
 
@@ -101,6 +105,7 @@ class SearchContext {
   int sized_pairs() const;
   void choose_runner();
   WorkerProcess::Spawn spawn_worker(std::uint64_t memory) const;
+  double rebuild_allowance(std::size_t index) const;
   // One window through the runner (checked calls after it on the candidate's first); the
   // timing's functions are those of candidate `functions_of` (default: `index`).
   TimingResult window(std::size_t index, const TimingOptions& timing,
@@ -133,6 +138,8 @@ class SearchContext {
   std::unordered_map<std::size_t, std::string> banned_;  // index -> why
   std::function<bool()> stop_;
   std::function<double()> time_left_;
+  std::function<double()> seconds_to_stop_;
+  bool spawned_ = false;  // trials in a spawned worker (Device::Workers::spawned)
   double incumbent_ = 0;
   double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
   std::size_t finished_ = 0;

@@ -1,5 +1,6 @@
 #include "tuner/trial_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -267,8 +268,12 @@ class WorkerRunner final : public TrialRunner {
       : server_(device, in),
         worker_([this](std::string_view request) { return server_.serve(request); }, memory_bytes) {
   }
-  WorkerRunner(Device& device, const TrialInputs& in, WorkerProcess::Spawn spawn)
-      : server_(device, in), worker_(std::move(spawn)), spawned_(true) {}
+  WorkerRunner(Device& device, const TrialInputs& in, WorkerProcess::Spawn spawn,
+               std::function<double()> seconds_to_stop)
+      : server_(device, in),
+        worker_(std::move(spawn)),
+        spawned_(true),
+        seconds_to_stop_(std::move(seconds_to_stop)) {}
 
   TrialAnswer admit(std::size_t index, bool built, double limit_seconds) override {
     TrialRequest q;
@@ -290,8 +295,12 @@ class WorkerRunner final : public TrialRunner {
     q.functions_of = functions_of;
     q.check = check;
     q.timing = timing;
-    // A spawned worker has no copy of the host's stop(): it is asked here, once.
-    q.stopped = spawned_ && timing.stop && timing.stop();
+    // A spawned worker has no copy of the host's stop(): it is asked here, and the worker
+    // stops by itself when the budget's stop() would (a caller's own stop() is asked only here).
+    if (spawned_ && timing.stop) {
+      q.stopped = timing.stop();
+      if (!q.stopped && seconds_to_stop_) q.stop_after_seconds = std::max(1e-6, seconds_to_stop_());
+    }
     return call(q, "timing", limit_seconds);
   }
 
@@ -312,14 +321,22 @@ class WorkerRunner final : public TrialRunner {
     // changed, a heap they damaged): the phase runs again in a fresh worker, and the candidate
     // is blamed only if it fails there too. (A hang is not run twice: its limit was paid once
     // already.)
-    if (shared && !trusted(a.outcome.status) && a.outcome.status != Status::timed_out)
-      a = call_once(q, phase, limit_seconds);
+    if (shared && !trusted(a.outcome.status) && a.outcome.status != Status::timed_out) {
+      TrialAnswer again = call_once(q, phase, limit_seconds);
+      // No fresh worker to run it in: the first outcome is all that is known.
+      if (!no_worker_) a = std::move(again);
+    }
     return a;
   }
 
   TrialAnswer call_once(const TrialRequest& q, std::string_view phase, double limit_seconds) {
     if (!worker_.running()) served_.clear();
     WorkerResult r = worker_.call(encode(q), limit_seconds);
+    no_worker_ = false;
+    if (r.kind == WorkerResult::Kind::setup_failed && set_up_once_)
+      r = worker_.call(encode(q), limit_seconds);  // a replacement: once more
+    if (r.kind != WorkerResult::Kind::setup_failed && r.kind != WorkerResult::Kind::not_started)
+      set_up_once_ = true;
     served_.insert(q.index);
     const std::string during = std::string(phase) + " in a worker process: ";
     TrialAnswer a;
@@ -344,10 +361,16 @@ class WorkerRunner final : public TrialRunner {
         a.outcome = {Status::launch_failed, during + r.message};
         break;
       case WorkerResult::Kind::setup_failed:
-        // Not the candidate's doing: the setup runs none of them but the default, which the
-        // host already validated. Every trial would fail the same way.
-        throw UsageError(r.message + "; run the trials in process (isolation 'in_process')");
+        // The first worker: not a candidate's doing (the setup runs none of them but the
+        // default, which the host validated) and every trial would fail the same way. A
+        // replacement after a candidate misbehaved (a device it left unusable, say): the phase.
+        if (!set_up_once_)
+          throw UsageError(r.message + "; run the trials in process (isolation 'in_process')");
+        a.outcome = {Status::launch_failed, during + "a fresh worker: " + r.message};
+        no_worker_ = true;
+        break;
     }
+    a.worker_setup_seconds = r.setup_seconds;
     if (!trusted(a.outcome.status)) worker_.stop();
     if (!worker_.running()) served_.clear();
     return a;
@@ -362,6 +385,9 @@ class WorkerRunner final : public TrialRunner {
   std::set<std::size_t> served_;  // the candidates the running worker has served
   WorkerProcess worker_;
   bool spawned_ = false;
+  bool set_up_once_ = false;  // a spawned worker set up at least once
+  bool no_worker_ = false;    // the last call found no worker that could set up
+  std::function<double()> seconds_to_stop_;
 };
 
 }  // namespace
@@ -394,10 +420,17 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
   TimingOptions t = q.timing;
   const TimingOptions own = in_.functions ? in_.functions(q.functions_of) : TimingOptions{};
   t.evictor = q.evict ? (own.evictor ? own.evictor : device_.evictor()) : nullptr;
-  if (q.stopped)
+  t.stop = q.stop ? own.stop : nullptr;
+  if (q.stopped) {
     t.stop = [] { return true; };
-  else
-    t.stop = q.stop ? own.stop : nullptr;
+  } else if (q.stop_after_seconds > 0) {  // a spawned worker's budget, from now
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(q.stop_after_seconds));
+    t.stop = [until, inner = std::move(t.stop)] {
+      return std::chrono::steady_clock::now() >= until || (inner && inner());
+    };
+  }
   t.on_call = q.on_call ? own.on_call : nullptr;
   std::unique_ptr<Trial> trial = timing_trial(device_, in_, q.index);
   TrialAnswer a;
@@ -424,8 +457,10 @@ std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInput
 }
 
 std::unique_ptr<TrialRunner> make_spawned_runner(Device& device, const TrialInputs& inputs,
-                                                 WorkerProcess::Spawn spawn) {
-  return std::make_unique<WorkerRunner>(device, inputs, std::move(spawn));
+                                                 WorkerProcess::Spawn spawn,
+                                                 std::function<double()> seconds_to_stop) {
+  return std::make_unique<WorkerRunner>(device, inputs, std::move(spawn),
+                                        std::move(seconds_to_stop));
 }
 
 }  // namespace tunekit::detail

@@ -70,7 +70,8 @@ int serve_trial_worker(int fd, const TrialWorkerOpen& open) {
   TrialWorkerTarget target;
   std::unique_ptr<SpawnedInputs> inputs;
   try {
-    target = open(DeviceReopen{setup->backend, setup->device, setup->arch}, setup->op);
+    target = open(TrialWorkerRequest{DeviceReopen{setup->backend, setup->device, setup->arch},
+                                     setup->op, setup->store});
     if (!target.device || !target.op) throw UsageError("no device or no op " + setup->op);
     if (target.op->checksum().hex() != setup->checksum) {
       throw UsageError("its op " + setup->op +
@@ -78,7 +79,10 @@ int serve_trial_worker(int fd, const TrialWorkerOpen& open) {
     }
     inputs = std::make_unique<SpawnedInputs>(*target.op, *setup);
   } catch (const std::exception& e) {
-    detail::send_answer(fd, e.what());
+    // Never "": an empty answer means ready.
+    const std::string why =
+        *e.what() ? e.what() : "setting up failed (an exception without a message)";
+    detail::send_answer(fd, why);
     return 65;
   } catch (...) {
     detail::send_answer(fd, "setting up failed (a non-standard exception)");

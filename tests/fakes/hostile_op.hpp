@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tunekit/op.hpp"
@@ -83,6 +86,22 @@ inline std::unique_ptr<Op<IsolationArgs>> hostile_op(const std::vector<std::stri
          process_poisoned = true;  // right, but every later add() in this process aborts
          volatile int spin = 0;    // slower than the default: it never wins
          while (spin < 60000) spin = static_cast<int>(spin) + 1;
+       }},
+      {"break_device",  // leaves a marker that makes the next worker's setup fail, and dies
+       [](IsolationArgs&) {
+         if (const char* marker = std::getenv("TUNEKIT_TEST_BROKEN_DEVICE"))
+           std::ofstream(marker) << "broken\n";
+         std::abort();
+       }},
+      {"wrong_on_set_2",  // right on the first input set only (the second's a[0] is 11)
+       [](IsolationArgs& x) {
+         add(x);
+         if (x.a[0] > 5.0f) x.out[0] += 1.0f;
+       }},
+      {"slow",  // correct, 20 ms a call: a window of it outlasts a small budget
+       [](IsolationArgs& x) {
+         add(x);
+         std::this_thread::sleep_for(std::chrono::milliseconds(20));
        }},
       {"clobber",
        [](IsolationArgs& x) {

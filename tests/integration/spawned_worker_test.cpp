@@ -6,11 +6,13 @@
 // in it, the host survives, and a program that cannot serve is a clear UsageError.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "fakes/hostile_op.hpp"
 #include "fakes/report_lookup.hpp"
+#include "fakes/temp_dir.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
@@ -78,7 +80,7 @@ TEST(SpawnedWorker, CrashesHangsAndThrowsAreClassifiedAndTheHostSurvives) {
 // clobbers them, or is wrong one call in five, fails there and harms no other.
 TEST(SpawnedWorker, ValidationHoldsOnTheWorkersOwnInputs) {
   SpawningDevice device;
-  const std::vector<std::string> hostile{"flaky_nan", "clobber"};
+  const std::vector<std::string> hostile{"flaky_nan", "clobber", "wrong_on_set_2"};
   auto op = hostile_op(hostile, op_name(hostile));
   Tuner tuner(device, spawned());
   TuneReport r;
@@ -87,8 +89,33 @@ TEST(SpawnedWorker, ValidationHoldsOnTheWorkersOwnInputs) {
       << candidate_named(r, "flaky_nan").outcome.message;
   EXPECT_EQ(candidate_named(r, "clobber").outcome.status, Status::validation_failed)
       << candidate_named(r, "clobber").outcome.message;
+  // The worker validates on every input set the host does.
+  const Outcome& second = candidate_named(r, "wrong_on_set_2").outcome;
+  EXPECT_EQ(second.status, Status::validation_failed) << second.message;
+  EXPECT_NE(second.message.find("input set 2"), std::string::npos) << second.message;
   EXPECT_EQ(candidate_named(r, "late").outcome.status, Status::ok)
       << candidate_named(r, "late").outcome.message;
+}
+
+// A replacement worker that cannot set up (a candidate left the device unusable) fails the
+// phase it was started for, after one more try; the search goes on and is not aborted.
+TEST(SpawnedWorker, AReplacementThatCannotSetUpFailsItsPhaseNotTheSearch) {
+  TempDir dir;
+  const std::string marker = (dir / "broken").string();
+  ::setenv("TUNEKIT_TEST_BROKEN_DEVICE", marker.c_str(), 1);
+  SpawningDevice device;
+  const std::vector<std::string> hostile{"break_device"};
+  auto op = hostile_op(hostile, op_name(hostile));
+  Tuner tuner(device, spawned());
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 64}}, &r);
+  ::unsetenv("TUNEKIT_TEST_BROKEN_DEVICE");
+  EXPECT_EQ(candidate_named(r, "break_device").outcome.status, Status::crashed);
+  const Outcome& late = candidate_named(r, "late").outcome;
+  EXPECT_EQ(late.status, Status::launch_failed) << late.message;
+  EXPECT_NE(late.message.find("could not set up: the device is broken"), std::string::npos)
+      << late.message;
+  EXPECT_EQ(candidate_named(r, "good").outcome.status, Status::ok);
 }
 
 // Opt-in: 'automatic' runs a spawning device's trials in process.
@@ -122,6 +149,9 @@ TEST(SpawnedWorker, AWorkerThatCannotServeIsAUsageErrorSayingWhy) {
   std::string e = usage_error_of(*op, spawned(""));
   EXPECT_NE(e.find("TUNEKIT_WORKER_PROGRAM"), std::string::npos) << e;
 
+  e = usage_error_of(*op, spawned("tunekit"));  // never looked up in PATH
+  EXPECT_NE(e.find("'tunekit' is not a path"), std::string::npos) << e;
+
   e = usage_error_of(*op, spawned("/nonexistent/trial-worker"));
   EXPECT_NE(e.find("/nonexistent/trial-worker could not be started"), std::string::npos) << e;
   EXPECT_NE(e.find("in_process"), std::string::npos) << e;
@@ -141,6 +171,12 @@ TEST(SpawnedWorker, AWorkerThatCannotServeIsAUsageErrorSayingWhy) {
   with_hook.measure.timing.on_call = [](const TimingResult&) {};
   e = usage_error_of(*op, with_hook);
   EXPECT_NE(e.find("on_call"), std::string::npos) << e;
+  // Nor an evictor of the caller's (the worker would use the device's instead, silently).
+  cpu::CacheEvictor evictor(1 << 20);
+  TunerOptions with_evictor = spawned();
+  with_evictor.measure.timing.evictor = &evictor;
+  e = usage_error_of(*op, with_evictor);
+  EXPECT_NE(e.find("evictor"), std::string::npos) << e;
 }
 
 }  // namespace

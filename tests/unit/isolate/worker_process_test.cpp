@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <thread>
 #include <vector>
@@ -231,7 +232,13 @@ TEST(TrialRequest, CarriesTheHostsStopAnswerForASpawnedWorker) {
   ASSERT_TRUE(back);
   EXPECT_TRUE(back->stopped);
   q.stopped = false;
-  EXPECT_FALSE(decode_trial_request(encode(q))->stopped);
+  q.stop_after_seconds = 2.5;
+  back = decode_trial_request(encode(q));
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->stopped);
+  EXPECT_EQ(back->stop_after_seconds, 2.5);
+  q.stop_after_seconds = std::numeric_limits<double>::quiet_NaN();  // damaged: refused
+  EXPECT_FALSE(decode_trial_request(encode(q)));
 }
 
 TEST(TrialSetup, RoundTripsAndRefusesDamagedBytes) {
@@ -239,6 +246,7 @@ TEST(TrialSetup, RoundTripsAndRefusesDamagedBytes) {
   s.backend = "opencl", s.device = "1", s.arch = "sm_90", s.op = "sgemm";
   s.key = "m=256,n=256,k=256";
   s.checksum = "abc123";
+  s.store = "sqlite:/tmp/x.db";
   s.input_sets = 2, s.rotation_copies = 3, s.check_calls = 4, s.default_index = 17;
   s.memory_bytes = std::uint64_t{1} << 33;
   const std::string bytes = encode(s);
@@ -250,6 +258,7 @@ TEST(TrialSetup, RoundTripsAndRefusesDamagedBytes) {
   EXPECT_EQ(back->op, "sgemm");
   EXPECT_EQ(back->key, s.key);
   EXPECT_EQ(back->checksum, "abc123");
+  EXPECT_EQ(back->store, "sqlite:/tmp/x.db");
   EXPECT_EQ(back->input_sets, 2u);
   EXPECT_EQ(back->rotation_copies, 3u);
   EXPECT_EQ(back->check_calls, 4);

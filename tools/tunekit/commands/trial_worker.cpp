@@ -5,7 +5,6 @@
 // runs the candidates' phases there, so a candidate that crashes or hangs takes only it down.
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -28,13 +27,12 @@ struct TrialWorkerCommand {
 class TrialWorkerOps {
  public:
   explicit TrialWorkerOps(Log log) : log_(std::move(log)), pool_(0) {}
-  TrialWorkerTarget open(const DeviceReopen& reopen, std::string_view op_name) {
+  TrialWorkerTarget open(const TrialWorkerRequest& r) {
+    // The host's store: a source backend's compile cache beside it has the host's builds.
     ops_ = std::make_unique<BackendOps>(
-        reopen.backend, BackendOpen{reopen.device, reopen.arch, resolve_store_spec(""), log_},
-        pool_);
-    const OpBase* op = ops_->find(op_name);
-    if (!op)
-      throw UsageError("the " + reopen.backend + " backend has no op " + std::string(op_name));
+        r.device.backend, BackendOpen{r.device.device, r.device.arch, r.store, log_}, pool_);
+    const OpBase* op = ops_->find(r.op);
+    if (!op) throw UsageError("the " + r.device.backend + " backend has no op " + r.op);
     return {&ops_->device(), op};
   }
 
@@ -58,8 +56,8 @@ void register_trial_worker(CLI::App& app) {
       ->transform(integer_in(0, 1 << 20));
   worker->callback([command, worker] {
     TrialWorkerOps ops(tool_log(*worker));
-    const int status = serve_trial_worker(
-        command->fd, [&](const DeviceReopen& r, std::string_view op) { return ops.open(r, op); });
+    const int status =
+        serve_trial_worker(command->fd, [&](const TrialWorkerRequest& r) { return ops.open(r); });
     if (status != 0) throw CLI::RuntimeError(status);  // the host reads the socket, not this
   });
 }

@@ -299,7 +299,9 @@ class WorkerRunner final : public TrialRunner {
     // stops by itself when the budget's stop() would (a caller's own stop() is asked only here).
     if (spawned_ && timing.stop) {
       q.stopped = timing.stop();
-      if (!q.stopped && seconds_to_stop_) q.stop_after_seconds = std::max(1e-6, seconds_to_stop_());
+      // <= 0: no budget (a budget already spent made stop() true above).
+      const double left = !q.stopped && seconds_to_stop_ ? seconds_to_stop_() : 0;
+      if (left > 0) q.stop_after_seconds = left;
     }
     return call(q, "timing", limit_seconds);
   }

@@ -83,8 +83,8 @@ std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInput
 // Phases in a spawned worker program (Device::Workers::spawned), set up by `spawn.setup` (an
 // encoded TrialSetup). The first worker that cannot set up is a UsageError naming why (no
 // candidate is to blame); a replacement that cannot is tried once more, then the phase fails
-// launch_failed. `seconds_to_stop` (null: no budget): how long until the budget's stop(), sent
-// with each window (the worker has no copy of the host's stop()).
+// launch_failed. `seconds_to_stop` (null, or <= 0: no budget): how long until the budget's
+// stop(), sent with each window (the worker has no copy of the host's stop()).
 std::unique_ptr<TrialRunner> make_spawned_runner(Device& device, const TrialInputs& inputs,
                                                  WorkerProcess::Spawn spawn,
                                                  std::function<double()> seconds_to_stop);

@@ -118,6 +118,21 @@ TEST(SpawnedWorker, AReplacementThatCannotSetUpFailsItsPhaseNotTheSearch) {
   EXPECT_EQ(candidate_named(r, "good").outcome.status, Status::ok);
 }
 
+// A caller's stop() that never fires, and no budget: the worker gets no stop time and every
+// window runs in full (nothing is `stopped`).
+TEST(SpawnedWorker, ACallersStopWithoutABudgetCutsNothing) {
+  SpawningDevice device;
+  auto op = hostile_op({}, op_name({}));
+  TunerOptions o = spawned();
+  o.measure.timing.stop = [] { return false; };
+  Tuner tuner(device, o);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 64}}, &r);
+  for (const char* name : {"default", "good", "late"})
+    EXPECT_EQ(candidate_named(r, name).outcome.status, Status::ok)
+        << name << ": " << candidate_named(r, name).outcome.message;
+}
+
 // Opt-in: 'automatic' runs a spawning device's trials in process.
 TEST(SpawnedWorker, AutomaticRunsInProcess) {
   SpawningDevice device;

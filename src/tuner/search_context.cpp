@@ -71,23 +71,12 @@ bool SearchContext::prepare_inputs(int input_sets) {
     return false;
   }
   try {
-    workload_ = op_.make_workload(key_);
-    reference_ = Reference::capture(*workload_, op_.has_reference(), r_.default_index);
-    for (int set = 1; set < sets; ++set) {
-      more_sets_.push_back(op_.make_workload(key_, set));
-      more_references_.push_back(
-          Reference::capture(*more_sets_.back(), op_.has_reference(), r_.default_index));
-    }
     const int copies = options_.measure.rotate > 0 ? options_.measure.rotate : op_.rotation(key_);
-    for (int c = 1; c < copies; ++c) rotation_.push_back(op_.make_workload(key_));
-    inputs_.workload = workload_.get();
-    inputs_.reference = &*reference_;
-    for (std::size_t s = 0; s < more_sets_.size(); ++s)
-      inputs_.more_sets.emplace_back(more_sets_[s].get(), &more_references_[s]);
-    for (auto& w : rotation_) inputs_.rotation.push_back(w.get());
-    inputs_.tolerance = op_.tolerance(key_);
-    inputs_.check_calls = options_.measure.check_calls;
-    inputs_.functions = [this](std::size_t index) { return timing_options(index); };
+    input_set_.emplace(op_, key_, sets, std::max(0, copies - 1), r_.default_index);
+    TrialInputs& inputs = input_set_->inputs();
+    inputs.tolerance = op_.tolerance(key_);
+    inputs.check_calls = options_.measure.check_calls;
+    inputs.functions = [this](std::size_t index) { return timing_options(index); };
   } catch (const UsageError&) {
     throw;
   } catch (...) {
@@ -120,16 +109,16 @@ void SearchContext::choose_runner() {
     r_.isolation = "worker (spawned: " + spawn.program + ")";
     // The device's memory is not the host's address space (a GPU driver reserves far more
     // than it uses): only a limit the caller set applies.
-    runner_ = make_spawned_runner(device_, inputs_, std::move(spawn), [this]() -> double {
-      return seconds_to_stop_ ? seconds_to_stop_() : 0.0;
-    });
+    runner_ = make_spawned_runner(
+        device_, input_set_->inputs(), std::move(spawn),
+        [this]() -> double { return seconds_to_stop_ ? seconds_to_stop_() : 0.0; });
   } else if (isolated_) {
     r_.isolation = "worker";
-    runner_ = make_worker_runner(device_, inputs_, memory);
+    runner_ = make_worker_runner(device_, input_set_->inputs(), memory);
   } else {
     r_.isolation =
         opted_out ? "in_process (the op: " + *op_.in_process_reason() + ")" : "in_process";
-    runner_ = make_in_process_runner(device_, inputs_);
+    runner_ = make_in_process_runner(device_, input_set_->inputs());
   }
 }
 
@@ -166,8 +155,8 @@ WorkerProcess::Spawn SearchContext::spawn_worker(std::uint64_t memory) const {
   setup.key = key_.text();
   setup.checksum = op_.checksum().hex();
   setup.store = options_.persist.store;
-  setup.input_sets = static_cast<std::uint32_t>(1 + more_sets_.size());
-  setup.rotation_copies = static_cast<std::uint32_t>(rotation_.size());
+  setup.input_sets = static_cast<std::uint32_t>(1 + input_set_->inputs().more_sets.size());
+  setup.rotation_copies = static_cast<std::uint32_t>(input_set_->inputs().rotation.size());
   setup.check_calls = options_.measure.check_calls;
   setup.default_index = r_.default_index;
   setup.memory_bytes = memory;
@@ -176,7 +165,7 @@ WorkerProcess::Spawn SearchContext::spawn_worker(std::uint64_t memory) const {
 }
 
 std::unique_ptr<Trial> SearchContext::build_trial(std::size_t index) {
-  return device_.make_trial(*workload_, index);
+  return device_.make_trial(*input_set_->inputs().workload, index);
 }
 
 void SearchContext::built(std::size_t index, const Outcome& outcome, double seconds) {

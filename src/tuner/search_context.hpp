@@ -122,12 +122,7 @@ class SearchContext {
   const TunerOptions& options_;
   TuneReport r_;
   std::unordered_map<std::size_t, std::size_t> position_;  // index -> r_.candidates position
-  std::unique_ptr<Workload> workload_;                     // validated against the reference
-  std::vector<std::unique_ptr<Workload>> rotation_;        // further input copies for timing
-  std::optional<Reference> reference_;
-  std::vector<std::unique_ptr<Workload>> more_sets_;  // input sets 2.. and their references
-  std::vector<Reference> more_references_;
-  TrialInputs inputs_;
+  std::optional<TrialInputSet> input_set_;                 // made by prepare_inputs
   std::unique_ptr<TrialRunner> runner_;
   bool isolated_ = false;
   std::unordered_map<std::size_t, bool> built_;        // index -> built (compile pass or admit)

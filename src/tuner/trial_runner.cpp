@@ -394,6 +394,23 @@ class WorkerRunner final : public TrialRunner {
 
 }  // namespace
 
+TrialInputSet::TrialInputSet(const OpBase& op, const Key& key, int input_sets, int rotation_copies,
+                             std::size_t default_index) {
+  workload_ = op.make_workload(key);
+  reference_ = Reference::capture(*workload_, op.has_reference(), default_index);
+  for (int set = 1; set < input_sets; ++set) {
+    more_sets_.push_back(op.make_workload(key, set));
+    more_references_.push_back(
+        Reference::capture(*more_sets_.back(), op.has_reference(), default_index));
+  }
+  for (int c = 0; c < rotation_copies; ++c) rotation_.push_back(op.make_workload(key));
+  inputs_.workload = workload_.get();
+  inputs_.reference = &*reference_;
+  for (std::size_t s = 0; s < more_sets_.size(); ++s)
+    inputs_.more_sets.emplace_back(more_sets_[s].get(), &more_references_[s]);
+  for (auto& w : rotation_) inputs_.rotation.push_back(w.get());
+}
+
 std::string TrialServer::serve(std::string_view bytes) {
   TrialAnswer a;
   try {

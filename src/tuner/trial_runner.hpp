@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "isolate/trial_messages.hpp"
 #include "isolate/worker_process.hpp"
 #include "tunekit/device.hpp"
+#include "tunekit/key.hpp"
 #include "tunekit/timing.hpp"
 #include "tunekit/validate.hpp"
 
@@ -34,6 +36,29 @@ struct TrialInputs {
   // The search's timing options of a candidate (its evictor, stop() and on_call): a worker
   // calls its own copy, the functions of the host as they were at its fork.
   std::function<TimingOptions(std::size_t)> functions;
+};
+
+// Makes and owns what TrialInputs points at, from the op at `key`: the validated workload and
+// its reference, input sets 2..`input_sets` with theirs, `rotation_copies` further copies for
+// timing; tolerance and check_calls are left to the caller. The host (SearchContext) and a
+// spawned worker (serve_trial_worker) both make their inputs here, so both validate and time on
+// the same values.
+class TrialInputSet {
+ public:
+  TrialInputSet(const OpBase& op, const Key& key, int input_sets, int rotation_copies,
+                std::size_t default_index);
+  TrialInputSet(const TrialInputSet&) = delete;
+  TrialInputSet& operator=(const TrialInputSet&) = delete;
+  TrialInputs& inputs() { return inputs_; }
+  const TrialInputs& inputs() const { return inputs_; }
+
+ private:
+  std::unique_ptr<Workload> workload_;
+  std::optional<Reference> reference_;
+  std::vector<std::unique_ptr<Workload>> more_sets_;
+  std::vector<Reference> more_references_;
+  std::vector<std::unique_ptr<Workload>> rotation_;
+  TrialInputs inputs_;
 };
 
 class TrialRunner {

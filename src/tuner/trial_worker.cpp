@@ -19,43 +19,22 @@ namespace {
 // Rotation copies past this are a damaged setup (the host's default is a handful).
 constexpr std::uint32_t kMaxRotation = 256;
 
-// The inputs of a spawned worker: made as the host made its own (SearchContext::prepare_inputs)
-// from the same op, key and counts, so both validate and time on the same values.
-class SpawnedInputs {
- public:
-  SpawnedInputs(const OpBase& op, const detail::TrialSetup& setup) {
-    const Key key = Key::parse(setup.key);
-    if (setup.input_sets < 1 || setup.input_sets > static_cast<std::uint32_t>(op.input_sets()) ||
-        setup.rotation_copies > kMaxRotation)
-      throw UsageError("the setup asks for input sets or copies the op does not have");
-    workload_ = op.make_workload(key);
-    reference_ = Reference::capture(*workload_, op.has_reference(), setup.default_index);
-    for (std::uint32_t set = 1; set < setup.input_sets; ++set) {
-      more_sets_.push_back(op.make_workload(key, static_cast<int>(set)));
-      more_references_.push_back(
-          Reference::capture(*more_sets_.back(), op.has_reference(), setup.default_index));
-    }
-    for (std::uint32_t c = 0; c < setup.rotation_copies; ++c)
-      rotation_.push_back(op.make_workload(key));
-    inputs_.workload = workload_.get();
-    inputs_.reference = &*reference_;
-    for (std::size_t s = 0; s < more_sets_.size(); ++s)
-      inputs_.more_sets.emplace_back(more_sets_[s].get(), &more_references_[s]);
-    for (auto& w : rotation_) inputs_.rotation.push_back(w.get());
-    inputs_.tolerance = op.tolerance(key);
-    inputs_.check_calls = setup.check_calls;
-    // No host functions: the evictor is the device's, stop() is the host's answer in the request.
-  }
-  const detail::TrialInputs& inputs() const { return inputs_; }
-
- private:
-  std::unique_ptr<Workload> workload_;
-  std::optional<Reference> reference_;
-  std::vector<std::unique_ptr<Workload>> more_sets_;
-  std::vector<Reference> more_references_;
-  std::vector<std::unique_ptr<Workload>> rotation_;
-  detail::TrialInputs inputs_;
-};
+// The inputs the host made (SearchContext::prepare_inputs), made again from the same op, key
+// and counts.
+std::unique_ptr<detail::TrialInputSet> inputs_of(const OpBase& op,
+                                                 const detail::TrialSetup& setup) {
+  if (setup.input_sets < 1 || setup.input_sets > static_cast<std::uint32_t>(op.input_sets()) ||
+      setup.rotation_copies > kMaxRotation)
+    throw UsageError("the setup asks for input sets or copies the op does not have");
+  const Key key = Key::parse(setup.key);
+  auto made = std::make_unique<detail::TrialInputSet>(op, key, static_cast<int>(setup.input_sets),
+                                                      static_cast<int>(setup.rotation_copies),
+                                                      setup.default_index);
+  made->inputs().tolerance = op.tolerance(key);
+  made->inputs().check_calls = setup.check_calls;
+  // No host functions: the evictor is the device's, stop() comes with each request.
+  return made;
+}
 
 }  // namespace
 
@@ -68,7 +47,7 @@ int serve_trial_worker(int fd, const TrialWorkerOpen& open) {
     return 65;
   }
   TrialWorkerTarget target;
-  std::unique_ptr<SpawnedInputs> inputs;
+  std::unique_ptr<detail::TrialInputSet> inputs;
   try {
     target = open(TrialWorkerRequest{DeviceReopen{setup->backend, setup->device, setup->arch},
                                      setup->op, setup->store});
@@ -77,7 +56,7 @@ int serve_trial_worker(int fd, const TrialWorkerOpen& open) {
       throw UsageError("its op " + setup->op +
                        " is not the host's (another candidate set: another tunekit build?)");
     }
-    inputs = std::make_unique<SpawnedInputs>(*target.op, *setup);
+    inputs = inputs_of(*target.op, *setup);
   } catch (const std::exception& e) {
     // Never "": an empty answer means ready.
     const std::string why =

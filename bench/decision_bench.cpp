@@ -1,24 +1,30 @@
 // decision_bench: how right, how stable and how fast tunekit's racing decides, beside a
 // Triton-style fixed protocol (25 ms warmup + 100 ms of repeats per candidate, median), on
-// the built-in CPU ops, with and without a busy loop on another core.
+// the built-in CPU ops, with and without another process loading a core.
 //
-//   decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] [--only OP:KEY]...
+//   decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] [--compare-waits]
+//                  [--loads idle,busy,bursty] [--only OP:KEY]...
 //
 // For every shape: --ref-runs (5) exhaustive tunekit searches give the reference (per
 // candidate the median of its run medians), its winner and the set of candidates within the
 // tie band of it ("agreeing", the true tie set). Then each protocol runs N times; the table
 // gives, per protocol and load: how many winners agree, the count of the most frequent winner
 // (stability), and the mean wall time per decision. --pairs16 adds racing with the paired
-// confirmation fixed at 16 pairs (as before it was sized by the gap), in the same run.
+// confirmation fixed at 16 pairs (as before it was sized by the gap), in the same run;
+// --compare-waits adds racing that keeps every reading however long the threads waited for a
+// CPU (TimingOptions::wait_tolerance = 0). Loads: "busy" = a process spinning all the time,
+// "bursty" = one spinning 30 ms of every 100.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tunekit/catalog.hpp"
@@ -89,23 +95,42 @@ struct Tally {
   }
 };
 
-// Spins on one core while alive: "the other core loaded".
-class BusyLoop {
+// Another process loading one core while alive: spinning all the time ("busy"), or 30 ms of
+// every 100 ("bursty": a passing co-runner). A process, not a thread of this one, as a build or
+// another job on the machine would be.
+class CoRunner {
  public:
-  BusyLoop()
-      : thread_([this] {
-          volatile double x = 1;
-          while (!stop_.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
-        }) {}
-  ~BusyLoop() {
-    stop_ = true;
-    thread_.join();
+  explicit CoRunner(bool bursty) : pid_(::fork()) {
+    if (pid_ != 0) return;
+    volatile double x = 1;
+    while (true) {
+      const auto until = Clock::now() + std::chrono::milliseconds(30);
+      while (!bursty || Clock::now() < until) x = x * 1.0000001 + 1e-9;
+      ::usleep(70000);
+    }
   }
+  ~CoRunner() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  CoRunner(const CoRunner&) = delete;
+  CoRunner& operator=(const CoRunner&) = delete;
 
  private:
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  pid_t pid_;
 };
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -115,6 +140,8 @@ int main(int argc, char** argv) {
   bool quick = false;
   bool verbose = false;
   bool pairs16 = false;
+  bool compare_waits = false;
+  std::vector<std::string> loads{"idle", "busy"};
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -123,6 +150,10 @@ int main(int argc, char** argv) {
       ref_runs = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--pairs16"))
       pairs16 = true;
+    else if (!std::strcmp(argv[i], "--compare-waits"))
+      compare_waits = true;
+    else if (!std::strcmp(argv[i], "--loads") && i + 1 < argc)
+      loads = split(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
       only.emplace_back(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick"))
@@ -132,7 +163,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] "
-                   "[--only OP:KEY]... [--verbose]\n");
+                   "[--compare-waits] [--loads idle,busy,bursty] [--only OP:KEY]... "
+                   "[--verbose]\n");
       return 2;
     }
   }
@@ -168,9 +200,9 @@ int main(int argc, char** argv) {
     auto op = tunekit::find_builtin_op(shape.op).make(pool);
     tunekit::Key key = op->parse_shape(shape.key);
 
-    for (bool loaded : {false, true}) {
-      std::unique_ptr<BusyLoop> busy;
-      if (loaded) busy = std::make_unique<BusyLoop>();
+    for (const std::string& load : loads) {
+      std::unique_ptr<CoRunner> co_runner;
+      if (load != "idle") co_runner = std::make_unique<CoRunner>(load == "bursty");
       // The reference, under the same load: ref_runs exhaustive searches; per candidate the
       // median of its run medians (a candidate that failed in any run is out); the reference
       // winner is the fastest by that, and agreeing = within the tie band of it.
@@ -213,7 +245,8 @@ int main(int argc, char** argv) {
         return it == ref_score.end() ? std::nan("") : 100 * (it->second / ref_best - 1);
       };
 
-      Tally racing, racing16, fixed;
+      Tally racing, racing16, racing_kept, fixed;
+      int retaken = 0, waited = 0;
       double pairs_sized = 0;
       for (int r = 0; r < reps; ++r) {
         tunekit::TunerOptions o;
@@ -223,6 +256,8 @@ int main(int argc, char** argv) {
         tunekit::TuneReport rep = tuner.tune(*op, key);
         racing.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
         pairs_sized += rep.paired_pairs;
+        for (const auto& c : rep.candidates)
+          if (c.timing) retaken += c.timing->retaken, waited += c.timing->waited;
         if (verbose && !rep.reason.empty()) std::printf("    racing: %s\n", rep.reason.c_str());
         if (pairs16) {
           // The confirmation as it was before it was sized: always confirm_pairs (16) pairs.
@@ -233,26 +268,37 @@ int main(int argc, char** argv) {
           rep = old.tune(*op, key);
           racing16.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
         }
+        if (compare_waits) {
+          // Every reading kept, however long the threads waited for a CPU (as before the
+          // readings were judged by their waits).
+          tunekit::TunerOptions kept = o;
+          kept.measure.timing.wait_tolerance = 0;
+          tunekit::Tuner old(device, kept);
+          t0 = Clock::now();
+          rep = old.tune(*op, key);
+          racing_kept.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
+        }
         t0 = Clock::now();
         std::string w = fixed_protocol(*op, key);
         fixed.add(w, agrees[w], seconds_since(t0));
       }
       std::vector<std::pair<const char*, Tally*>> rows{{"racing", &racing}};
       if (pairs16) rows.emplace_back("racing-16", &racing16);
+      if (compare_waits) rows.emplace_back("racing-kw", &racing_kept);
       rows.emplace_back("fixed", &fixed);
       for (auto [name, tally] : rows) {
         std::printf("%-8s %-22s %-6s %-10s %3d/%-3d %5d/%-3d %8.2f s  %s (%+.1f %%)\n",
-                    shape.op.c_str(), shape.key.c_str(), loaded ? "busy" : "idle", name,
+                    shape.op.c_str(), shape.key.c_str(), load.c_str(), name,
                     tally->agree, tally->runs, tally->stability(), tally->runs,
                     tally->seconds / tally->runs, tally->modal().c_str(), off(tally->modal()));
       }
       std::printf(
           "%-8s %-22s %-6s racing/fixed wall time: %.1f %%; reference winner %s (%.3g s, "
           "median of %d exhaustive runs, %.2f s each), tie set %d; racing confirmed with %.1f "
-          "pairs on average\n",
-          "", "", loaded ? "busy" : "idle", 100 * racing.seconds / fixed.seconds,
-          ref_winner.c_str(), ref_best, ref_runs, exhaustive_seconds / ref_runs, tie_set,
-          pairs_sized / reps);
+          "pairs on average; readings that waited for a CPU: %.1f retaken, %.1f kept per run\n",
+          "", "", load.c_str(), 100 * racing.seconds / fixed.seconds, ref_winner.c_str(),
+          ref_best, ref_runs, exhaustive_seconds / ref_runs, tie_set, pairs_sized / reps,
+          static_cast<double>(retaken) / reps, static_cast<double>(waited) / reps);
       std::fflush(stdout);
     }
     std::printf("\n");

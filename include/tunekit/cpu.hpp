@@ -35,14 +35,24 @@ class ThreadPool {
   unsigned generation_ = 0;  // the process's fork generation the threads belong to
 };
 
+// Reads std::chrono::steady_clock; beside each reading, how long the process's threads waited
+// for a CPU (Linux: /proc/self/task/*/schedstat, read outside the timed interval).
 class SteadyClock final : public Clock {
  public:
+  SteadyClock();
+  ~SteadyClock() override;
+  SteadyClock(const SteadyClock&) = delete;
+  SteadyClock& operator=(const SteadyClock&) = delete;
   std::string_view name() const override { return "steady_clock"; }
   void begin() override;
   double end() override;
+  double waited_seconds() const override { return waited_; }
 
  private:
+  class Waits;
+  std::unique_ptr<Waits> waits_;
   long long start_ns_ = 0;
+  double waited_ = -1;
 };
 
 // Writes a buffer of `bytes` (default: twice the last-level cache) on every evict(). The

@@ -24,6 +24,11 @@ class Clock {
   virtual std::string_view name() const = 0;
   virtual void begin() = 0;
   virtual double end() = 0;  // seconds since begin()
+  // Seconds this process's threads spent runnable but waiting for a CPU during the last
+  // begin()/end() (another process had the core, or the candidate's threads outnumbered the
+  // free cores): the scheduler's share of the reading. -1 when the clock cannot tell (a device
+  // clock times the device, where the host's scheduler is not the question).
+  virtual double waited_seconds() const { return -1; }
 };
 
 // Flushes caches between samples so a candidate is not timed on a warm cache.

@@ -52,6 +52,12 @@ struct TimingOptions {
   // its fastest reading, and in isolated mode, when it is already over hopeless_ratio x the
   // incumbent, the warmup is skipped (that run was the warmup).
   double prior_reading = 0;
+  // A sample during which the process's threads waited for a CPU (Clock::waited_seconds)
+  // longer than wait_tolerance x the reading is refused and taken again: the scheduler
+  // stretched it, the kernel did not. Refusals stop once they number two and as many as the
+  // clean readings kept (the load is persistent: the window then measures the machine as it
+  // is, and counts such readings in TimingResult::waited). 0: never refuse.
+  double wait_tolerance = 0.02;
   std::function<bool()> stop;  // asked before the warmup and before every sample (batch)
   std::function<void(const TimingResult&)> on_call;  // every completed timing
 };
@@ -68,6 +74,8 @@ struct TimingResult {
   std::vector<DepthProbe> probes;  // queued mode: the calibration batches
   double stalled_fraction = 0;
   bool contended = false;
+  int retaken = 0;  // readings refused because the threads waited for a CPU, taken again
+  int waited = 0;   // kept readings during which they waited (the refusals had run out)
   double wall_seconds = 0;  // host time the call took
   bool ok() const { return outcome.ok(); }
 };

@@ -40,6 +40,8 @@ class Writer {
     for (const DepthProbe& p : t.probes) put<std::int32_t>(p.depth), put(p.seconds);
     put(t.stalled_fraction);
     put<std::uint8_t>(t.contended);
+    put<std::int32_t>(t.retaken);
+    put<std::int32_t>(t.waited);
     put(t.wall_seconds);
   }
   void put(const std::optional<TimingResult>& t) {
@@ -114,6 +116,9 @@ class Reader {
     }
     t.stalled_fraction = get<double>();
     t.contended = get<std::uint8_t>() != 0;
+    t.retaken = get<std::int32_t>();
+    t.waited = get<std::int32_t>();
+    if (t.retaken < 0 || t.waited < 0) ok_ = false;
     t.wall_seconds = get<double>();
     return t;
   }
@@ -143,7 +148,8 @@ std::string encode(const TrialRequest& q) {
   for (int v : {t.warmup, t.repeats_floor, t.max_runs, t.depth_cap, t.fixed_depth})
     w.put<std::int32_t>(v);
   for (double v : {t.sample_budget, t.stall_ratio, t.contended_fraction, t.batch_target,
-                   t.hopeless_against, t.hopeless_ratio, t.far_behind_ratio, t.prior_reading})
+                   t.hopeless_against, t.hopeless_ratio, t.far_behind_ratio, t.prior_reading,
+                   t.wait_tolerance})
     w.put(v);
   w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0) |
                       (q.stopped ? 8 : 0));
@@ -167,7 +173,8 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
   for (int* v : {&t.warmup, &t.repeats_floor, &t.max_runs, &t.depth_cap, &t.fixed_depth})
     *v = r.get<std::int32_t>();
   for (double* v : {&t.sample_budget, &t.stall_ratio, &t.contended_fraction, &t.batch_target,
-                    &t.hopeless_against, &t.hopeless_ratio, &t.far_behind_ratio, &t.prior_reading})
+                    &t.hopeless_against, &t.hopeless_ratio, &t.far_behind_ratio, &t.prior_reading,
+                    &t.wait_tolerance})
     *v = r.get<double>();
   const auto has = r.get<std::uint8_t>();
   q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4, q.stopped = has & 8;

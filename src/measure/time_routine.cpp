@@ -48,6 +48,8 @@ void check_options(const TimingOptions& o) {
     throw UsageError("time_routine: repeats_floor and max_runs must be >= 1, warmup >= 0");
   if (!(o.sample_budget >= 0) || !(o.stall_ratio > 1) || !(o.contended_fraction >= 0))
     throw UsageError("time_routine: sample_budget >= 0, stall_ratio > 1, contended_fraction >= 0");
+  if (!(o.wait_tolerance >= 0 && std::isfinite(o.wait_tolerance)))
+    throw UsageError("time_routine: wait_tolerance >= 0 (0: never refuse a reading)");
 }
 
 }  // namespace
@@ -68,6 +70,19 @@ double timed_batch(Trial& trial, Clock& clock, int depth) {
 
 bool valid_reading(double t) {
   return t > 0 && std::isfinite(t);
+}
+
+// The reading waited for a CPU past the tolerance (TimingOptions::wait_tolerance).
+bool waited_for_cpu(const TimingOptions& o, const Clock& clock, double reading) {
+  const double waited = clock.waited_seconds();
+  return o.wait_tolerance > 0 && waited > o.wait_tolerance * reading;
+}
+
+// Another refusal is allowed while the refusals are fewer than two, or than the clean readings
+// kept: a passing co-runner (a minority of readings) costs its retakes, a persistent one two.
+bool may_retake(const TimingResult& r) {
+  const int clean = static_cast<int>(r.samples.size()) - r.waited;
+  return r.retaken < std::max(2, clean);
 }
 
 // True once the window's median can no longer come within the ratio of the incumbent: more
@@ -188,7 +203,7 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
     double accumulated = 0;
     while (int want =
                more_samples_wanted(options, static_cast<int>(r.samples.size()), accumulated)) {
-      for (int i = 0; i < want; ++i) {
+      for (int i = 0; i < want;) {
         if (stopped()) {
           return finish(
               {Status::stopped, "stopped after " + std::to_string(r.samples.size()) + " samples"});
@@ -197,6 +212,14 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
         double t = timed_batch(trial, clock, r.depth);
         r.dispatches += r.depth;
         if (!valid_reading(t)) return zero_reading(t);
+        if (waited_for_cpu(options, clock, t)) {
+          if (may_retake(r)) {
+            ++r.retaken;
+            continue;
+          }
+          ++r.waited;
+        }
+        ++i;
         r.samples.push_back(t / r.depth);
         accumulated += t;
         if (far_behind(options, r.samples))

@@ -100,7 +100,11 @@ std::string note_of(const CandidateReport& c) {
   if (!c.outcome.ok()) return clip(c.outcome.message, ConsoleReporter::kMessageWidth);
   std::string note;
   if (c.retries > 0) note = fmt::format("retried {}×", c.retries);
-  if (c.timing && c.timing->contended) note += note.empty() ? "contended" : ", contended";
+  auto add = [&](const std::string& more) { note += (note.empty() ? "" : ", ") + more; };
+  if (c.timing && c.timing->contended) add("contended");
+  // Readings the scheduler stretched: refused and taken again, or kept once refusals ran out.
+  if (c.timing && c.timing->retaken > 0) add(fmt::format("{} waited, retaken", c.timing->retaken));
+  if (c.timing && c.timing->waited > 0) add(fmt::format("{} waited for a CPU", c.timing->waited));
   return note;
 }
 

@@ -1,5 +1,6 @@
 #include "store/evidence_codec.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 
@@ -102,6 +103,8 @@ Json timing_json(const TimingResult& t) {
   j["dispatches"] = t.dispatches;
   j["stalled_fraction"] = t.stalled_fraction;
   j["contended"] = t.contended;
+  if (t.retaken > 0) j["retaken"] = t.retaken;
+  if (t.waited > 0) j["waited"] = t.waited;
   j["wall_seconds"] = t.wall_seconds;
   return j;
 }
@@ -124,6 +127,8 @@ TimingResult timing_from_json(const Json& j) {
   t.dispatches = get<long long>(j, "dispatches", 0);
   t.stalled_fraction = get<double>(j, "stalled_fraction", 0);
   t.contended = get<bool>(j, "contended", false);
+  t.retaken = std::max(0, get<int>(j, "retaken", 0));
+  t.waited = std::max(0, get<int>(j, "waited", 0));
   t.wall_seconds = get<double>(j, "wall_seconds", 0);
   return t;
 }

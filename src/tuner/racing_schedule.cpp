@@ -112,6 +112,8 @@ class RacingSchedule final : public Schedule {
         for (double x : t.samples) r.accumulated += x * t.depth;
         r.all.depth = t.depth;
         r.all.dispatches += t.dispatches;
+        r.all.retaken += t.retaken;
+        r.all.waited += t.waited;
         r.all.wall_seconds += t.wall_seconds;
         r.all.mode = t.mode;
         r.all.clock = t.clock;

@@ -15,13 +15,21 @@ class ScriptedClock final : public Clock {
   // Readings are taken from `script` first, then from `then` (when set).
   std::deque<double> script;
   std::function<double()> then;
+  // Clock::waited_seconds of each reading, in order; -1 (cannot tell) once they run out.
+  std::deque<double> waits;
   int begins = 0;
   int ends = 0;
 
   std::string_view name() const override { return "scripted"; }
   void begin() override { ++begins; }
+  double waited_seconds() const override { return waited_; }
   double end() override {
     ++ends;
+    waited_ = -1;
+    if (!waits.empty()) {
+      waited_ = waits.front();
+      waits.pop_front();
+    }
     if (!script.empty()) {
       double t = script.front();
       script.pop_front();
@@ -30,6 +38,9 @@ class ScriptedClock final : public Clock {
     if (then) return then();
     throw std::logic_error("ScriptedClock: the script ran out");
   }
+
+ private:
+  double waited_ = -1;
 };
 
 // A trial whose launches are counted (and can run a hook).

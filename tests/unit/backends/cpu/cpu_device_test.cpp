@@ -1,6 +1,11 @@
 // Tests for src/backends/cpu: identity, clock, evictor.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "tunekit/cpu.hpp"
@@ -26,6 +31,64 @@ TEST(CpuDevice, SteadyClockMeasuresElapsedTime) {
   double t = clock.end();
   EXPECT_GE(t, 0.002);
   EXPECT_LT(t, 5.0);
+}
+
+// Spins on the calling thread for `seconds` of wall time.
+void spin_for(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  volatile double x = 1;
+  while (std::chrono::steady_clock::now() < until) x = x * 1.0000001 + 1e-9;
+}
+
+TEST(CpuDevice, SteadyClockSaysHowLongTheThreadsWaitedForACpu) {
+  // A sleep is not a wait for a CPU: the reading's wait is known and a small part of it.
+  SteadyClock clock;
+  clock.begin();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double slept = clock.end();
+  ASSERT_GE(clock.waited_seconds(), 0) << "/proc/self/task/*/schedstat should be readable";
+  EXPECT_LT(clock.waited_seconds(), slept);
+
+  // Two threads of this process pinned to one core: while the reading's thread spins, the
+  // other waits for the core, and the clock sees it. In a child, so the pinning stays there.
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(::sched_getcpu(), &one);
+    double result[2] = {-2, -2};
+    if (::sched_setaffinity(0, sizeof one, &one) == 0) {
+      std::atomic<bool> stop{false};
+      std::thread rival([&] {
+        volatile double x = 1;
+        while (!stop.load(std::memory_order_relaxed)) x = x * 1.0000001 + 1e-9;
+      });
+      SteadyClock pinned;
+      spin_for(0.02);  // the rival is running: the first reading starts on a shared core
+      pinned.begin();
+      spin_for(0.2);
+      result[0] = pinned.end();
+      result[1] = pinned.waited_seconds();
+      stop = true;
+      rival.join();
+    }
+    const bool written = ::write(out[1], result, sizeof result) == sizeof result;
+    ::_exit(written ? 0 : 1);
+  }
+  ::close(out[1]);
+  double result[2] = {0, 0};
+  const bool read_all = ::read(out[0], result, sizeof result) == sizeof result;
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(read_all && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_NE(result[0], -2) << "could not pin the child to one core";
+  // The rival had the core for a good share of the 0.2 s: its waits and the reading thread's
+  // sum to about the reading; a tenth of it is far under what one core shared by two gives.
+  EXPECT_GT(result[1], 0.1 * result[0]) << "reading " << result[0] << " s";
 }
 
 TEST(CpuDevice, EvictorRunsAndTheDeviceOffersIt) {

@@ -1,0 +1,85 @@
+#include "backends/cpu/run_queue_wait.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace tunekit::detail {
+namespace {
+
+// Threads come and go (a pool starts lazily, a fork child has one): the task list is read
+// again at most this often, so a reading costs a pread per thread, not a directory scan.
+constexpr auto kRescanEvery = std::chrono::milliseconds(200);
+
+// "<cpu ns> <run-queue ns> <slices>\n": the second field; -1 when unreadable.
+long long read_run_delay(int fd) {
+  char buffer[96];
+  const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+  if (n <= 0) return -1;
+  buffer[n] = '\0';
+  char* end = nullptr;
+  std::strtoll(buffer, &end, 10);
+  if (end == buffer) return -1;
+  char* after = nullptr;
+  const long long delay = std::strtoll(end, &after, 10);
+  return after == end ? -1 : delay;
+}
+
+}  // namespace
+
+RunQueueWait::~RunQueueWait() {
+  close_all();
+}
+
+void RunQueueWait::close_all() {
+  for (int fd : fds_) ::close(fd);
+  fds_.clear();
+  at_start_.clear();
+}
+
+void RunQueueWait::rescan() {
+  close_all();
+  pid_ = static_cast<int>(::getpid());
+  scanned_ = std::chrono::steady_clock::now();
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) {
+    unavailable_ = true;
+    return;
+  }
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string path = std::string("/proc/self/task/") + e->d_name + "/schedstat";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) fds_.push_back(fd);
+  }
+  ::closedir(dir);
+  if (fds_.empty()) unavailable_ = true;
+}
+
+void RunQueueWait::start() {
+  if (unavailable_) return;
+  if (pid_ != static_cast<int>(::getpid()) ||
+      std::chrono::steady_clock::now() - scanned_ > kRescanEvery)
+    rescan();
+  at_start_.resize(fds_.size());
+  for (std::size_t i = 0; i < fds_.size(); ++i) at_start_[i] = read_run_delay(fds_[i]);
+}
+
+double RunQueueWait::since_start() {
+  if (unavailable_ || pid_ != static_cast<int>(::getpid()) || at_start_.size() != fds_.size())
+    return -1;
+  long long total = 0;
+  for (std::size_t i = 0; i < fds_.size(); ++i) {
+    if (at_start_[i] < 0) continue;
+    const long long now = read_run_delay(fds_[i]);  // -1: the thread has ended since
+    if (now > at_start_[i]) total += now - at_start_[i];
+  }
+  return static_cast<double>(total) * 1e-9;
+}
+
+}  // namespace tunekit::detail

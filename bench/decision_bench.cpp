@@ -9,7 +9,9 @@
 // candidate the median of its run medians), its winner and the set of candidates within the
 // tie band of it ("agreeing", the true tie set). Then each protocol runs N times; the table
 // gives, per protocol and load: how many winners agree, the count of the most frequent winner
-// (stability), and the mean wall time per decision. --pairs16 adds racing with the paired
+// (stability), and the mean wall time per decision; "a-idle" counts the winners within the tie
+// band of the idle reference (when idle was measured first): the decision a loaded machine
+// should still reach. --pairs16 adds racing with the paired
 // confirmation fixed at 16 pairs (as before it was sized by the gap), in the same run;
 // --compare-waits adds racing that keeps every reading however long the threads waited for a
 // CPU (TimingOptions::wait_tolerance = 0). Loads: "busy" = a process spinning all the time,
@@ -73,11 +75,13 @@ std::string fixed_protocol(const tunekit::OpBase& op, const tunekit::Key& key) {
 
 struct Tally {
   int agree = 0;
+  int agree_idle = 0;  // within the tie band of the idle reference (a load-proof decision)
   std::map<std::string, int> winners;
   double seconds = 0;
   int runs = 0;
-  void add(const std::string& winner, bool agrees, double s) {
+  void add(const std::string& winner, bool agrees, bool agrees_idle, double s) {
     agree += agrees;
+    agree_idle += agrees_idle;
     ++winners[winner];
     seconds += s;
     ++runs;
@@ -193,13 +197,14 @@ int main(int argc, char** argv) {
   tunekit::cpu::CpuDevice device;
   std::printf("decision_bench: %d repetitions per protocol and load, device %s, %d threads\n\n",
               reps, device.identity().product.c_str(), pool.size());
-  std::printf("%-8s %-22s %-6s %-10s %7s %9s %10s  %s\n", "op", "key", "load", "protocol", "agree",
-              "stability", "wall/run",
+  std::printf("%-8s %-22s %-6s %-10s %7s %7s %9s %10s  %s\n", "op", "key", "load", "protocol",
+              "agree", "a-idle", "stability", "wall/run",
               "most frequent pick (its reference reading vs the reference winner's)");
   for (const Shape& shape : shapes) {
     auto op = tunekit::find_builtin_op(shape.op).make(pool);
     tunekit::Key key = op->parse_shape(shape.key);
 
+    std::map<std::string, bool> agrees_idle;  // by the idle reference, once measured
     for (const std::string& load : loads) {
       std::unique_ptr<CoRunner> co_runner;
       if (load != "idle") co_runner = std::make_unique<CoRunner>(load == "bursty");
@@ -239,6 +244,7 @@ int main(int argc, char** argv) {
         agrees[name] = score <= ref_best * (1 + tie_band);
         tie_set += agrees[name];
       }
+      if (load == "idle") agrees_idle = agrees;
       // How far a pick is from the reference winner, in the reference's readings.
       auto off = [&](const std::string& name) {
         auto it = ref_score.find(name);
@@ -254,7 +260,8 @@ int main(int argc, char** argv) {
         tunekit::Tuner tuner(device, o);  // a fresh tuner: nothing in memory
         auto t0 = Clock::now();
         tunekit::TuneReport rep = tuner.tune(*op, key);
-        racing.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
+        racing.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
+                   seconds_since(t0));
         pairs_sized += rep.paired_pairs;
         for (const auto& c : rep.candidates)
           if (c.timing) retaken += c.timing->retaken, waited += c.timing->waited;
@@ -266,7 +273,8 @@ int main(int argc, char** argv) {
           tunekit::Tuner old(device, sixteen);
           t0 = Clock::now();
           rep = old.tune(*op, key);
-          racing16.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
+          racing16.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
+                       seconds_since(t0));
         }
         if (compare_waits) {
           // Every reading kept, however long the threads waited for a CPU (as before the
@@ -276,20 +284,21 @@ int main(int argc, char** argv) {
           tunekit::Tuner old(device, kept);
           t0 = Clock::now();
           rep = old.tune(*op, key);
-          racing_kept.add(rep.winner_name, agrees[rep.winner_name], seconds_since(t0));
+          racing_kept.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
+                          seconds_since(t0));
         }
         t0 = Clock::now();
         std::string w = fixed_protocol(*op, key);
-        fixed.add(w, agrees[w], seconds_since(t0));
+        fixed.add(w, agrees[w], agrees_idle[w], seconds_since(t0));
       }
       std::vector<std::pair<const char*, Tally*>> rows{{"racing", &racing}};
       if (pairs16) rows.emplace_back("racing-16", &racing16);
       if (compare_waits) rows.emplace_back("racing-kw", &racing_kept);
       rows.emplace_back("fixed", &fixed);
       for (auto [name, tally] : rows) {
-        std::printf("%-8s %-22s %-6s %-10s %3d/%-3d %5d/%-3d %8.2f s  %s (%+.1f %%)\n",
-                    shape.op.c_str(), shape.key.c_str(), load.c_str(), name,
-                    tally->agree, tally->runs, tally->stability(), tally->runs,
+        std::printf("%-8s %-22s %-6s %-10s %3d/%-3d %3d/%-3d %5d/%-3d %8.2f s  %s (%+.1f %%)\n",
+                    shape.op.c_str(), shape.key.c_str(), load.c_str(), name, tally->agree,
+                    tally->runs, tally->agree_idle, tally->runs, tally->stability(), tally->runs,
                     tally->seconds / tally->runs, tally->modal().c_str(), off(tally->modal()));
       }
       std::printf(

@@ -77,6 +77,10 @@ struct DecisionConfidence {
   // preferred candidate kept within the tie band or by the paired confirmation;
   // "no runner-up".
   std::string verdict;
+  // The share of the measured candidates' kept readings during which their threads waited for
+  // a CPU (TimingResult::waited): over a few percent, the machine was busy while deciding and
+  // the decision is the best under that load.
+  double waited_share = 0;
 };
 
 struct TuneReport {

@@ -53,11 +53,14 @@ struct TimingOptions {
   // incumbent, the warmup is skipped (that run was the warmup).
   double prior_reading = 0;
   // A sample during which the process's threads waited for a CPU (Clock::waited_seconds)
-  // longer than wait_tolerance x the reading is refused and taken again: the scheduler
-  // stretched it, the kernel did not. Refusals stop once they number two and as many as the
-  // clean readings kept (the load is persistent: the window then measures the machine as it
-  // is, and counts such readings in TimingResult::waited). 0: never refuse.
+  // longer than wait_tolerance x the reading "waited": the scheduler stretched it (another
+  // process had the core, or the candidate's threads did not run at once). Such readings are
+  // counted (TimingResult::waited), and with retake_waited refused and taken again while the
+  // refusals are fewer than two or than the clean readings kept (a persistent load then costs
+  // two). Retaking is off by default: on a 2-core machine it made decisions no more stable
+  // (docs/performance.md "Readings that waited for a CPU").
   double wait_tolerance = 0.02;
+  bool retake_waited = false;
   std::function<bool()> stop;  // asked before the warmup and before every sample (batch)
   std::function<void(const TimingResult&)> on_call;  // every completed timing
 };
@@ -74,8 +77,8 @@ struct TimingResult {
   std::vector<DepthProbe> probes;  // queued mode: the calibration batches
   double stalled_fraction = 0;
   bool contended = false;
-  int retaken = 0;  // readings refused because the threads waited for a CPU, taken again
-  int waited = 0;   // kept readings during which they waited (the refusals had run out)
+  int waited = 0;   // kept readings during which the threads waited for a CPU
+  int retaken = 0;  // such readings refused and taken again (retake_waited)
   double wall_seconds = 0;  // host time the call took
   bool ok() const { return outcome.ok(); }
 };

@@ -152,7 +152,7 @@ std::string encode(const TrialRequest& q) {
                    t.wait_tolerance})
     w.put(v);
   w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0) |
-                      (q.stopped ? 8 : 0));
+                      (q.stopped ? 8 : 0) | (t.retake_waited ? 16 : 0));
   w.put(q.stop_after_seconds);
   return w.take();
 }
@@ -178,6 +178,7 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
     *v = r.get<double>();
   const auto has = r.get<std::uint8_t>();
   q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4, q.stopped = has & 8;
+  t.retake_waited = has & 16;
   q.stop_after_seconds = r.get<double>();
   if (!(q.stop_after_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged
   if (!r.ok() || !r.at_end()) return std::nullopt;

@@ -49,7 +49,7 @@ void check_options(const TimingOptions& o) {
   if (!(o.sample_budget >= 0) || !(o.stall_ratio > 1) || !(o.contended_fraction >= 0))
     throw UsageError("time_routine: sample_budget >= 0, stall_ratio > 1, contended_fraction >= 0");
   if (!(o.wait_tolerance >= 0 && std::isfinite(o.wait_tolerance)))
-    throw UsageError("time_routine: wait_tolerance >= 0 (0: never refuse a reading)");
+    throw UsageError("time_routine: wait_tolerance >= 0 (a share of the reading)");
 }
 
 }  // namespace
@@ -72,10 +72,11 @@ bool valid_reading(double t) {
   return t > 0 && std::isfinite(t);
 }
 
-// The reading waited for a CPU past the tolerance (TimingOptions::wait_tolerance).
+// The reading waited for a CPU past the tolerance (TimingOptions::wait_tolerance); a clock
+// that cannot tell answers -1.
 bool waited_for_cpu(const TimingOptions& o, const Clock& clock, double reading) {
   const double waited = clock.waited_seconds();
-  return o.wait_tolerance > 0 && waited > o.wait_tolerance * reading;
+  return waited > 0 && waited > o.wait_tolerance * reading;
 }
 
 // Another refusal is allowed while the refusals are fewer than two, or than the clean readings
@@ -213,7 +214,7 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
         r.dispatches += r.depth;
         if (!valid_reading(t)) return zero_reading(t);
         if (waited_for_cpu(options, clock, t)) {
-          if (may_retake(r)) {
+          if (options.retake_waited && may_retake(r)) {
             ++r.retaken;
             continue;
           }
@@ -225,10 +226,10 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
         if (far_behind(options, r.samples))
           return finish({Status::hopeless, far_behind_message(options, r.samples)});
         if (hopeless(options, r.samples, accumulated)) {
-          return finish({Status::hopeless, "cut after " + std::to_string(r.samples.size()) +
-                                               " samples: its median can no longer come within " +
-                                               std::to_string(options.hopeless_ratio) +
-                                               "x of the incumbent"});
+          return finish({Status::hopeless,
+                         fmt::format("cut after {} samples: its median can no longer come within "
+                                     "{:g}x of the incumbent",
+                                     r.samples.size(), options.hopeless_ratio)});
         }
       }
     }

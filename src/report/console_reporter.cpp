@@ -14,6 +14,10 @@
 namespace tunekit::detail {
 namespace {
 
+// A few readings wait for a CPU anywhere; past this share another process held the cores
+// while the decision was made (DecisionConfidence::waited_share).
+constexpr double kBusyWaitedShare = 0.05;
+
 bool is_continuation(char c) {
   return (static_cast<unsigned char>(c) & 0xC0U) == 0x80U;
 }
@@ -102,9 +106,9 @@ std::string note_of(const CandidateReport& c) {
   if (c.retries > 0) note = fmt::format("retried {}×", c.retries);
   auto add = [&](const std::string& more) { note += (note.empty() ? "" : ", ") + more; };
   if (c.timing && c.timing->contended) add("contended");
-  // Readings the scheduler stretched: refused and taken again, or kept once refusals ran out.
-  if (c.timing && c.timing->retaken > 0) add(fmt::format("{} waited, retaken", c.timing->retaken));
+  // Readings the scheduler stretched: kept (counted), or refused and taken again.
   if (c.timing && c.timing->waited > 0) add(fmt::format("{} waited for a CPU", c.timing->waited));
+  if (c.timing && c.timing->retaken > 0) add(fmt::format("{} retaken", c.timing->retaken));
   return note;
 }
 
@@ -153,12 +157,19 @@ std::string candidate_table(const std::vector<CandidateReport>& candidates) {
 }  // namespace
 
 std::string confidence_text(const DecisionConfidence& d) {
-  if (d.runner_up.empty()) return d.verdict.empty() ? "no runner-up" : terminal_safe(d.verdict);
-  std::string text =
-      fmt::format("ahead of {} by {:.3g}x (95 % low {:.3g}x): {}", terminal_safe(d.runner_up),
-                  d.advantage, d.advantage_low, terminal_safe(d.verdict));
+  std::string text;
+  if (d.runner_up.empty()) {
+    text = d.verdict.empty() ? "no runner-up" : terminal_safe(d.verdict);
+  } else {
+    text = fmt::format("ahead of {} by {:.3g}x (95 % low {:.3g}x): {}", terminal_safe(d.runner_up),
+                       d.advantage, d.advantage_low, terminal_safe(d.verdict));
+  }
   if (d.paired_high > 0)
     text += fmt::format("; paired vs the default: winner/default <= {:.3g} (95 %)", d.paired_high);
+  if (d.waited_share >= kBusyWaitedShare)
+    text += fmt::format("; decided under load: {:.0f} % of the readings waited for a CPU (tune "
+                        "again with --mode force when the machine is quiet)",
+                        100 * d.waited_share);
   return text;
 }
 

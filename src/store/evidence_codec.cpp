@@ -186,6 +186,7 @@ Json confidence_json(const DecisionConfidence& d) {
   j["advantage_low"] = d.advantage_low;
   j["paired_high"] = d.paired_high;
   j["verdict"] = d.verdict;
+  if (d.waited_share > 0) j["waited_share"] = d.waited_share;
   return j;
 }
 
@@ -196,6 +197,8 @@ DecisionConfidence confidence_from_json(const Json& j) {
   d.advantage_low = get<double>(j, "advantage_low", 0);
   d.paired_high = get<double>(j, "paired_high", 0);
   d.verdict = get<std::string>(j, "verdict", "");
+  d.waited_share = get<double>(j, "waited_share", 0);
+  if (!(d.waited_share >= 0 && d.waited_share <= 1)) d.waited_share = 0;  // damaged: unknown
   return d;
 }
 

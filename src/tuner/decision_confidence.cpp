@@ -17,6 +17,16 @@ bool measured_cleanly(const CandidateReport& c) {
   return c.outcome.ok() && c.timing && c.score > 0 && std::isfinite(c.score);
 }
 
+double waited_share(const TuneReport& r) {
+  long long waited = 0, readings = 0;
+  for (const CandidateReport& c : r.candidates) {
+    if (!c.timing) continue;
+    waited += c.timing->waited;
+    readings += static_cast<long long>(c.timing->samples.size());
+  }
+  return readings > 0 ? static_cast<double>(waited) / static_cast<double>(readings) : 0;
+}
+
 }  // namespace
 
 std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
@@ -28,6 +38,7 @@ std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
     if (!runner_up || c.score < runner_up->score) runner_up = &c;
   }
   DecisionConfidence d;
+  d.waited_share = waited_share(r);
   if (!runner_up) {
     d.verdict = "no runner-up";
     return d;

@@ -146,7 +146,7 @@ void check_timing_options(const TimingOptions& t, std::string_view where) {
             std::numeric_limits<double>::infinity(), " (0: off)");
   real_in(where, "prior_reading", t.prior_reading, 0, kYear, " (seconds; 0: none)");
   real_in(where, "wait_tolerance", t.wait_tolerance, 0, 1e6,
-          " (a share of the reading; 0: never refuse a reading that waited for a CPU)");
+          " (a share of the reading: a reading that waited longer for a CPU is counted)");
 }
 
 void check_tuner_options(const TunerOptions& o) {

@@ -167,15 +167,29 @@ TEST(TimeRoutine, BadOptionsAreUsageErrors) {
   EXPECT_THROW(time_constant(1e-3, z), UsageError);
 }
 
-// Readings the scheduler stretched (TimingOptions::wait_tolerance): the clock says how long the
-// process's threads waited for a CPU during each reading.
-TimingOptions floor_of(int n) {
+// Readings the scheduler stretched (TimingOptions::wait_tolerance, retake_waited): the clock
+// says how long the process's threads waited for a CPU during each reading.
+TimingOptions floor_of(int n, bool retake = true) {
   TimingOptions o;
   o.warmup = 0;
   o.repeats_floor = n;
   o.max_runs = n;
   o.sample_budget = 0;
+  o.retake_waited = retake;
   return o;
+}
+
+TEST(WaitedReadings, ByDefaultTheyAreKeptAndCounted) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.script = {1e-3, 1.5e-3, 1e-3, 1e-3};
+  clock.waits = {0, 5e-4, 1e-5, -1};  // the third is under 2 %; the last: cannot tell
+  TimingResult r = time_routine(trial, clock, floor_of(4, /*retake=*/false));
+  ASSERT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(r.samples.size(), 4u);
+  EXPECT_EQ(r.waited, 1);
+  EXPECT_EQ(r.retaken, 0);
+  EXPECT_FALSE(TimingOptions{}.retake_waited);
 }
 
 TEST(WaitedReadings, APassingCoRunnerIsRetakenAndLeavesNoTrace) {
@@ -240,15 +254,15 @@ TEST(WaitedReadings, UnderTheToleranceOrWithoutAnAnswerNothingIsRefused) {
     EXPECT_EQ(r.retaken + r.waited, 0) << wait;
     EXPECT_EQ(clock.ends, 8);
   }
-  // Tolerance 0 turns the rule off: a reading that waited is kept and not counted.
+  // Tolerance 0: any wait at all counts.
   CountingTrial trial;
   ScriptedClock clock;
   clock.then = [] { return 1e-3; };
-  for (int i = 0; i < 8; ++i) clock.waits.push_back(1e-3);
-  TimingOptions o = floor_of(8);
+  for (int i = 0; i < 8; ++i) clock.waits.push_back(1e-9);
+  TimingOptions o = floor_of(8, /*retake=*/false);
   o.wait_tolerance = 0;
   TimingResult r = time_routine(trial, clock, o);
-  EXPECT_EQ(r.retaken + r.waited, 0);
+  EXPECT_EQ(r.waited, 8);
   EXPECT_EQ(clock.ends, 8);
 }
 

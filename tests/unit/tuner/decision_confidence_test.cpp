@@ -9,6 +9,7 @@
 
 #include "fakes/fake_device.hpp"
 #include "fakes/temp_dir.hpp"
+#include "report/console_reporter.hpp"
 #include "tunekit/model_report.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -116,6 +117,49 @@ TEST(DecisionConfidence, ASearchReportsItTheStoreKeepsItAndExplainShowsIt) {
   ASSERT_TRUE(m.measured_confidence);
   EXPECT_EQ(m.measured_confidence->verdict, "clear");
   EXPECT_NE(to_json(m).find("\"measured_confidence\""), std::string::npos);
+}
+
+TEST(DecisionConfidence, TheShareOfReadingsThatWaitedForACpuIsKept) {
+  auto with_waits = [](CandidateReport c, int waited) {
+    c.timing->waited = waited;
+    return c;
+  };
+  const auto d = detail::decision_confidence(
+      report_deciding({with_waits(measured_candidate(0, "def", 2e-3, 1e-6, 16), 4),
+                       with_waits(measured_candidate(1, "fast", 1e-3, 1e-6, 16), 12)},
+                      1));
+  ASSERT_TRUE(d);
+  EXPECT_DOUBLE_EQ(d->waited_share, 0.5);  // 16 of 32 readings
+  EXPECT_NE(detail::confidence_text(*d).find("decided under load: 50 %"), std::string::npos)
+      << detail::confidence_text(*d);
+  DecisionConfidence quiet = *d;
+  quiet.waited_share = 0.01;  // a few readings wait anywhere: nothing said
+  EXPECT_EQ(detail::confidence_text(quiet).find("under load"), std::string::npos);
+}
+
+TEST(DecisionConfidence, ASearchOnABusyMachineSaysSoAndTheStoreKeepsIt) {
+  testing::TempDir dir;
+  fakes::FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["fast"].seconds = 1e-3;
+  // Every reading waited for a CPU for longer than itself: another process had the core.
+  for (int i = 0; i < 100000; ++i) dev.scripted_clock().waits.push_back(1.0);
+  auto op = fakes::make_fake_op(dev, {"def", "fast"}, "def");
+  TunerOptions options;
+  options.persist.store = "sqlite:" + (dir / "choices.db").string();
+  Tuner tuner(dev, options);
+  TuneReport r;
+  ASSERT_EQ(tuner.select(*op, Key{{"n", 1}}, &r).source, Source::searched);
+  ASSERT_TRUE(r.confidence);
+  EXPECT_DOUBLE_EQ(r.confidence->waited_share, 1.0);
+  const CandidateReport* fast = r.find(*op->find("fast"));
+  ASSERT_TRUE(fast && fast->timing);
+  EXPECT_EQ(fast->timing->waited, static_cast<int>(fast->timing->samples.size()));
+  EXPECT_EQ(fast->timing->retaken, 0);  // kept: retaking is opt-in
+  const auto entries = tuner.store()->list("fake");
+  ASSERT_EQ(entries.size(), 1u);
+  ASSERT_TRUE(entries[0].search && entries[0].search->confidence);
+  EXPECT_DOUBLE_EQ(entries[0].search->confidence->waited_share, 1.0);
 }
 
 }  // namespace

@@ -77,8 +77,8 @@ struct TimingResult {
   std::vector<DepthProbe> probes;  // queued mode: the calibration batches
   double stalled_fraction = 0;
   bool contended = false;
-  int waited = 0;   // kept readings during which the threads waited for a CPU
-  int retaken = 0;  // such readings refused and taken again (retake_waited)
+  int waited = 0;           // kept readings during which the threads waited for a CPU
+  int retaken = 0;          // such readings refused and taken again (retake_waited)
   double wall_seconds = 0;  // host time the call took
   bool ok() const { return outcome.ok(); }
 };

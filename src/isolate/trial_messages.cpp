@@ -147,9 +147,9 @@ std::string encode(const TrialRequest& q) {
   w.put<std::int32_t>(static_cast<std::int32_t>(t.mode));
   for (int v : {t.warmup, t.repeats_floor, t.max_runs, t.depth_cap, t.fixed_depth})
     w.put<std::int32_t>(v);
-  for (double v : {t.sample_budget, t.stall_ratio, t.contended_fraction, t.batch_target,
-                   t.hopeless_against, t.hopeless_ratio, t.far_behind_ratio, t.prior_reading,
-                   t.wait_tolerance})
+  for (double v :
+       {t.sample_budget, t.stall_ratio, t.contended_fraction, t.batch_target, t.hopeless_against,
+        t.hopeless_ratio, t.far_behind_ratio, t.prior_reading, t.wait_tolerance})
     w.put(v);
   w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0) |
                       (q.stopped ? 8 : 0) | (t.retake_waited ? 16 : 0));

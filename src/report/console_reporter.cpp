@@ -167,9 +167,10 @@ std::string confidence_text(const DecisionConfidence& d) {
   if (d.paired_high > 0)
     text += fmt::format("; paired vs the default: winner/default <= {:.3g} (95 %)", d.paired_high);
   if (d.waited_share >= kBusyWaitedShare)
-    text += fmt::format("; decided under load: {:.0f} % of the readings waited for a CPU (tune "
-                        "again with --mode force when the machine is quiet)",
-                        100 * d.waited_share);
+    text += fmt::format(
+        "; decided under load: {:.0f} % of the readings waited for a CPU (tune "
+        "again with --mode force when the machine is quiet)",
+        100 * d.waited_share);
   return text;
 }
 

@@ -26,9 +26,9 @@ class RunQueueWait {
   void rescan();
   void close_all();
 
-  std::vector<int> fds_;                 // one open schedstat file per thread
-  std::vector<long long> at_start_;      // each thread's wait at start(), ns (-1: unreadable)
-  int pid_ = -1;          // the process the files belong to (a fork child rescans)
+  std::vector<int> fds_;             // one open schedstat file per thread
+  std::vector<long long> at_start_;  // each thread's wait at start(), ns (-1: unreadable)
+  int pid_ = -1;                     // the process the files belong to (a fork child rescans)
   std::chrono::steady_clock::time_point scanned_{};
   bool unavailable_ = false;
 };

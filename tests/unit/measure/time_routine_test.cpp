@@ -299,8 +299,8 @@ TEST(WaitedReadings, QueuedBatchesAreJudgedOnTheWholeBatch) {
 }
 
 TEST(WaitedReadings, BadTolerancesAreUsageErrors) {
-  for (double bad : {-0.1, std::numeric_limits<double>::quiet_NaN(),
-                     std::numeric_limits<double>::infinity()}) {
+  for (double bad :
+       {-0.1, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     TimingOptions o;
     o.wait_tolerance = bad;
     EXPECT_THROW(time_constant(1e-3, o), UsageError) << bad;

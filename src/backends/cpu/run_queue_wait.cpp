@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,10 @@ namespace {
 // Threads come and go (a pool starts lazily, a fork child has one): the task list is read
 // again at most this often, so a reading costs a pread per thread, not a directory scan.
 constexpr auto kRescanEvery = std::chrono::milliseconds(200);
+// One open file per thread: a process with more threads than this (a host application with
+// thousands) is not followed — the clock answers "cannot tell" rather than take its fds or
+// pay a read per thread on every reading.
+constexpr std::size_t kMostThreads = 256;
 
 // "<cpu ns> <run-queue ns> <slices>\n": the second field; -1 when unreadable.
 long long read_run_delay(int fd) {
@@ -51,14 +56,26 @@ void RunQueueWait::rescan() {
     unavailable_ = true;
     return;
   }
+  bool complete = true;
   while (const dirent* e = ::readdir(dir)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     const std::string path = std::string("/proc/self/task/") + e->d_name + "/schedstat";
+    if (fds_.size() == kMostThreads) {
+      complete = false;
+      break;
+    }
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) fds_.push_back(fd);
+    if (fd < 0 && errno != ENOENT) {  // out of fds, no schedstat: give up
+      complete = false;
+      break;
+    }
+    if (fd >= 0) fds_.push_back(fd);  // ENOENT: the thread ended since the listing
   }
   ::closedir(dir);
-  if (fds_.empty()) unavailable_ = true;
+  if (!complete || fds_.empty()) {
+    close_all();
+    unavailable_ = true;
+  }
 }
 
 void RunQueueWait::start() {

@@ -1,12 +1,17 @@
 // Tests for src/backends/cpu: identity, clock, evictor.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "tunekit/cpu.hpp"
 
@@ -89,6 +94,65 @@ TEST(CpuDevice, SteadyClockSaysHowLongTheThreadsWaitedForACpu) {
   // The rival had the core for a good share of the 0.2 s: its waits and the reading thread's
   // sum to about the reading; a tenth of it is far under what one core shared by two gives.
   EXPECT_GT(result[1], 0.1 * result[0]) << "reading " << result[0] << " s";
+}
+
+// Runs `body` in a child process and returns what it wrote (one double), or NaN.
+template <class Body>
+double in_child(Body body) {
+  int out[2];
+  if (::pipe(out) != 0) return std::nan("");
+  const pid_t child = ::fork();
+  if (child < 0) return std::nan("");
+  if (child == 0) {
+    const double value = body();
+    const bool written = ::write(out[1], &value, sizeof value) == sizeof value;
+    ::_exit(written ? 0 : 1);
+  }
+  ::close(out[1]);
+  double value = std::nan("");
+  if (::read(out[0], &value, sizeof value) != sizeof value) value = std::nan("");
+  ::close(out[0]);
+  ::waitpid(child, nullptr, 0);
+  return value;
+}
+
+TEST(CpuDevice, AProcessWithThousandsOfThreadsOrNoFdsLeftIsNotFollowed) {
+  // More threads than the clock follows (256): it answers "cannot tell", holding no files.
+  const double many = in_child([] {
+    std::mutex m;
+    std::condition_variable cv;
+    bool go = false;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 300; ++i)
+      threads.emplace_back([&] {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return go; });
+      });
+    SteadyClock clock;
+    clock.begin();
+    clock.end();
+    const double waited = clock.waited_seconds();
+    {
+      std::lock_guard lock(m);
+      go = true;
+    }
+    cv.notify_all();
+    for (auto& t : threads) t.join();
+    return waited;
+  });
+  EXPECT_EQ(many, -1);
+  // No file descriptor left to open: "cannot tell", and the reading itself is still taken.
+  const double no_fds = in_child([] {
+    rlimit none{0, 0};
+    ::getrlimit(RLIMIT_NOFILE, &none);
+    none.rlim_cur = 0;
+    if (::setrlimit(RLIMIT_NOFILE, &none) != 0) return -3.0;
+    SteadyClock clock;
+    clock.begin();
+    const double reading = clock.end();
+    return reading >= 0 ? clock.waited_seconds() : -4.0;
+  });
+  EXPECT_EQ(no_fds, -1);
 }
 
 TEST(CpuDevice, EvictorRunsAndTheDeviceOffersIt) {

@@ -92,17 +92,35 @@ TEST(DecisionConfidence, ALoneMeasuredWinnerHasNoRunnerUpAndAnUnmeasuredOneNoCon
   EXPECT_FALSE(detail::decision_confidence(report_deciding({failed}, 0)));
 }
 
-TEST(DecisionConfidence, ASearchReportsItTheStoreKeepsItAndExplainShowsIt) {
+// Two fake candidates (def 2 ms, fast 1 ms) searched into an SQLite store; every reading
+// waited `waited` seconds for a CPU (-1: the clock cannot tell).
+struct StoredSearch {
   testing::TempDir dir;
   fakes::FakeDevice dev;
-  dev.behaviour["def"].seconds = 2e-3;
-  dev.behaviour["fast"].seconds = 1e-3;
-  auto op = fakes::make_fake_op(dev, {"def", "fast"}, "def");
-  TunerOptions options;
-  options.persist.store = "sqlite:" + (dir / "choices.db").string();
-  Tuner tuner(dev, options);
+  std::unique_ptr<Op<fakes::FakeArgs>> op;
+  std::unique_ptr<Tuner> tuner;
   TuneReport r;
-  ASSERT_EQ(tuner.select(*op, Key{{"n", 1}}, &r).source, Source::searched);
+  Source source = Source::use_default;
+
+  explicit StoredSearch(double waited = -1) {
+    dev.behaviour["def"].seconds = 2e-3;
+    dev.behaviour["fast"].seconds = 1e-3;
+    if (waited >= 0)
+      for (int i = 0; i < 100000; ++i) dev.scripted_clock().waits.push_back(waited);
+    op = fakes::make_fake_op(dev, {"def", "fast"}, "def");
+    TunerOptions options;
+    options.persist.store = "sqlite:" + (dir / "choices.db").string();
+    tuner = std::make_unique<Tuner>(dev, options);
+    source = tuner->select(*op, Key{{"n", 1}}, &r).source;
+  }
+};
+
+TEST(DecisionConfidence, ASearchReportsItTheStoreKeepsItAndExplainShowsIt) {
+  StoredSearch search;
+  const TuneReport& r = search.r;
+  Tuner& tuner = *search.tuner;
+  const auto& op = search.op;
+  ASSERT_EQ(search.source, Source::searched);
   ASSERT_TRUE(r.confidence);
   EXPECT_EQ(r.confidence->runner_up, "def");
   EXPECT_NEAR(r.confidence->advantage, 2.0, 0.01);
@@ -138,18 +156,12 @@ TEST(DecisionConfidence, TheShareOfReadingsThatWaitedForACpuIsKept) {
 }
 
 TEST(DecisionConfidence, ASearchOnABusyMachineSaysSoAndTheStoreKeepsIt) {
-  testing::TempDir dir;
-  fakes::FakeDevice dev;
-  dev.behaviour["def"].seconds = 2e-3;
-  dev.behaviour["fast"].seconds = 1e-3;
   // Every reading waited for a CPU for longer than itself: another process had the core.
-  for (int i = 0; i < 100000; ++i) dev.scripted_clock().waits.push_back(1.0);
-  auto op = fakes::make_fake_op(dev, {"def", "fast"}, "def");
-  TunerOptions options;
-  options.persist.store = "sqlite:" + (dir / "choices.db").string();
-  Tuner tuner(dev, options);
-  TuneReport r;
-  ASSERT_EQ(tuner.select(*op, Key{{"n", 1}}, &r).source, Source::searched);
+  StoredSearch search(/*waited=*/1.0);
+  const TuneReport& r = search.r;
+  Tuner& tuner = *search.tuner;
+  const auto& op = search.op;
+  ASSERT_EQ(search.source, Source::searched);
   ASSERT_TRUE(r.confidence);
   EXPECT_DOUBLE_EQ(r.confidence->waited_share, 1.0);
   const CandidateReport* fast = r.find(*op->find("fast"));

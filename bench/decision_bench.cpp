@@ -14,8 +14,9 @@
 // should still reach. --pairs16 adds racing with the paired
 // confirmation fixed at 16 pairs (as before it was sized by the gap), in the same run;
 // --compare-waits adds racing that refuses and retakes readings during which the threads waited
-// for a CPU (TimingOptions::retake_waited, "racing-rw"). Loads: "busy" = a process spinning all the
-// time, "bursty" = one spinning 30 ms of every 100.
+// for a CPU (TimingOptions::retake_waited, "racing-rw"); --compare-round-warmup adds racing with
+// one untimed launch before each round after the first ("racing:round_warmup=1", "racing-w1").
+// Loads: "busy" = a process spinning all the time, "bursty" = one spinning 30 ms of every 100.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -145,6 +146,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   bool pairs16 = false;
   bool compare_waits = false;
+  bool compare_round_warmup = false;
   std::vector<std::string> loads{"idle", "busy"};
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
@@ -156,6 +158,8 @@ int main(int argc, char** argv) {
       pairs16 = true;
     else if (!std::strcmp(argv[i], "--compare-waits"))
       compare_waits = true;
+    else if (!std::strcmp(argv[i], "--compare-round-warmup"))
+      compare_round_warmup = true;
     else if (!std::strcmp(argv[i], "--loads") && i + 1 < argc)
       loads = split(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
@@ -167,7 +171,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] "
-                   "[--compare-waits] [--loads idle,busy,bursty] [--only OP:KEY]... "
+                   "[--compare-waits] [--compare-round-warmup] [--loads idle,busy,bursty] "
+                   "[--only OP:KEY]... "
                    "[--verbose]\n");
       return 2;
     }
@@ -251,7 +256,7 @@ int main(int argc, char** argv) {
         return it == ref_score.end() ? std::nan("") : 100 * (it->second / ref_best - 1);
       };
 
-      Tally racing, racing16, racing_retake, fixed;
+      Tally racing, racing16, racing_retake, racing_warm, fixed;
       int retaken = 0, waited = 0;
       double pairs_sized = 0;
       for (int r = 0; r < reps; ++r) {
@@ -286,6 +291,16 @@ int main(int argc, char** argv) {
           racing_retake.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
                             seconds_since(t0));
         }
+        if (compare_round_warmup) {
+          // One untimed launch before each racing round after the first.
+          tunekit::TunerOptions warm = o;
+          warm.decide.schedule = "racing:round_warmup=1";
+          tunekit::Tuner warmed(device, warm);
+          t0 = Clock::now();
+          rep = warmed.tune(*op, key);
+          racing_warm.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
+                          seconds_since(t0));
+        }
         t0 = Clock::now();
         std::string w = fixed_protocol(*op, key);
         fixed.add(w, agrees[w], agrees_idle[w], seconds_since(t0));
@@ -293,6 +308,7 @@ int main(int argc, char** argv) {
       std::vector<std::pair<const char*, Tally*>> rows{{"racing", &racing}};
       if (pairs16) rows.emplace_back("racing-16", &racing16);
       if (compare_waits) rows.emplace_back("racing-rw", &racing_retake);
+      if (compare_round_warmup) rows.emplace_back("racing-w1", &racing_warm);
       rows.emplace_back("fixed", &fixed);
       for (auto [name, tally] : rows) {
         std::printf("%-8s %-22s %-6s %-10s %3d/%-3d %3d/%-3d %5d/%-3d %8.2f s  %s (%+.1f %%)\n",

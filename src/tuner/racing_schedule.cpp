@@ -28,8 +28,12 @@ double stat(const std::vector<double>& xs, Statistic s) {
 
 class RacingSchedule final : public Schedule {
  public:
-  RacingSchedule(int round, double z, int min_samples, int max_samples)
-      : round_(round), z_(z), min_samples_(min_samples), max_samples_(max_samples) {}
+  RacingSchedule(int round, double z, int min_samples, int max_samples, int round_warmup)
+      : round_(round),
+        z_(z),
+        min_samples_(min_samples),
+        max_samples_(max_samples),
+        round_warmup_(round_warmup) {}
   std::string_view name() const override { return "racing"; }
 
   std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,
@@ -95,7 +99,9 @@ class RacingSchedule final : public Schedule {
         }
         measured = true;
         TimingOptions w = context.timing_options(r.index);
-        w.warmup = first_round ? w.warmup : 0;
+        // Re-prepared for every round: its first launch after another candidate's round finds
+        // cold caches (and a helper thread that slept); round_warmup launches absorb that.
+        w.warmup = first_round ? w.warmup : round_warmup_;
         w.repeats_floor = round_;
         w.max_runs = round_;
         w.sample_budget = 0;
@@ -162,6 +168,7 @@ class RacingSchedule final : public Schedule {
   double z_;
   int min_samples_;
   int max_samples_;
+  int round_warmup_;
 };
 
 }  // namespace
@@ -171,8 +178,9 @@ std::unique_ptr<Schedule> make_racing_schedule(SpecOptions& options) {
   const double z = options.number("z", 1.96, 0.1, 10);
   const int min_samples = static_cast<int>(options.count("min_samples", 8, 2, 100000));
   const int max_samples = static_cast<int>(options.count("max_samples", 64, 2, 1000000));
-  return std::make_unique<RacingSchedule>(round, z, min_samples,
-                                          std::max(min_samples, max_samples));
+  const int round_warmup = static_cast<int>(options.count("round_warmup", 0, 0, 100));
+  return std::make_unique<RacingSchedule>(round, z, min_samples, std::max(min_samples, max_samples),
+                                          round_warmup);
 }
 
 }  // namespace tunekit::detail

@@ -18,7 +18,8 @@ const ScheduleRegistry& builtin_schedules() {
     r.add({"racing",
            "round-robin windows over a batch; a point whose median interval lies wholly above "
            "the leader's (or the best so far) by more than the tie band is dropped",
-           "round=4 (samples per round), z=1.96, min_samples=8, max_samples=64",
+           "round=4 (samples per round), z=1.96, min_samples=8, max_samples=64, "
+           "round_warmup=0 (untimed launches before each round after the first)",
            make_racing_schedule});
     return r;
   }();

@@ -83,6 +83,32 @@ TEST(Racing, ShortCircuitLimitAndBadOptions) {
   EXPECT_THROW(Tuner(dev, bad), UsageError);
 }
 
+TEST(Racing, RoundWarmupLaunchesBeforeEveryRoundAfterTheFirst) {
+  // The default races alone (a full window in rounds of 4): with round_warmup=1 each round
+  // after the first starts with one untimed launch, and the readings are the same.
+  auto run = [](const std::string& schedule) {
+    fakes::FakeDevice dev;
+    set_up(dev, 0.0);
+    auto op = fakes::make_fake_op(dev, {"def", "best"}, "def");
+    TunerOptions o;
+    o.decide.schedule = schedule;
+    TuneReport r;
+    Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+    return *candidate_named(r, "def").timing;
+  };
+  const TimingResult plain = run("racing");
+  const TimingResult warmed = run("racing:round_warmup=1");
+  ASSERT_EQ(plain.samples.size(), warmed.samples.size());
+  const long long rounds = (static_cast<long long>(plain.samples.size()) + 3) / 4;
+  ASSERT_GT(rounds, 1);
+  EXPECT_EQ(warmed.dispatches - plain.dispatches, rounds - 1);
+
+  fakes::FakeDevice dev;
+  TunerOptions bad;
+  bad.decide.schedule = "racing:round_warmup=-1";
+  EXPECT_THROW(Tuner(dev, bad), UsageError);
+}
+
 TEST(Racing, FailuresAndTiesBehaveAsInExhaustive) {
   fakes::FakeDevice dev;
   dev.behaviour["def"].seconds = 1.00e-3;

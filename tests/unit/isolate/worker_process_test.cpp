@@ -163,6 +163,7 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   t.clock = "steady";
   t.samples = {1e-3, 2e-3};
   t.min = 1e-3, t.median = 1.5e-3, t.depth = 4, t.dispatches = 9, t.contended = true;
+  t.waited = 5, t.retaken = 2;
   t.probes = {{1, 1e-3}, {4, 4e-3}};
   a.timing = t;
   const std::string bytes = encode(a);
@@ -176,6 +177,8 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   EXPECT_EQ(back->timing->depth, 4);
   EXPECT_EQ(back->timing->probes.size(), 2u);
   EXPECT_TRUE(back->timing->contended);
+  EXPECT_EQ(back->timing->waited, 5);
+  EXPECT_EQ(back->timing->retaken, 2);
   EXPECT_EQ(back->timing->mode, TimingMode::queued);
   // Every truncation, and a byte flipped in a length, is refused (never read past the end).
   for (std::size_t n = 0; n < bytes.size(); ++n)
@@ -201,6 +204,8 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   q.timing.repeats_floor = 5;
   q.timing.fixed_depth = 7;
   q.timing.hopeless_against = 2.5e-4;
+  q.timing.wait_tolerance = 0.1;
+  q.timing.retake_waited = true;
   q.timing.stop = [] { return false; };
   auto back = decode_trial_request(encode(q));
   ASSERT_TRUE(back);
@@ -213,6 +218,8 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_EQ(back->timing.repeats_floor, 5);
   EXPECT_EQ(back->timing.fixed_depth, 7);
   EXPECT_EQ(back->timing.hopeless_against, 2.5e-4);
+  EXPECT_EQ(back->timing.wait_tolerance, 0.1);
+  EXPECT_TRUE(back->timing.retake_waited);
   EXPECT_TRUE(back->stop);
   EXPECT_FALSE(back->evict);
   EXPECT_FALSE(back->on_call);

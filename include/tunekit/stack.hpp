@@ -204,7 +204,8 @@ class StackController {
 
   // Drops the decision (and what depended on it). True when there was one.
   bool invalidate(const Problem& problem, const CandidateSet& set);
-  // The current decision of an operator-scope problem as a dependency of a higher one.
+  // The current decision of a problem as a dependency of a higher one; undecided, the
+  // reference (what serves then).
   Dependency dependency(const Problem& problem, const CandidateSet& set) const;
   // The names banned for this problem.
   std::vector<std::string> banned(const Problem& problem, const CandidateSet& set) const;

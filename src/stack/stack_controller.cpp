@@ -250,8 +250,14 @@ bool StackController::invalidate(const Problem& problem, const CandidateSet& set
 
 Dependency StackController::dependency(const Problem& problem, const CandidateSet& set) const {
   const Digest key = cache_key(problem, set);
+  // What serves: the decision, else the reference. A reference kept for lack of scores (in
+  // memory only) and no decision at all (a cache_only miss) are the same basis, so a higher
+  // decision measured over one is found over the other, in this process and in the store.
   Dependency d{problem.scope, key, set.checksum(), {}};
-  if (auto decision = impl_->decisions.decision(key)) d.chosen = decision->chosen;
+  if (auto decision = impl_->decisions.decision(key))
+    d.chosen = decision->chosen;
+  else if (set.reference)
+    d.chosen = set.candidates.at(*set.reference).name;
   return d;
 }
 

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -53,6 +55,24 @@ std::string integrity(const std::string& path) {
   return result;
 }
 
+// Rows of the store's choices table, read as an outsider would; -1 while there is no table.
+long choice_rows(const std::string& path) {
+  sqlite3* db = nullptr;
+  long rows = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 2000);
+    sqlite3_exec(
+        db, "SELECT count(*) FROM choices",
+        [](void* out, int, char** values, char**) {
+          *static_cast<long*>(out) = values[0] ? std::atol(values[0]) : -1;
+          return 0;
+        },
+        &rows, nullptr);
+  }
+  sqlite3_close(db);
+  return rows;
+}
+
 class StoreProcesses : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -91,26 +111,33 @@ TEST_F(StoreProcesses, EightProcessesOneStoreNoLostEntryNoLockErrors) {
 TEST_F(StoreProcesses, KilledWritersNeverCorruptTheStore) {
   const std::string store = (dir_ / "choices.db").string();
   std::mt19937 rng(20261129);  // seeded: the kill points are reproducible
-  std::uniform_int_distribution<int> delay_us(2000, 60000);
+  std::uniform_int_distribution<int> delay_us(0, 40000);
   for (int round = 0; round < 20; ++round) {
+    const long rows_before = std::max(0L, choice_rows(store));
     pid_t pid = spawn({TUNEKIT_STORE_WORKER, store, std::to_string(round * 50), "50", "1000"},
                       (dir_ / "killed.err").string());
     ASSERT_GT(pid, 0);
+    // The kill must land while the worker writes, not before it started: a slow start (ASan on
+    // a loaded CI machine) took longer than any fixed delay. The clock starts at its first
+    // new entry.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (choice_rows(store) <= rows_before && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    const bool writing = choice_rows(store) > rows_before;
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     kill(pid, SIGKILL);
     wait_exit(pid);
-    // A kill that lands before the worker created the file (a slow start, e.g. under ASan)
-    // leaves nothing to check in this round.
-    if (!fs::exists(store)) continue;
+    ASSERT_TRUE(writing) << "round " << round << ": the worker wrote nothing in 60 s\n"
+                         << slurp((dir_ / "killed.err").string());
     ASSERT_EQ(integrity(store), "ok") << "round " << round;
     std::vector<std::string> warnings;
     auto opened = tunekit::open_store("sqlite:" + store,
                                       [&](std::string_view m) { warnings.emplace_back(m); });
     ASSERT_NE(opened, nullptr) << "round " << round << ": "
                                << (warnings.empty() ? "" : warnings[0]);
+    EXPECT_GE(static_cast<long>(opened->list().size()), rows_before) << "round " << round;
   }
-  // The kills landed while the workers were writing, not before they started.
-  EXPECT_GT(tunekit::open_store("sqlite:" + store, {})->list().size(), 0u);
 }
 
 // A child process holding a write transaction on `path` until the object goes; with

@@ -55,12 +55,37 @@ TEST_F(TwoLevels, AnInvalidatedOperatorDecisionInvalidatesTheGraphDecision) {
 
 TEST_F(TwoLevels, DecidingAnOperatorTheGraphWasMeasuredWithoutInvalidatesIt) {
   EXPECT_EQ(select_graph().source, DecisionSource::tuned);  // the operator is undecided
-  EXPECT_EQ(c.report(graph, graph_set)->dependencies[0].chosen, "");
+  EXPECT_EQ(c.report(graph, graph_set)->dependencies[0].chosen, "reference");  // what served
   ASSERT_EQ(c.select(op, op_set).candidate, "fast");  // decided now: the graph's basis changed
   EXPECT_EQ(c.stats().invalidations, 1u);
   EXPECT_EQ(select_graph().source, DecisionSource::tuned);
   EXPECT_EQ(c.report(graph, graph_set)->dependencies[0].chosen, "fast");
   EXPECT_EQ(select_graph().source, DecisionSource::hit);
+}
+
+TEST_F(TwoLevels, DecidingAnOperatorForItsReferenceKeepsTheGraphDecision) {
+  runner->seconds = [](const std::string&, int) { return 1.0; };  // nothing beats the reference
+  EXPECT_EQ(select_graph().source, DecisionSource::tuned);        // the operator is undecided
+  EXPECT_EQ(c.select(op, op_set).candidate, "reference");  // what served while the graph measured
+  EXPECT_EQ(c.stats().invalidations, 0u);
+  EXPECT_EQ(select_graph().source, DecisionSource::hit);
+}
+
+// A graph level kept at its reference for lack of scores (memory only) and one missed in
+// cache_only mode are the same basis for the level above: the application decision stored over
+// the first is found over the second (a stack tune then a stack explain on a loaded machine).
+TEST_F(TwoLevels, AKeptReferenceAndAMissAreTheSameBasisForTheLevelAbove) {
+  Problem app = make_problem("decode_step", 512, 64, Scope::application);
+  CandidateSet plans = make_set({"fast"});
+  c.select(op, op_set);
+  graph.depends_on = {c.dependency(op, op_set)};
+  StackController missing{options_with(runner, Mode::cache_only)};
+  const Dependency undecided = missing.dependency(graph, graph_set);
+  EXPECT_EQ(undecided.chosen, "reference");
+  runner->seconds = [](const std::string&, int) { return 1.0; };
+  (void)c.select(graph, graph_set);  // decided, the reference
+  app.depends_on = {c.dependency(graph, graph_set)};
+  EXPECT_EQ(app.depends_on[0], undecided);
 }
 
 TEST_F(TwoLevels, ABannedOperatorCandidateInvalidatesTheGraphDecision) {

@@ -2,17 +2,21 @@
 // Triton-style fixed protocol (25 ms warmup + 100 ms of repeats per candidate, median), on
 // the built-in CPU ops, with and without another process loading a core.
 //
-//   decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] [--compare-waits]
+//   decision_bench [--reps N] [--ref-runs N] [--cap K] [--quick] [--pairs16] [--compare-waits]
 //                  [--loads idle,busy,bursty] [--only OP:KEY]...
 //
 // For every shape: --ref-runs (5) exhaustive tunekit searches give the reference (per
 // candidate the median of its run medians), its winner and the set of candidates within the
-// tie band of it ("agreeing", the true tie set). Then each protocol runs N times; the table
-// gives, per protocol and load: how many winners agree, the count of the most frequent winner
-// (stability), and the mean wall time per decision; "a-idle" counts the winners within the tie
-// band of the idle reference (when idle was measured first): the decision a loaded machine
-// should still reach. --pairs16 adds racing with the paired
-// confirmation fixed at 16 pairs (as before it was sized by the gap), in the same run;
+// tie band of it ("agreeing", the true tie set); they are spread over the repetitions (one
+// before the first, the others between), so a machine that drifts during the bench moves the
+// reference too. A space larger than --cap (48) points is measured on the same seeded sample of
+// K points and the default (strategy random, evaluation budget K) by every protocol, the fixed
+// one included: the whole sgemm space (1796 points) takes 225 s per fixed-protocol decision. Each
+// protocol runs N times; the table gives, per protocol and load: how many winners agree, the count
+// of the most frequent winner (stability), and the mean wall time per decision; "a-idle" counts the
+// winners within the tie band of the idle reference (when idle was measured first): the decision a
+// loaded machine should still reach. --pairs16 adds racing with the paired confirmation fixed at 16
+// pairs (as before it was sized by the gap), in the same run;
 // --compare-waits adds racing that refuses and retakes readings during which the threads waited
 // for a CPU (TimingOptions::retake_waited, "racing-rw"); --compare-round-warmup adds racing with
 // one untimed launch before each round after the first ("racing:round_warmup=1", "racing-w1").
@@ -27,6 +31,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,11 +54,14 @@ struct Shape {
 
 // Triton's do_bench in spirit: warm up for 25 ms, repeat for 100 ms, take the median; the
 // lowest median wins. No validation, no tie band.
-std::string fixed_protocol(const tunekit::OpBase& op, const tunekit::Key& key) {
+// `only`: the names to measure (the capped set of a large space); empty: every candidate.
+std::string fixed_protocol(const tunekit::OpBase& op, const tunekit::Key& key,
+                           const std::set<std::string>& only) {
   auto workload = op.make_workload(key);
   std::string best;
   double best_median = 1e300;
   for (std::size_t i = 0; i < op.size(); ++i) {
+    if (!only.empty() && !only.contains(op.candidate(i).name)) continue;
     if (op.candidate(i).numerics > tunekit::Numerics::reassociates) continue;
     if (op.candidate(i).eligible && op.candidate(i).eligible(key)) continue;
     auto start = Clock::now();
@@ -74,29 +82,66 @@ std::string fixed_protocol(const tunekit::OpBase& op, const tunekit::Key& key) {
   return best;
 }
 
+// One protocol's decisions at one load; judged against the reference once it is complete
+// (its runs are spread over the protocols' repetitions).
 struct Tally {
-  int agree = 0;
-  int agree_idle = 0;  // within the tie band of the idle reference (a load-proof decision)
-  std::map<std::string, int> winners;
+  std::vector<std::string> picks;
+  double seconds = 0;
+  void add(std::string winner, double s) {
+    picks.push_back(std::move(winner));
+    seconds += s;
+  }
+  int runs() const { return static_cast<int>(picks.size()); }
+  int agreeing(const std::map<std::string, bool>& tie_set) const {
+    int n = 0;
+    for (const std::string& p : picks) {
+      const auto it = tie_set.find(p);
+      n += it != tie_set.end() && it->second;
+    }
+    return n;
+  }
+  std::string modal() const {
+    std::map<std::string, int> count;
+    std::string best;
+    for (const std::string& p : picks)
+      if (++count[p] > (best.empty() ? 0 : count[best])) best = p;
+    return best;
+  }
+  int stability() const {
+    return static_cast<int>(std::count(picks.begin(), picks.end(), modal()));
+  }
+};
+
+// The reference of one load: exhaustive searches (every point, or the capped set), per
+// candidate the median of its run medians; a candidate that failed in any run is out, one cut
+// as hopeless keeps its partial reading.
+struct Reference {
+  std::map<std::string, std::vector<double>> run_medians;
+  std::map<std::string, bool> failed;
+  std::set<std::string> measured;  // every name a run attempted: the fixed protocol's set
   double seconds = 0;
   int runs = 0;
-  void add(const std::string& winner, bool agrees, bool agrees_idle, double s) {
-    agree += agrees;
-    agree_idle += agrees_idle;
-    ++winners[winner];
-    seconds += s;
+
+  void add(const tunekit::TuneReport& report) {
+    seconds += report.seconds_total;
     ++runs;
+    for (const auto& c : report.candidates) {
+      measured.insert(c.name);
+      if (c.outcome.ok())
+        run_medians[c.name].push_back(c.score);
+      else if (c.outcome.status == tunekit::Status::hopeless && c.timing)
+        run_medians[c.name].push_back(c.timing->median);
+      else
+        failed[c.name] = true;
+    }
   }
-  int stability() const { return winners.at(modal()); }
-  std::string modal() const {
-    std::string best;
-    int most = 0;
-    for (const auto& [w, n] : winners)
-      if (n > most) {
-        most = n;
-        best = w;
-      }
-    return best;
+  std::map<std::string, double> scores() const {
+    std::map<std::string, double> out;
+    for (const auto& [name, medians] : run_medians) {
+      if (failed.contains(name) || static_cast<int>(medians.size()) < runs) continue;
+      out[name] = tunekit::stats::median(medians);
+    }
+    return out;
   }
 };
 
@@ -142,6 +187,7 @@ std::vector<std::string> split(const std::string& list) {
 int main(int argc, char** argv) {
   int reps = 20;
   int ref_runs = 5;
+  std::size_t cap = 48;
   bool quick = false;
   bool verbose = false;
   bool pairs16 = false;
@@ -151,9 +197,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
+      reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--ref-runs") && i + 1 < argc)
       ref_runs = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--cap") && i + 1 < argc)
+      cap = static_cast<std::size_t>(std::max(0, std::atoi(argv[++i])));
     else if (!std::strcmp(argv[i], "--pairs16"))
       pairs16 = true;
     else if (!std::strcmp(argv[i], "--compare-waits"))
@@ -169,11 +217,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--verbose"))
       verbose = true;
     else {
-      std::fprintf(stderr,
-                   "usage: decision_bench [--reps N] [--ref-runs N] [--quick] [--pairs16] "
-                   "[--compare-waits] [--compare-round-warmup] [--loads idle,busy,bursty] "
-                   "[--only OP:KEY]... "
-                   "[--verbose]\n");
+      std::fprintf(
+          stderr,
+          "usage: decision_bench [--reps N] [--ref-runs N] [--cap K] [--quick] [--pairs16] "
+          "[--compare-waits] [--compare-round-warmup] [--loads idle,busy,bursty] "
+          "[--only OP:KEY]... "
+          "[--verbose]\n");
       return 2;
     }
   }
@@ -200,49 +249,101 @@ int main(int argc, char** argv) {
 
   tunekit::cpu::ThreadPool pool(0);
   tunekit::cpu::CpuDevice device;
-  std::printf("decision_bench: %d repetitions per protocol and load, device %s, %d threads\n\n",
-              reps, device.identity().product.c_str(), pool.size());
+  std::printf(
+      "decision_bench: %d repetitions per protocol and load, %d reference runs spread "
+      "over them, device %s, %d threads\n\n",
+      reps, ref_runs, device.identity().product.c_str(), pool.size());
   std::printf("%-8s %-22s %-6s %-10s %7s %7s %9s %10s  %s\n", "op", "key", "load", "protocol",
               "agree", "a-idle", "stability", "wall/run",
               "most frequent pick (its reference reading vs the reference winner's)");
   for (const Shape& shape : shapes) {
     auto op = tunekit::find_builtin_op(shape.op).make(pool);
     tunekit::Key key = op->parse_shape(shape.key);
+    // A space too large to time in full at every repetition (the fixed protocol alone would take
+    // 125 ms x its size): every protocol measures the same `cap` points beside the default, a
+    // seeded uniform sample (strategy random, evaluation budget `cap`, the tuner's seed 1).
+    const bool capped = cap > 0 && op->size() > cap;
+    const std::string strategy = capped ? "random" : "exhaustive";
+    if (capped)
+      std::printf(
+          "%-8s %-22s %zu points: every protocol measures the same %zu sampled ones and "
+          "the default\n",
+          shape.op.c_str(), shape.key.c_str(), op->size(), cap);
+    auto with_space = [&](tunekit::TunerOptions o) {
+      o.decide.strategy = strategy;
+      if (capped) o.decide.budget_evaluations = cap;
+      return o;
+    };
+
+    // The protocols beside the fixed one: racing as it ships, and the variants asked for.
+    std::vector<std::pair<std::string, tunekit::TunerOptions>> protocols;
+    tunekit::TunerOptions racing = with_space({});
+    racing.decide.schedule = "racing";
+    protocols.emplace_back("racing", racing);
+    if (pairs16) {
+      // The confirmation as it was before it was sized: always confirm_pairs (16) pairs.
+      tunekit::TunerOptions sixteen = racing;
+      sixteen.decide.paired.min_pairs = sixteen.decide.confirm_pairs;
+      protocols.emplace_back("racing-16", sixteen);
+    }
+    if (compare_waits) {
+      // Readings that waited for a CPU refused and taken again (opt-in).
+      tunekit::TunerOptions retaking = racing;
+      retaking.measure.timing.retake_waited = true;
+      protocols.emplace_back("racing-rw", retaking);
+    }
+    if (compare_round_warmup) {
+      // One untimed launch before each racing round after the first.
+      tunekit::TunerOptions warm = racing;
+      warm.decide.schedule = "racing:round_warmup=1";
+      protocols.emplace_back("racing-w1", warm);
+    }
+    tunekit::TunerOptions exhaustive = with_space({});
+    exhaustive.decide.confirm_pairs = 0;
+    const double tie_band = exhaustive.decide.tie_band;
 
     std::map<std::string, bool> agrees_idle;  // by the idle reference, once measured
     for (const std::string& load : loads) {
       std::unique_ptr<CoRunner> co_runner;
       if (load != "idle") co_runner = std::make_unique<CoRunner>(load == "bursty");
-      // The reference, under the same load: ref_runs exhaustive searches; per candidate the
-      // median of its run medians (a candidate that failed in any run is out); the reference
-      // winner is the fastest by that, and agreeing = within the tie band of it.
-      tunekit::TunerOptions reference;
-      reference.decide.strategy = "exhaustive";
-      reference.decide.confirm_pairs = 0;
-      std::map<std::string, std::vector<double>> run_medians;
-      std::map<std::string, bool> failed;
-      double exhaustive_seconds = 0, tie_band = reference.decide.tie_band;
-      for (int run = 0; run < ref_runs; ++run) {
-        tunekit::Tuner exhaustive(device, reference);
-        const tunekit::TuneReport ref = exhaustive.tune(*op, key);
-        exhaustive_seconds += ref.seconds_total;
-        for (const auto& c : ref.candidates) {
-          if (c.outcome.ok())
-            run_medians[c.name].push_back(c.score);
-          else if (c.outcome.status == tunekit::Status::hopeless && c.timing)
-            run_medians[c.name].push_back(c.timing->median);  // cut for being slow: its reading
-          else
-            failed[c.name] = true;
+      // The reference runs are spread over the repetitions (one before the first, the others
+      // evenly between), so that a machine that drifts during the bench moves the reference
+      // with the protocols it judges.
+      Reference reference;
+      std::vector<Tally> tallies(protocols.size());
+      Tally fixed;
+      int retaken = 0, waited = 0;
+      double pairs_sized = 0;
+      int next_ref = 0;
+      for (int r = 0; r <= reps; ++r) {
+        while (next_ref < ref_runs && (r == reps || next_ref * reps <= r * ref_runs)) {
+          tunekit::Tuner tuner(device, exhaustive);
+          reference.add(tuner.tune(*op, key));
+          ++next_ref;
         }
+        if (r == reps) break;
+        for (std::size_t p = 0; p < protocols.size(); ++p) {
+          tunekit::Tuner tuner(device, protocols[p].second);  // a fresh tuner: nothing in memory
+          const auto t0 = Clock::now();
+          const tunekit::TuneReport rep = tuner.tune(*op, key);
+          tallies[p].add(rep.winner_name, seconds_since(t0));
+          if (p != 0) continue;
+          pairs_sized += rep.paired_pairs;
+          for (const auto& c : rep.candidates)
+            if (c.timing) retaken += c.timing->retaken, waited += c.timing->waited;
+          if (verbose && !rep.reason.empty()) std::printf("    racing: %s\n", rep.reason.c_str());
+        }
+        const auto t0 = Clock::now();
+        std::string w =
+            fixed_protocol(*op, key, capped ? reference.measured : std::set<std::string>{});
+        fixed.add(std::move(w), seconds_since(t0));
       }
-      std::map<std::string, double> ref_score;
+
+      const std::map<std::string, double> ref_score = reference.scores();
       std::string ref_winner;
-      for (auto& [name, medians] : run_medians) {
-        if (failed[name] || static_cast<int>(medians.size()) < ref_runs) continue;
-        ref_score[name] = tunekit::stats::median(medians);
-        if (ref_winner.empty() || ref_score[name] < ref_score[ref_winner]) ref_winner = name;
-      }
-      const double ref_best = ref_score[ref_winner];
+      for (const auto& [name, score] : ref_score)
+        if (ref_winner.empty() || score < ref_score.at(ref_winner)) ref_winner = name;
+      const double ref_best = ref_winner.empty() ? std::nan("") : ref_score.at(ref_winner);
       std::map<std::string, bool> agrees;
       int tie_set = 0;
       for (const auto& [name, score] : ref_score) {
@@ -255,74 +356,24 @@ int main(int argc, char** argv) {
         auto it = ref_score.find(name);
         return it == ref_score.end() ? std::nan("") : 100 * (it->second / ref_best - 1);
       };
-
-      Tally racing, racing16, racing_retake, racing_warm, fixed;
-      int retaken = 0, waited = 0;
-      double pairs_sized = 0;
-      for (int r = 0; r < reps; ++r) {
-        tunekit::TunerOptions o;
-        o.decide.schedule = "racing";
-        tunekit::Tuner tuner(device, o);  // a fresh tuner: nothing in memory
-        auto t0 = Clock::now();
-        tunekit::TuneReport rep = tuner.tune(*op, key);
-        racing.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
-                   seconds_since(t0));
-        pairs_sized += rep.paired_pairs;
-        for (const auto& c : rep.candidates)
-          if (c.timing) retaken += c.timing->retaken, waited += c.timing->waited;
-        if (verbose && !rep.reason.empty()) std::printf("    racing: %s\n", rep.reason.c_str());
-        if (pairs16) {
-          // The confirmation as it was before it was sized: always confirm_pairs (16) pairs.
-          tunekit::TunerOptions sixteen = o;
-          sixteen.decide.paired.min_pairs = sixteen.decide.confirm_pairs;
-          tunekit::Tuner old(device, sixteen);
-          t0 = Clock::now();
-          rep = old.tune(*op, key);
-          racing16.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
-                       seconds_since(t0));
-        }
-        if (compare_waits) {
-          // Readings that waited for a CPU refused and taken again (opt-in).
-          tunekit::TunerOptions retaking = o;
-          retaking.measure.timing.retake_waited = true;
-          tunekit::Tuner old(device, retaking);
-          t0 = Clock::now();
-          rep = old.tune(*op, key);
-          racing_retake.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
-                            seconds_since(t0));
-        }
-        if (compare_round_warmup) {
-          // One untimed launch before each racing round after the first.
-          tunekit::TunerOptions warm = o;
-          warm.decide.schedule = "racing:round_warmup=1";
-          tunekit::Tuner warmed(device, warm);
-          t0 = Clock::now();
-          rep = warmed.tune(*op, key);
-          racing_warm.add(rep.winner_name, agrees[rep.winner_name], agrees_idle[rep.winner_name],
-                          seconds_since(t0));
-        }
-        t0 = Clock::now();
-        std::string w = fixed_protocol(*op, key);
-        fixed.add(w, agrees[w], agrees_idle[w], seconds_since(t0));
-      }
-      std::vector<std::pair<const char*, Tally*>> rows{{"racing", &racing}};
-      if (pairs16) rows.emplace_back("racing-16", &racing16);
-      if (compare_waits) rows.emplace_back("racing-rw", &racing_retake);
-      if (compare_round_warmup) rows.emplace_back("racing-w1", &racing_warm);
-      rows.emplace_back("fixed", &fixed);
-      for (auto [name, tally] : rows) {
+      auto print = [&](const std::string& name, const Tally& tally) {
         std::printf("%-8s %-22s %-6s %-10s %3d/%-3d %3d/%-3d %5d/%-3d %8.2f s  %s (%+.1f %%)\n",
-                    shape.op.c_str(), shape.key.c_str(), load.c_str(), name, tally->agree,
-                    tally->runs, tally->agree_idle, tally->runs, tally->stability(), tally->runs,
-                    tally->seconds / tally->runs, tally->modal().c_str(), off(tally->modal()));
-      }
+                    shape.op.c_str(), shape.key.c_str(), load.c_str(), name.c_str(),
+                    tally.agreeing(agrees), tally.runs(), tally.agreeing(agrees_idle), tally.runs(),
+                    tally.stability(), tally.runs(), tally.seconds / tally.runs(),
+                    tally.modal().c_str(), off(tally.modal()));
+      };
+      for (std::size_t p = 0; p < protocols.size(); ++p) print(protocols[p].first, tallies[p]);
+      print("fixed", fixed);
       std::printf(
           "%-8s %-22s %-6s racing/fixed wall time: %.1f %%; reference winner %s (%.3g s, "
-          "median of %d exhaustive runs, %.2f s each), tie set %d; racing confirmed with %.1f "
-          "pairs on average; readings that waited for a CPU: %.1f kept, %.1f retaken per run\n",
-          "", "", load.c_str(), 100 * racing.seconds / fixed.seconds, ref_winner.c_str(), ref_best,
-          ref_runs, exhaustive_seconds / ref_runs, tie_set, pairs_sized / reps,
-          static_cast<double>(waited) / reps, static_cast<double>(retaken) / reps);
+          "median of %d exhaustive runs, %.2f s each, %zu points), tie set %d; racing confirmed "
+          "with %.1f pairs on average; readings that waited for a CPU: %.1f kept, %.1f retaken "
+          "per run\n",
+          "", "", load.c_str(), 100 * tallies[0].seconds / fixed.seconds, ref_winner.c_str(),
+          ref_best, reference.runs, reference.seconds / reference.runs, reference.measured.size(),
+          tie_set, pairs_sized / reps, static_cast<double>(waited) / reps,
+          static_cast<double>(retaken) / reps);
       std::fflush(stdout);
     }
     std::printf("\n");

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -37,40 +38,35 @@ std::string slurp(const std::string& file) {
   return tunekit::testing::file_text(file);
 }
 
-std::string integrity(const std::string& path) {
+// The first column of every row `sql` returns, concatenated, as an outsider process would read
+// it; nullopt when the file does not open (or, read-only, is not there yet) or `sql` fails.
+std::optional<std::string> query(const std::string& path, const char* sql, int flags) {
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    sqlite3_close(db);
-    return "cannot open";
+  std::optional<std::string> result;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 2000);
+    std::string text;
+    const int rc = sqlite3_exec(
+        db, sql,
+        [](void* out, int, char** values, char**) {
+          *static_cast<std::string*>(out) += values[0] ? values[0] : "";
+          return 0;
+        },
+        &text, nullptr);
+    if (rc == SQLITE_OK) result = std::move(text);
   }
-  std::string result;
-  sqlite3_exec(
-      db, "PRAGMA integrity_check",
-      [](void* out, int, char** values, char**) {
-        *static_cast<std::string*>(out) += values[0] ? values[0] : "";
-        return 0;
-      },
-      &result, nullptr);
   sqlite3_close(db);
   return result;
 }
 
-// Rows of the store's choices table, read as an outsider would; -1 while there is no table.
+std::string integrity(const std::string& path) {
+  return query(path, "PRAGMA integrity_check", SQLITE_OPEN_READWRITE).value_or("cannot open");
+}
+
+// Rows of the store's choices table; -1 while there is no table.
 long choice_rows(const std::string& path) {
-  sqlite3* db = nullptr;
-  long rows = -1;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_busy_timeout(db, 2000);
-    sqlite3_exec(
-        db, "SELECT count(*) FROM choices",
-        [](void* out, int, char** values, char**) {
-          *static_cast<long*>(out) = values[0] ? std::atol(values[0]) : -1;
-          return 0;
-        },
-        &rows, nullptr);
-  }
-  sqlite3_close(db);
-  return rows;
+  const auto rows = query(path, "SELECT count(*) FROM choices", SQLITE_OPEN_READONLY);
+  return rows ? std::atol(rows->c_str()) : -1;
 }
 
 class StoreProcesses : public ::testing::Test {

@@ -134,16 +134,25 @@ TEST_F(InteropCli, TuneExportsTheMeasuredCandidates) {
   ASSERT_EQ(run.status, 0) << run.err;
   const auto report = parse_json(run);
   std::size_t measured = 0;
-  for (const auto& c : report["candidates"]) measured += c["status"] == "ok";
+  std::string measured_config;
+  for (const auto& c : report["candidates"])
+    if (c["status"] == "ok") ++measured, measured_config = c.value("config", "");
   for (const char* exported : {"tune_kt.json", "tune_t4.json"}) {
     const auto back =
         tunekit("replay --dataset " + file(exported) + " --strategy exhaustive --json");
     ASSERT_EQ(back.status, 0) << back.err;
     const auto j = parse_json(back);
     EXPECT_EQ(j["kernel"], "sum");
+    if (measured == 1 && j["configurations"] == 1) {
+      // A loaded machine (ASan in CI) cut every point but the default: a one-point space has
+      // nothing to search, and the replay serves that point without an evaluation.
+      EXPECT_EQ(j["runs"][0]["winner"], measured_config) << back.out;
+      continue;
+    }
     EXPECT_EQ(
         j["runs"][0]["evaluations"].get<std::size_t>() - j["runs"][0]["failed"].get<std::size_t>(),
-        measured);
+        measured)
+        << back.out;
   }
 }
 

@@ -47,6 +47,13 @@ struct TimingOptions {
   // two or three readings that far behind is not a fast kernel seen during a stall. 0: off
   // (the median rule above alone); a ratio under hopeless_ratio counts as hopeless_ratio.
   double far_behind_ratio = 8;
+  // The same cut on readings known clean: the clock answered that the process's threads did
+  // not wait for a CPU during them (Clock::waited_seconds within wait_tolerance). A reading
+  // the scheduler did not stretch is the kernel's own time on this machine, so two such
+  // samples whose fastest (and the prior reading) is clean_far_behind_ratio x the incumbent
+  // end the window. A clock that cannot tell (-1) never makes a reading clean. 0: off; a
+  // ratio under hopeless_ratio counts as hopeless_ratio.
+  double clean_far_behind_ratio = 2;
   // One launch read before this window on the same clock (the tuner passes the validation
   // run: cold, so never faster than the kernel); 0: none. The far-behind cut takes it into
   // its fastest reading, and in isolated mode, when it is already over hopeless_ratio x the

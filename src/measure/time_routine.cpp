@@ -42,8 +42,11 @@ void check_options(const TimingOptions& o) {
   if (o.hopeless_against < 0 || !(o.hopeless_ratio >= 1))
     throw UsageError("time_routine: hopeless_against >= 0 (0: off) and hopeless_ratio >= 1");
   if (!(o.far_behind_ratio == 0 || o.far_behind_ratio >= 1) ||
+      !(o.clean_far_behind_ratio == 0 || o.clean_far_behind_ratio >= 1) ||
       !(o.prior_reading >= 0 && std::isfinite(o.prior_reading)))
-    throw UsageError("time_routine: far_behind_ratio 0 (off) or >= 1, prior_reading >= 0");
+    throw UsageError(
+        "time_routine: far_behind_ratio and clean_far_behind_ratio 0 (off) or >= 1, "
+        "prior_reading >= 0");
   if (o.repeats_floor < 1 || o.max_runs < 1 || o.warmup < 0)
     throw UsageError("time_routine: repeats_floor and max_runs must be >= 1, warmup >= 0");
   if (!(o.sample_budget >= 0) || !(o.stall_ratio > 1) || !(o.contended_fraction >= 0))
@@ -79,6 +82,12 @@ bool waited_for_cpu(const TimingOptions& o, const Clock& clock, double reading) 
   return waited > 0 && waited > o.wait_tolerance * reading;
 }
 
+// The clock answered, and the reading did not wait past the tolerance.
+bool known_clean(const TimingOptions& o, const Clock& clock, double reading) {
+  const double waited = clock.waited_seconds();
+  return waited >= 0 && waited <= o.wait_tolerance * reading;
+}
+
 // Another refusal is allowed while the refusals are fewer than two, or than the clean readings
 // kept: a passing co-runner (a minority of readings) costs its retakes, a persistent one two.
 bool may_retake(const TimingResult& r) {
@@ -106,29 +115,44 @@ bool warmup_skipped(const TimingOptions& o) {
          o.prior_reading >= o.hopeless_ratio * o.hopeless_against;
 }
 
-// The far-behind cut (TimingOptions::far_behind_ratio): two samples at least, the fastest of
-// them and of the prior reading that many times the incumbent. Two samples, not one and the
-// prior: a cold validation run and one stalled sample must not cut a fast kernel.
-// Never closer than the median rule's line: a caller who loosens hopeless_ratio loosens this.
-double far_line(const TimingOptions& o) {
-  return std::max(o.far_behind_ratio, o.hopeless_ratio) * o.hopeless_against;
-}
-
-bool far_behind(const TimingOptions& o, const std::vector<double>& samples) {
-  if (o.hopeless_against <= 0 || o.far_behind_ratio <= 0 || samples.size() < 2) return false;
+// The far-behind cuts (TimingOptions::far_behind_ratio, clean_far_behind_ratio): two samples
+// at least, the fastest of them and of the prior reading that many times the incumbent. Two
+// samples, not one and the prior: a cold validation run and one stalled sample must not cut a
+// fast kernel. Never closer than the median rule's line: a caller who loosens hopeless_ratio
+// loosens these.
+double fastest_reading(const TimingOptions& o, const std::vector<double>& samples) {
   double fastest = *std::min_element(samples.begin(), samples.end());
   if (o.prior_reading > 0) fastest = std::min(fastest, o.prior_reading);
-  return fastest >= far_line(o);
+  return fastest;
 }
 
-std::string far_behind_message(const TimingOptions& o, const std::vector<double>& samples) {
-  double fastest = *std::min_element(samples.begin(), samples.end());
-  if (o.prior_reading > 0) fastest = std::min(fastest, o.prior_reading);
+// Which far-behind line, if any, the window has crossed: the clean one needs two samples the
+// clock knows did not wait (every sample counts towards the fastest reading: a stretched one
+// is never faster than the kernel).
+struct FarBehind {
+  double ratio = 0;  // 0: not crossed
+  bool clean = false;
+};
+
+FarBehind far_behind(const TimingOptions& o, const std::vector<double>& samples, int clean) {
+  if (o.hopeless_against <= 0 || samples.size() < 2) return {};
+  const double behind = fastest_reading(o, samples) / o.hopeless_against;
+  const double line = std::max(o.far_behind_ratio, o.hopeless_ratio);
+  if (o.far_behind_ratio > 0 && behind >= line) return {line, false};
+  const double clean_line = std::max(o.clean_far_behind_ratio, o.hopeless_ratio);
+  if (o.clean_far_behind_ratio > 0 && clean >= 2 && behind >= clean_line) return {clean_line, true};
+  return {};
+}
+
+std::string far_behind_message(const TimingOptions& o, const std::vector<double>& samples,
+                               FarBehind cut) {
   return "cut after " + std::to_string(samples.size()) + " sample" +
          (samples.size() == 1 ? "" : "s") + ": its fastest reading" +
          (o.prior_reading > 0 ? " (the validation run included)" : "") + " is " +
-         fmt::format("{:.3g}x the incumbent (far_behind_ratio {:g})", fastest / o.hopeless_against,
-                     std::max(o.far_behind_ratio, o.hopeless_ratio));
+         fmt::format("{:.3g}x the incumbent ({} {:g}{})",
+                     fastest_reading(o, samples) / o.hopeless_against,
+                     cut.clean ? "clean_far_behind_ratio" : "far_behind_ratio", cut.ratio,
+                     cut.clean ? ", on readings that did not wait for a CPU" : "");
 }
 
 }  // namespace
@@ -202,6 +226,7 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
       }
     }
     double accumulated = 0;
+    int clean = 0;  // kept samples the clock knows did not wait for a CPU
     while (int want =
                more_samples_wanted(options, static_cast<int>(r.samples.size()), accumulated)) {
       for (int i = 0; i < want;) {
@@ -220,11 +245,12 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
           }
           ++r.waited;
         }
+        if (known_clean(options, clock, t)) ++clean;
         ++i;
         r.samples.push_back(t / r.depth);
         accumulated += t;
-        if (far_behind(options, r.samples))
-          return finish({Status::hopeless, far_behind_message(options, r.samples)});
+        if (const FarBehind cut = far_behind(options, r.samples, clean); cut.ratio > 0)
+          return finish({Status::hopeless, far_behind_message(options, r.samples, cut)});
         if (hopeless(options, r.samples, accumulated)) {
           return finish({Status::hopeless,
                          fmt::format("cut after {} samples: its median can no longer come within "

@@ -205,6 +205,7 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   q.timing.fixed_depth = 7;
   q.timing.hopeless_against = 2.5e-4;
   q.timing.wait_tolerance = 0.1;
+  q.timing.clean_far_behind_ratio = 3.5;
   q.timing.retake_waited = true;
   q.timing.stop = [] { return false; };
   auto back = decode_trial_request(encode(q));
@@ -219,6 +220,7 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_EQ(back->timing.fixed_depth, 7);
   EXPECT_EQ(back->timing.hopeless_against, 2.5e-4);
   EXPECT_EQ(back->timing.wait_tolerance, 0.1);
+  EXPECT_EQ(back->timing.clean_far_behind_ratio, 3.5);
   EXPECT_TRUE(back->timing.retake_waited);
   EXPECT_TRUE(back->stop);
   EXPECT_FALSE(back->evict);

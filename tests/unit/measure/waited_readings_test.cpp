@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "fakes/scripted_clock.hpp"
@@ -151,6 +152,113 @@ TEST(WaitedReadings, BadTolerancesAreUsageErrors) {
        {-0.1, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     TimingOptions o;
     o.wait_tolerance = bad;
+    CountingTrial trial;
+    ScriptedClock clock;
+    clock.then = [] { return 1e-3; };
+    EXPECT_THROW(time_routine(trial, clock, o), UsageError) << bad;
+  }
+}
+
+// The far-behind cut on clean readings (TimingOptions::clean_far_behind_ratio, default 2):
+// readings the clock knows did not wait for a CPU are the kernel's own time.
+TimingOptions against_incumbent(double incumbent) {
+  TimingOptions o = floor_of(16, /*retake=*/false);
+  o.hopeless_against = incumbent;
+  return o;
+}
+
+TEST(CleanFarBehindCut, TwoCleanReadingsTwiceTheIncumbentEndTheWindow) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 2.5e-3; };
+  clock.waits = {0, 1e-6, 0, 0};  // the second waited 0.04 %: within the 2 % tolerance
+  TimingResult r = time_routine(trial, clock, against_incumbent(1e-3));
+  EXPECT_EQ(r.outcome.status, Status::hopeless);
+  EXPECT_EQ(r.samples.size(), 2u);
+  EXPECT_NE(r.outcome.message.find("clean_far_behind_ratio 2"), std::string::npos)
+      << r.outcome.message;
+  EXPECT_EQ(TimingOptions{}.clean_far_behind_ratio, 2);
+}
+
+TEST(CleanFarBehindCut, WaitedOrUnknownReadingsAreNeverClean) {
+  // The same 2.5x readings, but the clock cannot tell (-1) or they waited 40 %: only the median
+  // rule cuts them, after more than half of the largest window (16 samples here: the 9th).
+  for (double wait : {-1.0, 1e-3}) {
+    CountingTrial trial;
+    ScriptedClock clock;
+    clock.then = [] { return 2.5e-3; };
+    for (int i = 0; i < 16; ++i) clock.waits.push_back(wait);
+    TimingResult r = time_routine(trial, clock, against_incumbent(1e-3));
+    EXPECT_EQ(r.outcome.status, Status::hopeless) << wait;
+    EXPECT_EQ(r.samples.size(), 9u) << wait;
+    EXPECT_NE(r.outcome.message.find("median"), std::string::npos) << r.outcome.message;
+  }
+  // One clean reading and one that waited: not two clean ones.
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 2.5e-3; };
+  clock.waits = {0, 1e-3, 1e-3};
+  TimingResult r = time_routine(trial, clock, against_incumbent(1e-3));
+  EXPECT_GT(r.samples.size(), 2u);
+}
+
+TEST(CleanFarBehindCut, OneFastReadingKeepsAKernelIn) {
+  // Clean readings of 2.5 ms but one of 1.2 ms (the kernel's real time, the others slowed by
+  // something the clock does not see): the fastest is under 2x, the window goes on.
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.script = {2.5e-3, 1.2e-3, 2.5e-3};
+  clock.then = [] { return 1.2e-3; };
+  for (int i = 0; i < 16; ++i) clock.waits.push_back(0);
+  TimingResult r = time_routine(trial, clock, against_incumbent(1e-3));
+  ASSERT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(r.samples.size(), 16u);
+  // So does a fast prior reading (the validation run).
+  CountingTrial trial2;
+  ScriptedClock clock2;
+  clock2.then = [] { return 2.5e-3; };
+  for (int i = 0; i < 16; ++i) clock2.waits.push_back(0);
+  TimingOptions o = against_incumbent(1e-3);
+  o.prior_reading = 1.1e-3;
+  TimingResult r2 = time_routine(trial2, clock2, o);
+  EXPECT_EQ(r2.outcome.status, Status::hopeless);
+  EXPECT_EQ(r2.samples.size(), 9u) << r2.outcome.message;  // the median rule, not this one
+}
+
+TEST(CleanFarBehindCut, ZeroTurnsItOffAndItIsNeverCloserThanTheHopelessRatio) {
+  {
+    CountingTrial trial;
+    ScriptedClock clock;
+    clock.then = [] { return 2.5e-3; };
+    for (int i = 0; i < 16; ++i) clock.waits.push_back(0);
+    TimingOptions o = against_incumbent(1e-3);
+    o.clean_far_behind_ratio = 0;
+    TimingResult r = time_routine(trial, clock, o);
+    EXPECT_EQ(r.samples.size(), 9u) << r.outcome.message;
+  }
+  // Ratio 1.1 under hopeless_ratio 1.5: readings 1.4x the incumbent are not cut by it.
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.then = [] { return 1.4e-3; };
+  for (int i = 0; i < 16; ++i) clock.waits.push_back(0);
+  TimingOptions o = against_incumbent(1e-3);
+  o.clean_far_behind_ratio = 1.1;
+  TimingResult r = time_routine(trial, clock, o);
+  ASSERT_TRUE(r.ok()) << r.outcome.message;
+  EXPECT_EQ(r.samples.size(), 16u);
+  // Without an incumbent nothing is far behind.
+  CountingTrial trial3;
+  ScriptedClock clock3;
+  clock3.then = [] { return 1.0; };
+  for (int i = 0; i < 16; ++i) clock3.waits.push_back(0);
+  TimingResult r3 = time_routine(trial3, clock3, floor_of(16, false));
+  EXPECT_TRUE(r3.ok()) << r3.outcome.message;
+}
+
+TEST(CleanFarBehindCut, BadRatiosAreUsageErrors) {
+  for (double bad : {-1.0, 0.5, std::numeric_limits<double>::quiet_NaN()}) {
+    TimingOptions o = against_incumbent(1e-3);
+    o.clean_far_behind_ratio = bad;
     CountingTrial trial;
     ScriptedClock clock;
     clock.then = [] { return 1e-3; };

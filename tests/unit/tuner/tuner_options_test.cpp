@@ -71,6 +71,10 @@ std::vector<Bad> bad_values() {
        [](TunerOptions& o) { o.measure.timing.hopeless_ratio = 0.9; }},
       {"measure.timing.hopeless_ratio",
        [](TunerOptions& o) { o.measure.timing.hopeless_ratio = kNan; }},
+      {"measure.timing.clean_far_behind_ratio",
+       [](TunerOptions& o) { o.measure.timing.clean_far_behind_ratio = 0.5; }},
+      {"measure.timing.clean_far_behind_ratio",
+       [](TunerOptions& o) { o.measure.timing.clean_far_behind_ratio = kNan; }},
   };
 }
 

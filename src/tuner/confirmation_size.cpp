@@ -28,6 +28,7 @@ ConfirmationSize confirmation_pairs(const CandidateReport& winner, const Candida
   // Two pairs over the scoring minimum: one dropped pair (a zero or non-finite ratio) must not
   // leave a clear winner unscored.
   const int floor_pairs = std::min(s.min_pairs + kSlackPairs, s.max_pairs);
+  out.launches = std::max(1, s.max_launches);
   if (!winner.timing || !fallback.timing || !(winner.score > 0) || !(fallback.score > 0)) {
     out.pairs = s.max_pairs;
     out.why = "no clean readings to size it by: the most pairs";
@@ -45,8 +46,12 @@ ConfirmationSize confirmation_pairs(const CandidateReport& winner, const Candida
   const double needed = std::pow(2 * 1.96 * 1.2533 * noise * ratio / (bar - ratio), 2);
   int pairs = static_cast<int>(std::min<double>(s.max_pairs, std::ceil(needed)));
   pairs = std::clamp(pairs, floor_pairs, s.max_pairs);
+  if (floor_pairs > 0)
+    out.launches = static_cast<int>(std::clamp(std::ceil(out.launches * needed / floor_pairs), 1.0,
+                                               static_cast<double>(out.launches)));
   out.why = "ratio " + number(ratio) + " against the bar " + number(bar) + ", pair noise " +
-            number(noise) + ": " + std::to_string(pairs) + " pairs";
+            number(noise) + ": " + std::to_string(pairs) + " pairs, each side the best of " +
+            std::to_string(out.launches) + " launch" + (out.launches == 1 ? "" : "es");
   if (pairs > floor_pairs && s.share > 0 && s.pair_seconds > 0 && s.search_seconds > 0) {
     const double fit = std::floor(s.share * s.search_seconds / s.pair_seconds);
     const int capped = std::max(floor_pairs, static_cast<int>(std::min<double>(pairs, fit)));

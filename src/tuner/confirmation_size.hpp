@@ -16,11 +16,13 @@ struct ConfirmationSizing {
   double pair_seconds = 0;    // one pair's projected cost (0: unknown, no cap)
   double search_seconds = 0;  // what the search has spent so far
   double share = 0.25;        // pairs beyond min_pairs only within share x search_seconds
+  int max_launches = 5;       // each side of a pair: the best of at most this many launches
 };
 
 struct ConfirmationSize {
   int pairs = 0;
-  std::string why;  // how the number was reached, for the debug log and the report
+  int launches = 5;  // each side of a pair is the best of this many launches (batches)
+  std::string why;   // how the number was reached, for the debug log and the report
 };
 
 // The pairs that would show the winner's paired ratio surely under the bar: with r the main
@@ -31,6 +33,10 @@ struct ConfirmationSize {
 // [min_pairs + 2, max_pairs] (two spare pairs: a dropped one must not leave the winner
 // unscored); pairs past that floor only while they fit in share x search_seconds. A winner
 // without a clean reading, or one not under the bar, gets max_pairs.
+// Launches per side: n is already the pairs single launches need (s is one sample's noise),
+// so the best-of-k of each side is a guard against stalls, worth its cost only as n nears the
+// floor: k = ceil(max_launches x n / floor), clamped to [1, max_launches]. A gap of many noise
+// units (a winner several times faster than a slow default) costs one launch a side.
 ConfirmationSize confirmation_pairs(const CandidateReport& winner, const CandidateReport& fallback,
                                     const ConfirmationSizing& sizing);
 

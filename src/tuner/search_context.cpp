@@ -364,39 +364,39 @@ void SearchContext::choose() {
   if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
 }
 
-double SearchContext::pair_seconds() const {
-  // One pair: five launches (batches) of each side at the depth its window used.
+double SearchContext::pair_seconds(int launches) const {
+  // One pair: `launches` launches (batches) of each side at the depth its window used.
   double pair = 0;
   for (std::size_t i : {r_.default_index, r_.winner}) {
     const CandidateReport* c = find(i);
     if (!c || !c->timing) return 0;
-    pair += 5.0 * c->score * std::max(1, c->timing->depth);
+    pair += launches * c->score * std::max(1, c->timing->depth);
   }
   return pair;
 }
 
-int SearchContext::affordable_pairs() const {
-  const double pair = pair_seconds();
+int SearchContext::affordable_pairs(int launches) const {
+  const double pair = pair_seconds(launches);
   if (!time_left_ || pair <= 0) return options_.decide.confirm_pairs;
   const double left = std::max(0.0, time_left_());
   return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
 }
 
-int SearchContext::sized_pairs() const {
+ConfirmationSize SearchContext::sized_confirmation() const {
   const CandidateReport* def = find(r_.default_index);
   const CandidateReport* win = find(r_.winner);
-  if (!def || !win) return options_.decide.confirm_pairs;
+  if (!def || !win) return {.pairs = options_.decide.confirm_pairs};
   ConfirmationSizing sizing;
   sizing.min_pairs = options_.decide.paired.min_pairs;
   sizing.max_pairs = options_.decide.confirm_pairs;
   sizing.tie_band = options_.decide.tie_band;
-  sizing.pair_seconds = pair_seconds();
+  sizing.pair_seconds = pair_seconds(sizing.max_launches);
   sizing.search_seconds = r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring;
   sizing.share = options_.decide.confirm_share;
   const ConfirmationSize size = confirmation_pairs(*win, *def, sizing);
   if (options_.hooks.log.enabled(LogLevel::debug))
     options_.hooks.log.debug("paired confirmation of " + win->name + ": " + size.why);
-  return size.pairs;
+  return size;
 }
 
 void SearchContext::confirm() {
@@ -404,7 +404,8 @@ void SearchContext::confirm() {
   const std::size_t win = r_.winner;
   // Under a budget the pairs must fit what is left of it; too few to judge: the measured
   // winner stands, unconfirmed, and the report says so.
-  const int affordable = affordable_pairs();
+  const ConfirmationSize size = sized_confirmation();
+  const int affordable = affordable_pairs(size.launches);
   if (affordable < options_.decide.confirm_pairs && affordable < options_.decide.paired.min_pairs) {
     r_.reason = "the budget left no time for the paired confirmation (" +
                 std::to_string(affordable) + " of " +
@@ -412,7 +413,7 @@ void SearchContext::confirm() {
                 " pairs would fit): the measured winner stands unconfirmed";
     return;
   }
-  const int pairs = std::min(affordable, sized_pairs());
+  const int pairs = std::min(affordable, size.pairs);
   // Both trials prepared again (the schedules release every trial after timing it); the
   // winner is rebuilt from its config, its build already in the backend's cache.
   for (std::size_t i : {def, win})
@@ -421,8 +422,8 @@ void SearchContext::confirm() {
   auto window_for = [&](std::size_t i) {
     TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
     t.warmup = 0;
-    t.repeats_floor = 5;  // each side of a pair: the best of five launches (batches)
-    t.max_runs = 5;
+    t.repeats_floor = size.launches;  // each side of a pair: the best of these (batches)
+    t.max_runs = size.launches;
     t.sample_budget = 0;
     t.hopeless_against = 0;
     t.on_call = nullptr;

@@ -20,6 +20,7 @@
 #include "tunekit/report.hpp"
 #include "tunekit/tuner_options.hpp"
 #include "tunekit/validate.hpp"
+#include "tuner/confirmation_size.hpp"
 #include "tuner/trial_runner.hpp"
 
 namespace tunekit::detail {
@@ -98,11 +99,13 @@ class SearchContext {
 
  private:
   void confirm();
-  // One A B B A pair's projected seconds (0: a side has no reading).
-  double pair_seconds() const;
-  int affordable_pairs() const;
-  // The pairs the measured gap calls for (confirmation_size.hpp), within confirm_share.
-  int sized_pairs() const;
+  // One A B B A pair's projected seconds, each side `launches` launches (0: a side has no
+  // reading).
+  double pair_seconds(int launches) const;
+  int affordable_pairs(int launches) const;
+  // The pairs and launches a side the measured gap calls for (confirmation_size.hpp), within
+  // confirm_share.
+  ConfirmationSize sized_confirmation() const;
   void choose_runner();
   WorkerProcess::Spawn spawn_worker(std::uint64_t memory) const;
   double rebuild_allowance(std::size_t index) const;

@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "fakes/fake_device.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::detail {
 namespace {
 
+using fakes::FakeBehaviour;
 using fakes::FakeDevice;
 using fakes::make_fake_op;
 
@@ -28,6 +33,7 @@ CandidateReport measured(double median, double mad) {
 TEST(ConfirmationSize, AGapOfManyMadsTakesTheFewestPairs) {
   const auto size = confirmation_pairs(measured(0.5e-3, 1e-6), measured(1e-3, 2e-6), {});
   EXPECT_EQ(size.pairs, 10) << size.why;
+  EXPECT_EQ(size.launches, 1) << size.why;  // a guard against stalls it does not need
 }
 
 TEST(ConfirmationSize, AGapNearTheBandTakesTheMost) {
@@ -36,24 +42,32 @@ TEST(ConfirmationSize, AGapNearTheBandTakesTheMost) {
   const auto size = confirmation_pairs(measured(0.97e-3, 0.02 * 0.97e-3 / 1.4826),
                                        measured(1e-3, 0.02e-3 / 1.4826), {});
   EXPECT_EQ(size.pairs, 16) << size.why;
+  EXPECT_EQ(size.launches, 5) << size.why;
 }
 
 TEST(ConfirmationSize, InBetweenGrowsWithTheNoise) {
   // 10 % faster: n = (2 x 1.96 x 1.2533 x s x 0.9 / (0.98 - 0.9))^2 with s the combined noise.
   ConfirmationSizing wide;
   wide.max_pairs = 1000;
-  int previous = 0;
-  for (double noise : {0.01, 0.02, 0.04, 0.08}) {
+  int previous = 0, previous_launches = 0;
+  for (double noise : {0.001, 0.01, 0.02, 0.04, 0.08}) {
     const double mad = noise / 1.4826;  // each side's relative sigma
     const auto size =
         confirmation_pairs(measured(0.9e-3, mad * 0.9e-3), measured(1e-3, mad * 1e-3), wide);
     const double s = std::hypot(noise, noise);
-    const double expected = std::ceil(std::pow(2 * 1.96 * 1.2533 * s * 0.9 / (1 / 1.02 - 0.9), 2));
+    const double needed = std::pow(2 * 1.96 * 1.2533 * s * 0.9 / (1 / 1.02 - 0.9), 2);
+    const double expected = std::ceil(needed);
     EXPECT_EQ(size.pairs, std::max(10, static_cast<int>(expected))) << noise << ": " << size.why;
+    // The best of ceil(5 x n / 10) launches a side, 1 to 5: more as n nears the floor.
+    EXPECT_EQ(size.launches, std::clamp(static_cast<int>(std::ceil(5 * needed / 10)), 1, 5))
+        << noise << ": " << size.why;
     EXPECT_GE(size.pairs, previous);
+    EXPECT_GE(size.launches, previous_launches);
     previous = size.pairs;
+    previous_launches = size.launches;
   }
   EXPECT_GT(previous, 10);
+  EXPECT_EQ(previous_launches, 5);
 }
 
 TEST(ConfirmationSize, PairsBeyondTheFloorFitInTheShareOfTheSearch) {
@@ -72,10 +86,46 @@ TEST(ConfirmationSize, PairsBeyondTheFloorFitInTheShareOfTheSearch) {
 TEST(ConfirmationSize, NoReadingOrNoGapTakesTheMost) {
   CandidateReport bare;
   EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).pairs, 16);
+  EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).launches, 5);
   EXPECT_EQ(confirmation_pairs(measured(0.99e-3, 0), measured(1e-3, 0), {}).pairs, 16);
+  EXPECT_EQ(confirmation_pairs(measured(0.99e-3, 0), measured(1e-3, 0), {}).launches, 5);
   ConfirmationSizing few;
   few.max_pairs = 4;  // confirm_pairs under min_pairs: never more than asked
   EXPECT_EQ(confirmation_pairs(measured(0.5e-3, 0), measured(1e-3, 0), few).pairs, 4);
+}
+
+// The default's launches in a whole select on a fresh fake device (its jitter seeded the same).
+int default_launches(FakeBehaviour def, FakeBehaviour fast, const TunerOptions& options,
+                     std::string* winner = nullptr) {
+  FakeDevice device;
+  int launches = 0;
+  def.hook = [&launches] { ++launches; };
+  device.behaviour["def"] = def;
+  device.behaviour["fast"] = fast;
+  auto op = make_fake_op(device, {"def", "fast"}, "def");
+  TuneReport r;
+  Tuner(device, options).select(*op, Key{{"n", 2}}, &r);
+  if (winner) *winner = r.winner_name;
+  return launches;
+}
+
+TEST(ConfirmationSize, AClearWinnerIsConfirmedWithOneLaunchASideAndACloseOneWithFive) {
+  // The confirmation's launches of the default: the select's less the same select's without a
+  // confirmation (the main windows see the same readings).
+  TunerOptions off;
+  off.decide.confirm_pairs = 0;
+  off.decide.confirm_share = 0;
+  std::string winner;
+  const FakeBehaviour slow{.seconds = 1.0e-3}, quick{.seconds = 0.25e-3};
+  EXPECT_EQ(default_launches(slow, quick, {}, &winner) - default_launches(slow, quick, off),
+            10);  // 10 pairs of one launch a side
+  EXPECT_EQ(winner, "fast");
+
+  TunerOptions sized;
+  sized.decide.confirm_share = 0;  // sized by the gap alone
+  const FakeBehaviour noisy{.seconds = 1.0e-3, .jitter = 0.05},
+      near{.seconds = 0.95e-3, .jitter = 0.05};
+  EXPECT_EQ(default_launches(noisy, near, sized) - default_launches(noisy, near, off), 16 * 5);
 }
 
 TEST(ConfirmationSize, TheTunerRunsFewPairsForAClearWinnerAndMoreForACloseOne) {

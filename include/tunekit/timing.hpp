@@ -86,6 +86,7 @@ struct TimingResult {
   bool contended = false;
   int waited = 0;           // kept readings during which the threads waited for a CPU
   int retaken = 0;          // such readings refused and taken again (retake_waited)
+  int clean = 0;            // kept readings the clock knows did not wait for a CPU
   double wall_seconds = 0;  // host time the call took
   bool ok() const { return outcome.ok(); }
 };
@@ -104,6 +105,13 @@ int max_final_samples(const TimingOptions& options, int taken, double accumulate
 // Sampling policy, a pure function: how many more samples to take given the options, the
 // count so far and the per-launch seconds accumulated so far (0 means done).
 int more_samples_wanted(const TimingOptions& options, int taken, double accumulated_seconds);
+
+// The far-behind cuts (far_behind_ratio, clean_far_behind_ratio) as a pure function of the
+// samples so far, `clean` of them known not to have waited for a CPU, against
+// options.hopeless_against (and options.prior_reading): why the window is hopeless, or ""
+// while it is not. time_routine asks it after every sample; racing after every round.
+std::string far_behind_cut(const TimingOptions& options, std::span<const double> samples,
+                           int clean);
 
 // Measures trial.launch() (already prepared) with clock. In queued mode the budget counts
 // batch time (so a calibrated candidate takes about repeats_floor batches). Never throws for a

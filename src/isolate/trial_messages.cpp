@@ -42,6 +42,7 @@ class Writer {
     put<std::uint8_t>(t.contended);
     put<std::int32_t>(t.retaken);
     put<std::int32_t>(t.waited);
+    put<std::int32_t>(t.clean);
     put(t.wall_seconds);
   }
   void put(const std::optional<TimingResult>& t) {
@@ -118,7 +119,8 @@ class Reader {
     t.contended = get<std::uint8_t>() != 0;
     t.retaken = get<std::int32_t>();
     t.waited = get<std::int32_t>();
-    if (t.retaken < 0 || t.waited < 0) ok_ = false;
+    t.clean = get<std::int32_t>();
+    if (t.retaken < 0 || t.waited < 0 || t.clean < 0) ok_ = false;
     t.wall_seconds = get<double>();
     return t;
   }

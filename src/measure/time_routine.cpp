@@ -120,42 +120,36 @@ bool warmup_skipped(const TimingOptions& o) {
 // samples, not one and the prior: a cold validation run and one stalled sample must not cut a
 // fast kernel. Never closer than the median rule's line: a caller who loosens hopeless_ratio
 // loosens these.
-double fastest_reading(const TimingOptions& o, const std::vector<double>& samples) {
+double fastest_reading(const TimingOptions& o, std::span<const double> samples) {
   double fastest = *std::min_element(samples.begin(), samples.end());
   if (o.prior_reading > 0) fastest = std::min(fastest, o.prior_reading);
   return fastest;
 }
 
-// Which far-behind line, if any, the window has crossed: the clean one needs two samples the
-// clock knows did not wait (every sample counts towards the fastest reading: a stretched one
-// is never faster than the kernel).
-struct FarBehind {
-  double ratio = 0;  // 0: not crossed
-  bool clean = false;
-};
+}  // namespace
 
-FarBehind far_behind(const TimingOptions& o, const std::vector<double>& samples, int clean) {
+std::string far_behind_cut(const TimingOptions& o, std::span<const double> samples, int clean) {
   if (o.hopeless_against <= 0 || samples.size() < 2) return {};
   const double behind = fastest_reading(o, samples) / o.hopeless_against;
-  const double line = std::max(o.far_behind_ratio, o.hopeless_ratio);
-  if (o.far_behind_ratio > 0 && behind >= line) return {line, false};
-  const double clean_line = std::max(o.clean_far_behind_ratio, o.hopeless_ratio);
-  if (o.clean_far_behind_ratio > 0 && clean >= 2 && behind >= clean_line) return {clean_line, true};
-  return {};
+  double ratio = 0;
+  bool on_clean = false;  // crossed only the line for readings that did not wait
+  if (const double line = std::max(o.far_behind_ratio, o.hopeless_ratio);
+      o.far_behind_ratio > 0 && behind >= line) {
+    ratio = line;
+  } else if (const double clean_line = std::max(o.clean_far_behind_ratio, o.hopeless_ratio);
+             o.clean_far_behind_ratio > 0 && clean >= 2 && behind >= clean_line) {
+    ratio = clean_line;
+    on_clean = true;
+  } else {
+    return {};
+  }
+  return fmt::format(
+      "cut after {} sample{}: its fastest reading{} is {:.3g}x the incumbent ({} {:g}{})",
+      samples.size(), samples.size() == 1 ? "" : "s",
+      o.prior_reading > 0 ? " (the validation run included)" : "", behind,
+      on_clean ? "clean_far_behind_ratio" : "far_behind_ratio", ratio,
+      on_clean ? ", on readings that did not wait for a CPU" : "");
 }
-
-std::string far_behind_message(const TimingOptions& o, const std::vector<double>& samples,
-                               FarBehind cut) {
-  return "cut after " + std::to_string(samples.size()) + " sample" +
-         (samples.size() == 1 ? "" : "s") + ": its fastest reading" +
-         (o.prior_reading > 0 ? " (the validation run included)" : "") + " is " +
-         fmt::format("{:.3g}x the incumbent ({} {:g}{})",
-                     fastest_reading(o, samples) / o.hopeless_against,
-                     cut.clean ? "clean_far_behind_ratio" : "far_behind_ratio", cut.ratio,
-                     cut.clean ? ", on readings that did not wait for a CPU" : "");
-}
-
-}  // namespace
 
 void summarise(TimingResult& r, const TimingOptions& o) {
   const auto& s = r.samples;
@@ -226,7 +220,6 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
       }
     }
     double accumulated = 0;
-    int clean = 0;  // kept samples the clock knows did not wait for a CPU
     while (int want =
                more_samples_wanted(options, static_cast<int>(r.samples.size()), accumulated)) {
       for (int i = 0; i < want;) {
@@ -245,12 +238,12 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
           }
           ++r.waited;
         }
-        if (known_clean(options, clock, t)) ++clean;
+        if (known_clean(options, clock, t)) ++r.clean;
         ++i;
         r.samples.push_back(t / r.depth);
         accumulated += t;
-        if (const FarBehind cut = far_behind(options, r.samples, clean); cut.ratio > 0)
-          return finish({Status::hopeless, far_behind_message(options, r.samples, cut)});
+        if (std::string cut = far_behind_cut(options, r.samples, r.clean); !cut.empty())
+          return finish({Status::hopeless, std::move(cut)});
         if (hopeless(options, r.samples, accumulated)) {
           return finish({Status::hopeless,
                          fmt::format("cut after {} samples: its median can no longer come within "

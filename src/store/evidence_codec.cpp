@@ -105,6 +105,7 @@ Json timing_json(const TimingResult& t) {
   j["contended"] = t.contended;
   if (t.retaken > 0) j["retaken"] = t.retaken;
   if (t.waited > 0) j["waited"] = t.waited;
+  if (t.clean > 0) j["clean"] = t.clean;
   j["wall_seconds"] = t.wall_seconds;
   return j;
 }
@@ -129,6 +130,7 @@ TimingResult timing_from_json(const Json& j) {
   t.contended = get<bool>(j, "contended", false);
   t.retaken = std::max(0, get<int>(j, "retaken", 0));
   t.waited = std::max(0, get<int>(j, "waited", 0));
+  t.clean = std::max(0, get<int>(j, "clean", 0));
   t.wall_seconds = get<double>(j, "wall_seconds", 0);
   return t;
 }

@@ -1,11 +1,13 @@
 // racing (DESIGN §6): the points of a batch are measured in round-robin windows; after each
 // round a point whose median confidence interval lies wholly above the leader's — or above the
-// best of earlier batches — by more than the tie band is dropped. The race ends when one point
+// best of earlier batches — by more than the tie band is dropped, and from the first round a
+// point as far behind as a full window's far-behind cuts allow. The race ends when one point
 // survives, when the survivors are statistically tied, when the leader's upper bound reaches
 // the short-circuit limit, when every survivor has a full window's worth of samples, or at
 // max_samples. Every point is validated once, then re-prepared for each of its windows, so
 // only one candidate's buffers are alive at a time.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "tunekit/stats.hpp"
@@ -120,6 +122,7 @@ class RacingSchedule final : public Schedule {
         r.all.dispatches += t.dispatches;
         r.all.retaken += t.retaken;
         r.all.waited += t.waited;
+        r.all.clean += t.clean;
         r.all.wall_seconds += t.wall_seconds;
         r.all.mode = t.mode;
         r.all.clock = t.clock;
@@ -132,6 +135,9 @@ class RacingSchedule final : public Schedule {
         if (r.alive) alive.push_back(&r);
       if (alive.empty()) return;
       if (runners.size() == 1) continue;  // alone (the default): a full window, nothing to race
+      drop_far_behind(runners, context);
+      std::erase_if(alive, [](const Runner* r) { return !r->alive; });
+      if (alive.empty()) return;
       if (static_cast<int>(alive.front()->all.samples.size()) < min_samples_) continue;
 
       std::vector<stats::Interval> ci(alive.size());
@@ -161,6 +167,25 @@ class RacingSchedule final : public Schedule {
       if (survivors <= 1 || tied) return;
       if (opt.decide.limit > 0 && ci[lead].high <= opt.decide.limit) return;
       if (static_cast<int>(alive[lead]->all.samples.size()) >= max_samples_) return;
+    }
+  }
+
+  // The far-behind cuts of a full window (far_behind_cut), after every round rather than after
+  // min_samples: a runner whose fastest reading is that far behind the best median known (this
+  // race's leader or an earlier batch's winner) leaves the race. The default never does (the
+  // floor: it is measured in full).
+  static void drop_far_behind(std::vector<Runner>& runners, SearchContext& context) {
+    const Statistic statistic = context.options().decide.statistic;
+    double best =
+        context.incumbent() > 0 ? context.incumbent() : std::numeric_limits<double>::infinity();
+    for (const Runner& r : runners)
+      if (r.alive && !r.all.samples.empty()) best = std::min(best, stat(r.all.samples, statistic));
+    if (!std::isfinite(best)) return;
+    for (Runner& r : runners) {
+      if (!r.alive || r.index == context.default_index()) continue;
+      TimingOptions cut = context.timing_options(r.index);  // its ratios and validation run
+      cut.hopeless_against = best;
+      if (!far_behind_cut(cut, r.all.samples, r.all.clean).empty()) r.alive = false;
     }
   }
 

@@ -163,7 +163,7 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   t.clock = "steady";
   t.samples = {1e-3, 2e-3};
   t.min = 1e-3, t.median = 1.5e-3, t.depth = 4, t.dispatches = 9, t.contended = true;
-  t.waited = 5, t.retaken = 2;
+  t.waited = 5, t.retaken = 2, t.clean = 3;
   t.probes = {{1, 1e-3}, {4, 4e-3}};
   a.timing = t;
   const std::string bytes = encode(a);
@@ -179,6 +179,7 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   EXPECT_TRUE(back->timing->contended);
   EXPECT_EQ(back->timing->waited, 5);
   EXPECT_EQ(back->timing->retaken, 2);
+  EXPECT_EQ(back->timing->clean, 3);
   EXPECT_EQ(back->timing->mode, TimingMode::queued);
   // Every truncation, and a byte flipped in a length, is refused (never read past the end).
   for (std::size_t n = 0; n < bytes.size(); ++n)

@@ -26,6 +26,9 @@ TimingResult full_timing() {
   t.dispatches = 4096;
   t.stalled_fraction = 0.25;
   t.contended = true;
+  t.retaken = 1;
+  t.waited = 2;
+  t.clean = 5;
   t.wall_seconds = 0.125;
   return t;
 }
@@ -77,6 +80,9 @@ void expect_same_timing(const TimingResult& a, const TimingResult& b) {
   EXPECT_EQ(a.dispatches, b.dispatches);
   EXPECT_DOUBLE_EQ(a.stalled_fraction, b.stalled_fraction);
   EXPECT_EQ(a.contended, b.contended);
+  EXPECT_EQ(a.retaken, b.retaken);
+  EXPECT_EQ(a.waited, b.waited);
+  EXPECT_EQ(a.clean, b.clean);
   EXPECT_DOUBLE_EQ(a.wall_seconds, b.wall_seconds);
 }
 

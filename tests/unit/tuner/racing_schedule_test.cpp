@@ -36,6 +36,41 @@ TEST(Racing, DropsClearlySlowerCandidatesEarly) {
   EXPECT_TRUE(candidate_named(r, "slow").outcome.ok());  // dropped, not failed: its reading is kept
 }
 
+// The far-behind cuts of a full window (far_behind_cut) apply after every round: a runner far
+// behind the best median known leaves after its first round (4 samples), not at min_samples.
+TuneReport race_far_behind(bool clean_readings) {
+  fakes::FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 1.0e-3, .jitter = 0.02};
+  dev.behaviour["best"] = {.seconds = 0.5e-3, .jitter = 0.02};
+  dev.behaviour["near"] = {.seconds = 0.55e-3, .jitter = 0.02};
+  dev.behaviour["behind"] = {.seconds = 1.25e-3, .jitter = 0.02};  // 2.5x the best
+  dev.behaviour["far"] = {.seconds = 5.0e-3, .jitter = 0.02};      // 10x
+  // 0: the clock says no reading waited for a CPU; none scripted: it cannot tell (-1).
+  if (clean_readings) dev.scripted_clock().waits.assign(100000, 0.0);
+  auto op = fakes::make_fake_op(dev, {"def", "best", "near", "behind", "far"}, "def");
+  TunerOptions o;
+  o.decide.schedule = "racing";
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(r.winner_name, "best");
+  return r;
+}
+
+TEST(Racing, AFarBehindRunnerLeavesAfterItsFirstRound) {
+  const TuneReport unknown = race_far_behind(false);
+  EXPECT_EQ(candidate_named(unknown, "far").timing->samples.size(), 4u);  // 10x: far_behind_ratio
+  EXPECT_EQ(candidate_named(unknown, "behind").timing->samples.size(), 8u);  // min_samples
+  EXPECT_TRUE(candidate_named(unknown, "far").outcome.ok());  // dropped, its reading kept
+  EXPECT_GT(candidate_named(unknown, "near").timing->samples.size(), 4u);
+
+  const TuneReport clean = race_far_behind(true);
+  EXPECT_EQ(candidate_named(clean, "far").timing->samples.size(), 4u);
+  EXPECT_EQ(candidate_named(clean, "behind").timing->samples.size(), 4u);  // 2.5x, clean: 2x
+  EXPECT_EQ(candidate_named(clean, "behind").timing->clean, 4);
+  EXPECT_GE(candidate_named(clean, "def").timing->samples.size(), 8u);  // the floor: never cut
+  EXPECT_GT(candidate_named(clean, "near").timing->samples.size(), 4u);
+}
+
 TEST(Racing, PicksTheTrueBestIn99PercentOf1000SeededRuns) {
   int right = 0;
   long samples_on_slow = 0;

@@ -2,6 +2,7 @@
 // and retake_waited), driven by the scripted clock's waits.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <limits>
 #include <string>
 #include <vector>
@@ -180,15 +181,22 @@ TEST(CleanFarBehindCut, TwoCleanReadingsTwiceTheIncumbentEndTheWindow) {
   EXPECT_EQ(TimingOptions{}.clean_far_behind_ratio, 2);
 }
 
+// A window of readings of `seconds` (after `first`), each with the clock's answer `wait`.
+TimingResult window_of(double seconds, double wait, const TimingOptions& o,
+                       std::deque<double> first = {}) {
+  CountingTrial trial;
+  ScriptedClock clock;
+  clock.script = std::move(first);
+  clock.then = [seconds] { return seconds; };
+  clock.waits.assign(64, wait);
+  return time_routine(trial, clock, o);
+}
+
 TEST(CleanFarBehindCut, WaitedOrUnknownReadingsAreNeverClean) {
   // The same 2.5x readings, but the clock cannot tell (-1) or they waited 40 %: only the median
   // rule cuts them, after more than half of the largest window (16 samples here: the 9th).
   for (double wait : {-1.0, 1e-3}) {
-    CountingTrial trial;
-    ScriptedClock clock;
-    clock.then = [] { return 2.5e-3; };
-    for (int i = 0; i < 16; ++i) clock.waits.push_back(wait);
-    TimingResult r = time_routine(trial, clock, against_incumbent(1e-3));
+    TimingResult r = window_of(2.5e-3, wait, against_incumbent(1e-3));
     EXPECT_EQ(r.outcome.status, Status::hopeless) << wait;
     EXPECT_EQ(r.samples.size(), 9u) << wait;
     EXPECT_NE(r.outcome.message.find("median"), std::string::npos) << r.outcome.message;
@@ -205,53 +213,30 @@ TEST(CleanFarBehindCut, WaitedOrUnknownReadingsAreNeverClean) {
 TEST(CleanFarBehindCut, OneFastReadingKeepsAKernelIn) {
   // Clean readings of 2.5 ms but one of 1.2 ms (the kernel's real time, the others slowed by
   // something the clock does not see): the fastest is under 2x, the window goes on.
-  CountingTrial trial;
-  ScriptedClock clock;
-  clock.script = {2.5e-3, 1.2e-3, 2.5e-3};
-  clock.then = [] { return 1.2e-3; };
-  for (int i = 0; i < 16; ++i) clock.waits.push_back(0);
-  TimingResult r = time_routine(trial, clock, against_incumbent(1e-3));
+  TimingResult r = window_of(1.2e-3, 0, against_incumbent(1e-3), {2.5e-3, 1.2e-3, 2.5e-3});
   ASSERT_TRUE(r.ok()) << r.outcome.message;
   EXPECT_EQ(r.samples.size(), 16u);
   // So does a fast prior reading (the validation run).
-  CountingTrial trial2;
-  ScriptedClock clock2;
-  clock2.then = [] { return 2.5e-3; };
-  for (int i = 0; i < 16; ++i) clock2.waits.push_back(0);
   TimingOptions o = against_incumbent(1e-3);
   o.prior_reading = 1.1e-3;
-  TimingResult r2 = time_routine(trial2, clock2, o);
+  TimingResult r2 = window_of(2.5e-3, 0, o);
   EXPECT_EQ(r2.outcome.status, Status::hopeless);
   EXPECT_EQ(r2.samples.size(), 9u) << r2.outcome.message;  // the median rule, not this one
 }
 
 TEST(CleanFarBehindCut, ZeroTurnsItOffAndItIsNeverCloserThanTheHopelessRatio) {
-  {
-    CountingTrial trial;
-    ScriptedClock clock;
-    clock.then = [] { return 2.5e-3; };
-    for (int i = 0; i < 16; ++i) clock.waits.push_back(0);
-    TimingOptions o = against_incumbent(1e-3);
-    o.clean_far_behind_ratio = 0;
-    TimingResult r = time_routine(trial, clock, o);
-    EXPECT_EQ(r.samples.size(), 9u) << r.outcome.message;
-  }
+  TimingOptions off = against_incumbent(1e-3);
+  off.clean_far_behind_ratio = 0;
+  TimingResult r = window_of(2.5e-3, 0, off);
+  EXPECT_EQ(r.samples.size(), 9u) << r.outcome.message;
   // Ratio 1.1 under hopeless_ratio 1.5: readings 1.4x the incumbent are not cut by it.
-  CountingTrial trial;
-  ScriptedClock clock;
-  clock.then = [] { return 1.4e-3; };
-  for (int i = 0; i < 16; ++i) clock.waits.push_back(0);
-  TimingOptions o = against_incumbent(1e-3);
-  o.clean_far_behind_ratio = 1.1;
-  TimingResult r = time_routine(trial, clock, o);
-  ASSERT_TRUE(r.ok()) << r.outcome.message;
-  EXPECT_EQ(r.samples.size(), 16u);
+  TimingOptions under = against_incumbent(1e-3);
+  under.clean_far_behind_ratio = 1.1;
+  TimingResult r2 = window_of(1.4e-3, 0, under);
+  ASSERT_TRUE(r2.ok()) << r2.outcome.message;
+  EXPECT_EQ(r2.samples.size(), 16u);
   // Without an incumbent nothing is far behind.
-  CountingTrial trial3;
-  ScriptedClock clock3;
-  clock3.then = [] { return 1.0; };
-  for (int i = 0; i < 16; ++i) clock3.waits.push_back(0);
-  TimingResult r3 = time_routine(trial3, clock3, floor_of(16, false));
+  TimingResult r3 = window_of(1.0, 0, floor_of(16, false));
   EXPECT_TRUE(r3.ok()) << r3.outcome.message;
 }
 

@@ -1,6 +1,9 @@
 // Racing (src/tuner/racing_schedule.cpp) against a fake device with known time distributions.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "fakes/fake_device.hpp"
 #include "fakes/report_lookup.hpp"
 #include "tunekit/errors.hpp"
@@ -19,14 +22,20 @@ void set_up(fakes::FakeDevice& dev, double jitter) {
   dev.behaviour["slower"] = {.seconds = 4.0e-3, .jitter = jitter};
 }
 
-TEST(Racing, DropsClearlySlowerCandidatesEarly) {
-  fakes::FakeDevice dev;
-  set_up(dev, 0.05);
-  auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
+// A racing select of the fake op of these candidates ("def" the default).
+TuneReport race(fakes::FakeDevice& dev, const std::vector<std::string>& names) {
+  auto op = fakes::make_fake_op(dev, names, "def");
   TunerOptions o;
   o.decide.schedule = "racing";
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  return r;
+}
+
+TEST(Racing, DropsClearlySlowerCandidatesEarly) {
+  fakes::FakeDevice dev;
+  set_up(dev, 0.05);
+  const TuneReport r = race(dev, {"def", "best", "close", "slow", "slower"});
   EXPECT_EQ(r.winner_name, "best");
   EXPECT_EQ(r.schedule, "racing");
   // The slow ones were dropped at the first check (8 samples); the leaders ran longer.
@@ -47,11 +56,7 @@ TuneReport race_far_behind(bool clean_readings) {
   dev.behaviour["far"] = {.seconds = 5.0e-3, .jitter = 0.02};      // 10x
   // 0: the clock says no reading waited for a CPU; none scripted: it cannot tell (-1).
   if (clean_readings) dev.scripted_clock().waits.assign(100000, 0.0);
-  auto op = fakes::make_fake_op(dev, {"def", "best", "near", "behind", "far"}, "def");
-  TunerOptions o;
-  o.decide.schedule = "racing";
-  TuneReport r;
-  Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  TuneReport r = race(dev, {"def", "best", "near", "behind", "far"});
   EXPECT_EQ(r.winner_name, "best");
   return r;
 }

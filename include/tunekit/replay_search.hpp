@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "tunekit/log.hpp"
@@ -37,6 +38,11 @@ struct ReplayRun {
   // The evaluations in order, valued by the recorded objective in ms (inf where failed).
   History history{0};
   double simulated_seconds = 0;
+  // What the search ships and what it costs by the recording: the best evaluation, or, where
+  // nothing was evaluated (a one-point space serves its only point unmeasured), the winner
+  // when its recorded result is ok. Empty: nothing that ran.
+  std::optional<std::size_t> pick;
+  double pick_ms = 0;
 };
 
 // UsageError for an unknown strategy or schedule, or a recording without a valid config.

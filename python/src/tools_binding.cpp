@@ -55,7 +55,6 @@ nb::dict replay(const std::string& dataset, const std::string& strategy,
     recording.emplace(Recording::load(dataset));
     run.emplace(replay_search(*recording, search));
   }
-  const Evaluation* best = run->history.best();
   nb::dict d;
   d["dataset"] = dataset;
   d["device"] = recording->device_name();
@@ -65,10 +64,10 @@ nb::dict replay(const std::string& dataset, const std::string& strategy,
   d["evaluations"] = run->history.size();
   d["simulated_seconds"] = run->simulated_seconds;
   d["stop_reason"] = run->report.stop_reason;
-  d["best_ms"] = best ? nb::object(nb::float_(best->value)) : nb::none();
-  d["fraction_of_optimum"] = best ? recording->optimum_ms() / best->value : 0.0;
+  d["best_ms"] = run->pick ? nb::object(nb::float_(run->pick_ms)) : nb::none();
+  d["fraction_of_optimum"] = run->pick ? recording->optimum_ms() / run->pick_ms : 0.0;
   d["best_config"] =
-      best ? nb::object(config_to_dict(recording->space().config(best->index))) : nb::none();
+      run->pick ? nb::object(config_to_dict(recording->space().config(*run->pick))) : nb::none();
   d["winner"] = run->report.winner_name;
   d["report"] = to_json(run->report, -1);
   return d;

@@ -48,6 +48,12 @@ ReplayRun replay_search(const Recording& recording, const ReplaySearchOptions& o
     run.history.add(e);
   }
   run.simulated_seconds = device.simulated_seconds();
+  if (const Evaluation* best = run.history.best()) {
+    run.pick = best->index, run.pick_ms = best->value;
+  } else if (const std::size_t w = run.report.winner;
+             w < recording.size() && recording.result(w).status == Status::ok) {
+    run.pick = w, run.pick_ms = recording.result(w).time_ms;
+  }
   return run;
 }
 

@@ -147,6 +147,7 @@ TEST_F(InteropCli, TuneExportsTheMeasuredCandidates) {
       // A loaded machine (ASan in CI) cut every point but the default: a one-point space has
       // nothing to search, and the replay serves that point without an evaluation.
       EXPECT_EQ(j["runs"][0]["winner"], measured_config) << back.out;
+      EXPECT_EQ(j["runs"][0]["fraction_of_optimum"], 1.0) << back.out;
       continue;
     }
     EXPECT_EQ(
@@ -180,6 +181,20 @@ std::string ramp_cache(int n) {
     doc["cache"][std::to_string(x)] = std::move(entry);
   }
   return doc.dump();
+}
+
+TEST_F(InteropCli, AOnePointSpaceReportsItsPointsRecordedTime) {
+  // Nothing to search: the only point is served without an evaluation, and the run still says
+  // what it costs (its recorded 1 ms, the optimum).
+  write_text(dir_ / "one.json", ramp_cache(1));
+  const auto run =
+      tunekit("replay --dataset " + file("one.json") + " --strategy exhaustive --json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto j = parse_json(run);
+  EXPECT_EQ(j["configurations"], 1);
+  EXPECT_EQ(j["runs"][0]["best_ms"], 1.0) << run.out;
+  EXPECT_EQ(j["runs"][0]["fraction_of_optimum"], 1.0) << run.out;
+  EXPECT_EQ(j["runs"][0]["best_config"], "x=1") << run.out;
 }
 
 TEST_F(InteropCli, ReplayExportsAreInEvaluationOrderWithTheRecordedCompileTimes) {

@@ -86,7 +86,6 @@ void run_replay(const ReplayOptions& o) {
       const std::string& stop_reason;
     } result{replay.history, replay.simulated_seconds, replay.report.stop_reason};
     if (r == 0 && o.exports.any()) first_run = recording_from_history(recording, result.history);
-    const Evaluation* best = result.history.best();
     Json run;
     run["seed"] = seed;
     run["evaluations"] = result.history.size();
@@ -96,9 +95,10 @@ void run_replay(const ReplayOptions& o) {
                       [](const Evaluation& e) { return !e.ok() && e.status != Status::hopeless; });
     run["simulated_seconds"] = result.clock_seconds;
     run["stop_reason"] = result.stop_reason;
-    run["best_ms"] = best ? Json(best->value) : Json(nullptr);
-    run["fraction_of_optimum"] = best ? Json(recording.optimum_ms() / best->value) : Json(0.0);
-    run["best_config"] = best ? recording.space().config(best->index).text() : "";
+    run["best_ms"] = replay.pick ? Json(replay.pick_ms) : Json(nullptr);
+    run["fraction_of_optimum"] =
+        replay.pick ? Json(recording.optimum_ms() / replay.pick_ms) : Json(0.0);
+    run["best_config"] = replay.pick ? recording.space().config(*replay.pick).text() : "";
     run["winner"] = replay.report.winner_name;
     Json trace = Json::array();
     for (const Evaluation& e : result.history.evaluations()) trace.push_back(e.index);
@@ -115,7 +115,8 @@ void run_replay(const ReplayOptions& o) {
           "seed {}: {} evaluations ({} failed), {:.1f} s simulated, stopped by {}; best {} ms "
           "({:.3f} of optimum) at {}\n",
           seed, result.history.size(), run["failed"].get<std::size_t>(), result.clock_seconds,
-          result.stop_reason, best ? fmt::format("{:.6g}", best->value) : std::string("none"),
+          result.stop_reason,
+          replay.pick ? fmt::format("{:.6g}", replay.pick_ms) : std::string("none"),
           run["fraction_of_optimum"].get<double>(), run["best_config"].get<std::string>());
     }
     runs.push_back(std::move(run));

@@ -6,6 +6,11 @@
 //
 //   sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] [--strategy SPEC]
 //               [--budget SECONDS] [--threads P] [--calibrate | --profile FILE] [--no-tuner]
+//               [--same-process]
+//
+// Each shape runs in its own process (this program again, `--shapes N --row-only`) unless
+// --same-process: a shape then finds nothing an earlier one left behind (OpenBLAS's threads,
+// the pool's, the heap).
 //
 // --calibrate measures this machine's envelope first (quick calibration) and --profile reads
 // one (`tunekit calibrate` writes it), so the tuner's cost model can rank (the `model`
@@ -23,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -133,6 +139,53 @@ std::string short_name(const Config& c) {
          c["nc"].text() + " " + c["order"].as_string() + " " + t;
 }
 
+// One word for /bin/sh.
+std::string shell_quoted(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs each shape's row in a process of its own and echoes the rows; counts the rows and
+// those that met the goal. False when a process could not be started.
+bool rows_in_own_processes(int argc, char** argv, const std::vector<int>& shapes, int& rows,
+                           int& met) {
+  // This program's own path: /proc/self/exe read here, not by the shell (it would be /bin/sh).
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) {
+    std::fprintf(stderr, "sgemm_suite: /proc/self/exe: %s\n", error.message().c_str());
+    return false;
+  }
+  std::string base = shell_quoted(self.string());
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--shapes")) {
+      ++i;  // replaced per process
+      continue;
+    }
+    base += " " + shell_quoted(argv[i]);
+  }
+  for (int shape : shapes) {
+    const std::string command = base + " --shapes " + std::to_string(shape) + " --row-only";
+    std::fflush(stdout);
+    FILE* child = popen(command.c_str(), "r");
+    if (!child) {
+      std::perror("sgemm_suite: popen");
+      return false;
+    }
+    char line[4096];
+    while (std::fgets(line, sizeof line, child)) {
+      std::fputs(line, stdout);
+      std::fflush(stdout);
+      rows += line[0] == '|';
+      met += std::strstr(line, "| met |") != nullptr;
+    }
+    if (const int status = pclose(child); status != 0)
+      std::fprintf(stderr, "  shape %d: its process ended with status %d\n", shape, status);
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +198,8 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool tuner = true;
   bool calibrate_first = false;
+  bool same_process = false;
+  bool row_only = false;  // a child of rows_in_own_processes: its table rows only
   std::string profile;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -175,11 +230,15 @@ int main(int argc, char** argv) {
       profile = next();
     } else if (!std::strcmp(argv[i], "--no-tuner")) {
       tuner = false;
+    } else if (!std::strcmp(argv[i], "--same-process")) {
+      same_process = true;
+    } else if (!std::strcmp(argv[i], "--row-only")) {
+      row_only = true;
     } else {
       std::fprintf(stderr,
                    "usage: sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] "
                    "[--strategy SPEC] [--budget SECONDS] [--threads P] [--calibrate | --profile "
-                   "FILE] [--no-tuner]\n");
+                   "FILE] [--no-tuner] [--same-process]\n");
       return 2;
     }
   }
@@ -195,8 +254,12 @@ int main(int argc, char** argv) {
         op.candidate(i).config["algo"].as_string();  // a copy: candidate() is a value
     (algo == "openblas" ? openblas : algo == "packed" ? packed : plain).push_back(i);
   }
+  std::vector<int> selected;
+  for (int shape = 1; shape <= static_cast<int>(std::size(kShapes)); ++shape)
+    if (only.empty() || only.count(shape)) selected.push_back(shape);
+  const bool own_processes = !row_only && !same_process && selected.size() > 1;
   std::optional<Envelope> envelope;
-  if (calibrate_first) {
+  if (calibrate_first && !own_processes) {
     const auto probe = cpu::make_calibration_probe(pool);
     CalibrationOptions quick;
     quick.quick = true;
@@ -207,19 +270,29 @@ int main(int argc, char** argv) {
         envelope->peak_flops_1.value / 1e9, envelope->peak_flops_all.value / 1e9, envelope->threads,
         envelope->dram_bw_all.value / 1e9, envelope->cache_bytes.value / 1024);
   }
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("OpenBLAS: %s; OPENBLAS_CORETYPE=%s\n", kernels::openblas_description().c_str(),
-              coretype ? coretype : "(unset)");
-  std::printf(
-      "pool %d threads, space %zu points (%zu packed), survey: %zu sampled + %d "
-      "refinement rounds, seed %llu; tuner: %s, budget %.0f s\n\n",
-      pool.size(), op.size(), packed.size(), sample, refine, static_cast<unsigned long long>(seed),
-      tuner ? (strategy.empty() ? "default strategy" : strategy.c_str()) : "off", budget);
-  std::printf(
-      "| # | shape (m×n×k) | kind | OpenBLAS GFLOP/s | best own GFLOP/s (point) | pick "
-      "| pick GFLOP/s | pick / best | tune s | measured | met | load |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::fflush(stdout);
+  if (!row_only) {
+    const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+    std::printf("OpenBLAS: %s; OPENBLAS_CORETYPE=%s\n", kernels::openblas_description().c_str(),
+                coretype ? coretype : "(unset)");
+    std::printf(
+        "pool %d threads, space %zu points (%zu packed), survey: %zu sampled + %d "
+        "refinement rounds, seed %llu; tuner: %s, budget %.0f s; %s\n\n",
+        pool.size(), op.size(), packed.size(), sample, refine,
+        static_cast<unsigned long long>(seed),
+        tuner ? (strategy.empty() ? "default strategy" : strategy.c_str()) : "off", budget,
+        own_processes ? "each shape in its own process" : "one process");
+    std::printf(
+        "| # | shape (m×n×k) | kind | OpenBLAS GFLOP/s | best own GFLOP/s (point) | pick "
+        "| pick GFLOP/s | pick / best | tune s | measured | met | load |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::fflush(stdout);
+  }
+  if (own_processes) {
+    int rows = 0, met = 0;
+    if (!rows_in_own_processes(argc, argv, selected, rows, met)) return 1;
+    if (tuner) std::printf("\ngoal (pick >= 0.98x best) met on %d of %d shapes\n", met, rows);
+    return 0;
+  }
 
   int met = 0, shapes = 0;
   for (std::size_t s = 0; s < std::size(kShapes); ++s) {
@@ -343,6 +416,7 @@ int main(int argc, char** argv) {
         tuner ? (goal ? "met" : "missed") : "-", load_before, load_average());
     std::fflush(stdout);
   }
-  if (tuner) std::printf("\ngoal (pick >= 0.98x best) met on %d of %d shapes\n", met, shapes);
+  if (tuner && !row_only)
+    std::printf("\ngoal (pick >= 0.98x best) met on %d of %d shapes\n", met, shapes);
   return 0;
 }

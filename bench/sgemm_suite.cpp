@@ -35,6 +35,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sgemm/sgemm.hpp"
@@ -374,14 +375,23 @@ int main(int argc, char** argv) {
           report.budget.stopped.empty() ? "" : "; budget: ", report.budget.stopped.c_str());
     }
 
+    if (std::getenv("SUITE_PAUSE")) {
+      std::fprintf(stderr, "  pausing\n");
+      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(std::getenv("SUITE_PAUSE"))));
+    }
     // Three interleaved rounds over the three, best median each.
     std::vector<std::size_t> finalists{best_blas, best_own};
     if (tuner) finalists.push_back(pick);
     std::map<std::size_t, double> best_seconds;
     for (std::size_t i : finalists) best_seconds[i] = survey.time(i);
     for (int round = 0; round < 3; ++round) {
-      for (std::size_t i : finalists)
-        best_seconds[i] = std::min(best_seconds[i], survey.measure(i));
+      for (std::size_t i : finalists) {
+        const double m = survey.measure(i);
+        if (std::getenv("SUITE_DEBUG"))
+          std::fprintf(stderr, "  round %d %s: %.4g ms\n", round,
+                       short_name(op.candidate(i).config).c_str(), m * 1e3);
+        best_seconds[i] = std::min(best_seconds[i], m);
+      }
     }
     if (tuner) {
       // What the tuner saw against what the survey saw: a search that touched the survey's

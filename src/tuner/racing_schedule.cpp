@@ -1,11 +1,12 @@
 // racing (DESIGN §6): the points of a batch are measured in round-robin windows; after each
 // round a point whose median confidence interval lies wholly above the leader's — or above the
 // best of earlier batches — by more than the tie band is dropped, and from the first round a
-// point as far behind as a full window's far-behind cuts allow. The race ends when one point
-// survives, when the survivors are statistically tied, when the leader's upper bound reaches
-// the short-circuit limit, when every survivor has a full window's worth of samples, or at
-// max_samples. Every point is validated once, then re-prepared for each of its windows, so
-// only one candidate's buffers are alive at a time.
+// point as far behind as a full window's far-behind cuts allow; a batch of one (a strategy that
+// proposes one point at a time) races the incumbent so. The race ends when one point survives, when
+// the survivors are statistically tied, when the leader's upper bound reaches the short-circuit
+// limit, when every survivor has a full window's worth of samples, or at max_samples. Every point
+// is validated once, then re-prepared for each of its windows, so only one candidate's buffers are
+// alive at a time.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -22,6 +23,7 @@ struct Runner {
   TimingResult all;  // samples of every round so far
   bool alive = true;
   double accumulated = 0;  // seconds of timed batches so far
+  bool full = false;       // alone: its full window is complete
 };
 
 double stat(const std::vector<double>& xs, Statistic s) {
@@ -44,7 +46,9 @@ class RacingSchedule final : public Schedule {
     std::vector<PointResult> out;
     for (std::size_t i : points) {
       if (context.admit(i)) {
-        context.drop_trial(i);  // validated; re-prepared for each window
+        // Validated; re-prepared for each window unless it races alone (nothing else's
+        // buffers are alive then, and each prepare costs the inputs' copy).
+        if (points.size() > 1) context.drop_trial(i);
         runners.push_back({i, {}, true});
       } else {
         out.push_back(point_result(context, i));
@@ -52,6 +56,7 @@ class RacingSchedule final : public Schedule {
     }
     bool out_of_time = false;
     race(runners, context, may_start, out_of_time);
+    for (const Runner& r : runners) context.drop_trial(r.index);
     // Every runner that measured cleanly is ranked on all its samples.
     const TunerOptions& opt = context.options();
     for (Runner& r : runners) {
@@ -88,7 +93,7 @@ class RacingSchedule final : public Schedule {
     while (true) {
       bool measured = false;
       for (Runner& r : runners) {
-        if (!r.alive || satisfied(r)) continue;
+        if (!r.alive || r.full || satisfied(r)) continue;
         if (!may_start(r.index)) {
           out_of_time = true;
           return;
@@ -100,16 +105,10 @@ class RacingSchedule final : public Schedule {
           continue;
         }
         measured = true;
-        TimingOptions w = context.timing_options(r.index);
-        // Re-prepared for every round: its first launch after another candidate's round finds
-        // cold caches (and a helper thread that slept); round_warmup launches absorb that.
-        w.warmup = first_round ? w.warmup : round_warmup_;
-        w.repeats_floor = round_;
-        w.max_runs = round_;
-        w.sample_budget = 0;
-        if (!first_round && w.mode == TimingMode::queued) w.fixed_depth = r.all.depth;
-        TimingResult t = context.measure(r.index, w);
-        context.drop_trial(r.index);
+        const bool alone = runners.size() == 1;
+        TimingResult t = context.measure(r.index, round_options(r, context, first_round, alone));
+        r.full = alone && !first_round;
+        if (runners.size() > 1) context.drop_trial(r.index);
         if (!t.ok()) {
           r.alive = false;
           Outcome o = t.outcome;
@@ -134,7 +133,6 @@ class RacingSchedule final : public Schedule {
       for (Runner& r : runners)
         if (r.alive) alive.push_back(&r);
       if (alive.empty()) return;
-      if (runners.size() == 1) continue;  // alone (the default): a full window, nothing to race
       drop_far_behind(runners, context);
       std::erase_if(alive, [](const Runner* r) { return !r->alive; });
       if (alive.empty()) return;
@@ -157,6 +155,9 @@ class RacingSchedule final : public Schedule {
                                       alive[k]->index != context.default_index();
         if (behind_leader || behind_incumbent) alive[k]->alive = false;
       }
+      // A lone runner (a strategy that proposes one point at a time) races only the
+      // incumbent: while it is not clearly behind, it earns its full window.
+      if (runners.size() == 1) continue;
       std::size_t survivors = 0;
       bool tied = true;  // every survivor's interval sits within the band of the leader's
       for (std::size_t k = 0; k < alive.size(); ++k) {
@@ -168,6 +169,34 @@ class RacingSchedule final : public Schedule {
       if (opt.decide.limit > 0 && ci[lead].high <= opt.decide.limit) return;
       if (static_cast<int>(alive[lead]->all.samples.size()) >= max_samples_) return;
     }
+  }
+
+  // One round's window. A lone runner (a batch of one) has no other runner to interleave
+  // with, and each window costs a prepare (in a worker, the inputs' copy): its first window
+  // is min_samples, cut within against the incumbent as a full window is, and its second the
+  // rest of its full window.
+  TimingOptions round_options(const Runner& r, SearchContext& context, bool first_round,
+                              bool alone) const {
+    TimingOptions w = context.timing_options(r.index);
+    // Re-prepared for every round: its first launch after another candidate's round finds
+    // cold caches (and a helper thread that slept); round_warmup launches absorb that.
+    const int taken = static_cast<int>(r.all.samples.size());
+    if (alone && !first_round) {
+      w.repeats_floor = std::max(1, w.repeats_floor - taken);
+      w.max_runs = std::max(1, std::max(w.max_runs, w.repeats_floor) - taken);
+      w.sample_budget = std::max(0.0, w.sample_budget - r.accumulated);
+    } else {
+      const int size = alone ? std::max(round_, min_samples_) : round_;
+      w.repeats_floor = size;
+      w.max_runs = size;
+      w.sample_budget = 0;
+    }
+    w.warmup = first_round ? w.warmup : round_warmup_;
+    if (!first_round && w.mode == TimingMode::queued) w.fixed_depth = r.all.depth;
+    if (alone && r.index != context.default_index() && context.incumbent() > 0 &&
+        context.options().decide.statistic == Statistic::median)
+      w.hopeless_against = context.incumbent();
+    return w;
   }
 
   // The far-behind cuts of a full window (far_behind_cut), after every round rather than after

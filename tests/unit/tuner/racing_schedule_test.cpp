@@ -76,6 +76,52 @@ TEST(Racing, AFarBehindRunnerLeavesAfterItsFirstRound) {
   EXPECT_GT(candidate_named(clean, "near").timing->samples.size(), 4u);
 }
 
+// A strategy that proposes one point at a time (surrogate's batch=1, anneal's walk) hands racing
+// batches of one: a lone runner races the incumbent (the best of earlier batches). Its first
+// window (min_samples) is cut within as a full window is — a far-behind one after two samples,
+// a hopeless one once its median cannot come within hopeless_ratio — and a clearly slower one
+// leaves at min_samples; a survivor gets the rest of its full window; the default, also alone,
+// is measured in full.
+TEST(Racing, ALoneRunnerRacesTheIncumbent) {
+  fakes::FakeDevice dev;
+  std::vector<std::string> names{"def", "best"};
+  dev.behaviour["def"] = {.seconds = 1.0e-3, .jitter = 0.02};
+  dev.behaviour["best"] = {.seconds = 0.5e-3, .jitter = 0.02};
+  for (int i = 0; i < 6; ++i) {
+    names.push_back("far" + std::to_string(i));
+    dev.behaviour[names.back()] = {.seconds = 10.0e-3, .jitter = 0.02};  // 10x the default
+    names.push_back("slow" + std::to_string(i));
+    dev.behaviour[names.back()] = {.seconds = 1.4e-3, .jitter = 0.02};  // 1.4x the default
+  }
+  auto op = fakes::make_fake_op(dev, names, "def");
+  TunerOptions o;
+  o.decide.schedule = "racing";
+  o.decide.strategy = "surrogate:init=1";  // no initial design; batch=1: one point a batch
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_EQ(r.winner_name, "best");
+  int far = 0, slow = 0;
+  for (const CandidateReport& c : r.candidates) {
+    if (!c.timing || c.name == "def" || c.name == "best") continue;
+    const std::size_t n = c.timing->samples.size();
+    if (c.name.starts_with("far")) {
+      ++far;
+      EXPECT_EQ(c.outcome.status, Status::hopeless) << c.name;
+      EXPECT_EQ(n, 2u) << c.name;  // far_behind_ratio: 10x after two samples
+    } else {
+      ++slow;
+      // 2.8x "best": hopeless within the window; 1.4x "def" (the incumbent before "best"
+      // was measured): dropped at min_samples, its reading kept.
+      EXPECT_TRUE(c.outcome.status == Status::hopeless ? n < 8 : c.outcome.ok() && n == 8)
+          << c.name << ": " << c.outcome.message << ", " << n << " samples";
+    }
+  }
+  EXPECT_EQ(far, 6);
+  EXPECT_EQ(slow, 6);
+  EXPECT_GT(candidate_named(r, "best").timing->samples.size(), 8u);  // ahead: a full window
+  EXPECT_GT(candidate_named(r, "def").timing->samples.size(), 8u);   // the floor: in full
+}
+
 TEST(Racing, PicksTheTrueBestIn99PercentOf1000SeededRuns) {
   int right = 0;
   long samples_on_slow = 0;
@@ -124,24 +170,34 @@ TEST(Racing, ShortCircuitLimitAndBadOptions) {
 }
 
 TEST(Racing, RoundWarmupLaunchesBeforeEveryRoundAfterTheFirst) {
-  // The default races alone (a full window in rounds of 4): with round_warmup=1 each round
-  // after the first starts with one untimed launch, and the readings are the same.
+  // With round_warmup=1 each round after the first starts with one untimed launch, and the
+  // readings are the same: "best" and "close" race in rounds of 4; the default races alone
+  // (two windows: min_samples, then the rest of a full window).
   auto run = [](const std::string& schedule) {
     fakes::FakeDevice dev;
     set_up(dev, 0.0);
-    auto op = fakes::make_fake_op(dev, {"def", "best"}, "def");
+    auto op = fakes::make_fake_op(dev, {"def", "best", "close"}, "def");
     TunerOptions o;
     o.decide.schedule = schedule;
     TuneReport r;
     Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
-    return *candidate_named(r, "def").timing;
+    return r;
   };
-  const TimingResult plain = run("racing");
-  const TimingResult warmed = run("racing:round_warmup=1");
-  ASSERT_EQ(plain.samples.size(), warmed.samples.size());
-  const long long rounds = (static_cast<long long>(plain.samples.size()) + 3) / 4;
-  ASSERT_GT(rounds, 1);
-  EXPECT_EQ(warmed.dispatches - plain.dispatches, rounds - 1);
+  const TuneReport plain = run("racing");
+  const TuneReport warmed = run("racing:round_warmup=1");
+  for (const char* name : {"best", "close"}) {
+    const TimingResult& p = *candidate_named(plain, name).timing;
+    const TimingResult& w = *candidate_named(warmed, name).timing;
+    ASSERT_EQ(p.samples.size(), w.samples.size()) << name;
+    const long long rounds = (static_cast<long long>(p.samples.size()) + 3) / 4;
+    ASSERT_GT(rounds, 1) << name;
+    EXPECT_EQ(w.dispatches - p.dispatches, rounds - 1) << name;
+  }
+  const TimingResult& p = *candidate_named(plain, "def").timing;
+  const TimingResult& w = *candidate_named(warmed, "def").timing;
+  ASSERT_EQ(p.samples.size(), w.samples.size());
+  ASSERT_GT(p.samples.size(), 8u);
+  EXPECT_EQ(w.dispatches - p.dispatches, 1);
 
   fakes::FakeDevice dev;
   TunerOptions bad;

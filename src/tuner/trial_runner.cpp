@@ -411,11 +411,26 @@ TrialInputSet::TrialInputSet(const OpBase& op, const Key& key, int input_sets, i
   for (auto& w : rotation_) inputs_.rotation.push_back(w.get());
 }
 
+TrialServer::~TrialServer() {
+  try {
+    release_quietly(kept_);
+  } catch (...) {  // a worker's exit: nothing to report it to
+  }
+}
+
+void TrialServer::keep(std::size_t index, std::unique_ptr<Trial> trial) {
+  release_quietly(kept_);
+  kept_index_ = index;
+  kept_ = std::move(trial);
+}
+
 std::string TrialServer::serve(std::string_view bytes) {
   TrialAnswer a;
   try {
     auto q = decode_trial_request(bytes);
     if (!q) throw FatalError("a worker process received a damaged request");
+    if (kept_ && (q->index != kept_index_ || q->phase == TrialRequest::Phase::admit))
+      release_quietly(kept_);  // another candidate's buffers go before this one's come
     restore(in_);
     a = q->phase == TrialRequest::Phase::admit ? admit_here(*q) : window_here(*q);
   } catch (const FatalError& e) {
@@ -427,11 +442,11 @@ std::string TrialServer::serve(std::string_view bytes) {
 }
 
 TrialAnswer TrialServer::admit_here(const TrialRequest& q) {
-  std::unique_ptr<Trial> keep;
+  std::unique_ptr<Trial> trial;
   // A forked worker inherits the builds of the host's compile pass (one forked before a build
   // is replaced: WorkerRunner::built); a spawned one is asked to build (WorkerRunner::admit).
-  TrialAnswer a = admit_phase(device_, in_, q.index, q.built, keep);
-  release_quietly(keep);
+  TrialAnswer a = admit_phase(device_, in_, q.index, q.built, trial);
+  keep(q.index, std::move(trial));  // prepared for its first window (null when it failed)
   return a;
 }
 
@@ -451,8 +466,15 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
     };
   }
   t.on_call = q.on_call ? own.on_call : nullptr;
-  std::unique_ptr<Trial> trial = timing_trial(device_, in_, q.index);
   TrialAnswer a;
+  if (kept_) {  // admitted or timed here before: built and prepared
+    std::unique_ptr<Trial> trial = std::move(kept_);
+    a = window_phase(device_, in_, q.index, trial, t, q.check);
+    if (a.outcome.ok()) keep(q.index, std::move(trial));  // null when the check released it
+    release_quietly(trial);
+    return a;
+  }
+  std::unique_ptr<Trial> trial = timing_trial(device_, in_, q.index);
   if (own_builds_) {
     try {
       a.outcome = trial->build();  // a hit when this process admitted it
@@ -462,7 +484,10 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
   }
   if (a.outcome.ok()) a.outcome = prepare(*trial);
   if (a.outcome.ok()) a = window_phase(device_, in_, q.index, trial, t, q.check);
-  release_quietly(trial);
+  if (a.outcome.ok())
+    keep(q.index, std::move(trial));
+  else
+    release_quietly(trial);
   return a;
 }
 

@@ -91,14 +91,22 @@ class TrialServer {
   // admitted it).
   TrialServer(Device& device, const TrialInputs& inputs, bool own_builds = false)
       : device_(device), in_(inputs), own_builds_(own_builds) {}
+  ~TrialServer();
+  TrialServer(const TrialServer&) = delete;
+  TrialServer& operator=(const TrialServer&) = delete;
   std::string serve(std::string_view request);
 
  private:
   TrialAnswer admit_here(const TrialRequest& q);
   TrialAnswer window_here(const TrialRequest& q);
+  void keep(std::size_t index, std::unique_ptr<Trial> trial);
   Device& device_;
   const TrialInputs& in_;
   bool own_builds_;
+  // The last phase's prepared trial, for the next window of the same candidate (as the
+  // in-process runner keeps it): one candidate's buffers at most, released before another's.
+  std::size_t kept_index_ = 0;
+  std::unique_ptr<Trial> kept_;
 };
 
 std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialInputs& inputs);

@@ -49,6 +49,9 @@ class FakeDevice final : public Device {
   ScriptedClock& scripted_clock() { return clock_; }
 
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
+  // Trials: prepared so far, and alive now (made, not yet destroyed).
+  int prepares = 0;
+  int trials_alive = 0;
   void set_candidate_names(std::vector<std::string> names) { names_ = std::move(names); }
 
  private:
@@ -65,9 +68,15 @@ class FakeDevice final : public Device {
 
 class FakeTrial final : public Trial {
  public:
-  FakeTrial(Workload& w, std::size_t index, bool throw_at_prepare)
-      : w_(w), index_(index), throw_at_prepare_(throw_at_prepare) {}
+  FakeTrial(FakeDevice& device, Workload& w, std::size_t index, bool throw_at_prepare)
+      : device_(device), w_(w), index_(index), throw_at_prepare_(throw_at_prepare) {
+    ++device_.trials_alive;
+  }
+  ~FakeTrial() override { --device_.trials_alive; }
+  FakeTrial(const FakeTrial&) = delete;
+  FakeTrial& operator=(const FakeTrial&) = delete;
   Outcome prepare() override {
+    ++device_.prepares;
     if (throw_at_prepare_) throw std::runtime_error("fake: cannot prepare");
     return Outcome::success();
   }
@@ -76,6 +85,7 @@ class FakeTrial final : public Trial {
   void release() override {}
 
  private:
+  FakeDevice& device_;
   Workload& w_;
   std::size_t index_;
   bool throw_at_prepare_;
@@ -83,7 +93,7 @@ class FakeTrial final : public Trial {
 
 inline std::unique_ptr<Trial> FakeDevice::make_trial(Workload& workload, std::size_t index) {
   bool throws = index < names_.size() && behaviour[names_[index]].throw_at_prepare;
-  return std::make_unique<FakeTrial>(workload, index, throws);
+  return std::make_unique<FakeTrial>(*this, workload, index, throws);
 }
 
 // Arguments of the fake op: an output vector the candidates fill with 0, 1, 2, ...

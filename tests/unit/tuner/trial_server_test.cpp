@@ -1,11 +1,13 @@
-// Tests for TrialServer (src/tuner/trial_runner.cpp) as a spawned worker runs it: it has no
-// copy of the host's stop(), so a window stops at the budget the request carries, or at once
-// when the host's stop() had already said so.
+// Tests for TrialServer (src/tuner/trial_runner.cpp), the phases a worker serves: a spawned one
+// has no copy of the host's stop(), so a window stops at the budget the request carries, or at
+// once when the host's stop() had already said so; a worker times the trial its last phase
+// prepared for the same candidate, and holds one candidate's at most.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <optional>
 
+#include "fakes/fake_device.hpp"
 #include "fakes/hostile_op.hpp"
 #include "isolate/trial_messages.hpp"
 #include "tunekit/cpu.hpp"
@@ -75,6 +77,51 @@ TEST(TrialServer, WithoutABudgetTheWindowRunsInFull) {
   EXPECT_EQ(a.outcome.status, Status::ok) << a.outcome.message;
   ASSERT_TRUE(a.timing);
   EXPECT_EQ(a.timing->samples.size(), 5u);
+}
+
+// The fake op's candidates a, b (default a) on a fake device that counts prepares.
+struct FakeCandidates {
+  fakes::FakeDevice device;
+  std::unique_ptr<Op<fakes::FakeArgs>> op = fakes::make_fake_op(device, {"a", "b"}, "a");
+  Key key{{"n", 8}};
+  std::unique_ptr<Workload> workload = op->make_workload(key);
+  Reference reference = Reference::capture(*workload, op->has_reference(), 0);
+  TrialInputs inputs;
+  TrialServer server{device, inputs};
+  FakeCandidates() {
+    inputs.workload = workload.get();
+    inputs.reference = &reference;
+    inputs.tolerance = op->tolerance(key);
+  }
+  Status serve(TrialRequest::Phase phase, std::size_t index) {
+    TrialRequest q;
+    q.phase = phase;
+    q.index = index;
+    q.built = true;
+    q.timing.warmup = 0;
+    q.timing.repeats_floor = q.timing.max_runs = 3;
+    std::optional<TrialAnswer> a = decode_trial_answer(server.serve(encode(q)));
+    if (!a) throw std::runtime_error("unreadable answer");
+    return a->outcome.status;
+  }
+};
+
+TEST(TrialServer, AWindowTimesTheTrialTheLastPhasePreparedForTheSameCandidate) {
+  using Phase = TrialRequest::Phase;
+  FakeCandidates f;
+  ASSERT_EQ(f.serve(Phase::admit, 1), Status::ok);
+  const int admitted = f.device.prepares;
+  EXPECT_EQ(f.device.trials_alive, 1);  // kept for its window
+  ASSERT_EQ(f.serve(Phase::window, 1), Status::ok);
+  ASSERT_EQ(f.serve(Phase::window, 1), Status::ok);
+  EXPECT_EQ(f.device.prepares, admitted);  // no prepare: the admitted trial was timed
+  // Another candidate: the kept trial goes before its own comes (one alive at a time).
+  ASSERT_EQ(f.serve(Phase::window, 0), Status::ok);
+  EXPECT_EQ(f.device.prepares, admitted + 1);
+  EXPECT_EQ(f.device.trials_alive, 1);
+  // Admission prepares afresh even for the candidate kept.
+  ASSERT_EQ(f.serve(Phase::admit, 0), Status::ok);
+  EXPECT_EQ(f.device.prepares, 2 * admitted + 1);
 }
 
 }  // namespace

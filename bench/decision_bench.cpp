@@ -3,7 +3,11 @@
 // the built-in CPU ops, with and without another process loading a core.
 //
 //   decision_bench [--reps N] [--ref-runs N] [--cap K] [--quick] [--pairs16] [--compare-waits]
-//                  [--loads idle,busy,bursty] [--only OP:KEY]...
+//                  [--loads idle,busy,bursty] [--only OP:KEY]... [--whole-tune]
+//
+// --whole-tune: instead, per shape and repetition, the tune a user runs (`tunekit tune`: the
+// default strategy, in memory) under each schedule, and the fixed protocol on the same points
+// that tune measured (its wall time beside the tune's; no load).
 //
 // For every shape: --ref-runs (5) exhaustive tunekit searches give the reference (per
 // candidate the median of its run medians), its winner and the set of candidates within the
@@ -182,6 +186,40 @@ std::vector<std::string> split(const std::string& list) {
   return out;
 }
 
+// --whole-tune: the tune a user runs (default strategy, every schedule) beside the fixed
+// protocol on the very points that tune measured, alternating, `reps` times per shape.
+void whole_tunes(const std::vector<Shape>& shapes, int reps, tunekit::Device& device,
+                 tunekit::cpu::ThreadPool& pool) {
+  std::printf("%-8s %-22s %3s %-8s %9s %9s %9s %7s %10s %6s  %s\n", "op", "key", "run", "schedule",
+              "tune s", "validate", "measure", "points", "fixed s", "ratio",
+              "winner (tune / fixed)");
+  for (const Shape& shape : shapes) {
+    auto op = tunekit::find_builtin_op(shape.op).make(pool);
+    const tunekit::Key key = op->parse_shape(shape.key);
+    for (int r = 1; r <= reps; ++r) {
+      for (const char* schedule : {"full", "racing"}) {
+        tunekit::TunerOptions o;
+        o.persist.store = "none";
+        o.decide.schedule = schedule;
+        tunekit::Tuner tuner(device, o);
+        auto t0 = Clock::now();
+        const tunekit::TuneReport rep = tuner.tune(*op, key);
+        const double tune_seconds = seconds_since(t0);
+        std::set<std::string> names;
+        for (const auto& c : rep.candidates) names.insert(c.name);
+        t0 = Clock::now();
+        const std::string fixed_pick = fixed_protocol(*op, key, names);
+        const double fixed_seconds = seconds_since(t0);
+        std::printf("%-8s %-22s %3d %-8s %9.1f %9.1f %9.1f %7zu %10.1f %6.2f  %s / %s\n",
+                    shape.op.c_str(), shape.key.c_str(), r, schedule, tune_seconds,
+                    rep.seconds_validating, rep.seconds_measuring, names.size(), fixed_seconds,
+                    tune_seconds / fixed_seconds, rep.winner_name.c_str(), fixed_pick.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -193,6 +231,7 @@ int main(int argc, char** argv) {
   bool pairs16 = false;
   bool compare_waits = false;
   bool compare_round_warmup = false;
+  bool whole_tune = false;
   std::vector<std::string> loads{"idle", "busy"};
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
@@ -208,6 +247,8 @@ int main(int argc, char** argv) {
       compare_waits = true;
     else if (!std::strcmp(argv[i], "--compare-round-warmup"))
       compare_round_warmup = true;
+    else if (!std::strcmp(argv[i], "--whole-tune"))
+      whole_tune = true;
     else if (!std::strcmp(argv[i], "--loads") && i + 1 < argc)
       loads = split(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
@@ -221,7 +262,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: decision_bench [--reps N] [--ref-runs N] [--cap K] [--quick] [--pairs16] "
           "[--compare-waits] [--compare-round-warmup] [--loads idle,busy,bursty] "
-          "[--only OP:KEY]... "
+          "[--only OP:KEY]... [--whole-tune] "
           "[--verbose]\n");
       return 2;
     }
@@ -249,6 +290,10 @@ int main(int argc, char** argv) {
 
   tunekit::cpu::ThreadPool pool(0);
   tunekit::cpu::CpuDevice device;
+  if (whole_tune) {
+    whole_tunes(shapes, reps, device, pool);
+    return 0;
+  }
   std::printf(
       "decision_bench: %d repetitions per protocol and load, %d reference runs spread "
       "over them, device %s, %d threads\n\n",

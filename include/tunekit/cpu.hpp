@@ -79,6 +79,7 @@ class CpuDevice final : public Device {
   Clock& clock() override { return clock_; }
   Evictor* evictor() override { return &evictor_; }
   Workers workers() const override { return Workers::by_default; }
+  bool trial_builds_beyond_op() const override { return false; }  // host trials
 
  private:
   DeviceIdentity identity_;

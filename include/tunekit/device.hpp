@@ -100,6 +100,10 @@ class Device {
   virtual Workers workers() const { return Workers::supported; }
   // How a fresh process opens this very device again (for `spawned` workers).
   virtual std::optional<DeviceReopen> reopen() const { return std::nullopt; }
+  // Whether a trial's build() may do more than the op's build step (a device's program cache,
+  // a loaded module). A forked worker is replaced after such a build, which it would lack;
+  // host trials (the default make_trial's, the CPU device's) build nothing else.
+  virtual bool trial_builds_beyond_op() const { return true; }
   // Whether trials' build() may run on several threads at once (a simulated device with one
   // clock says no, so its time stays deterministic).
   virtual bool parallel_builds() const { return true; }

@@ -142,6 +142,8 @@ class OpBase {
   // Whatever the op's function throws propagates (the tuner classifies it).
   std::optional<Work> work(const Key& key, std::size_t index) const;
   bool has_work_model() const { return static_cast<bool>(work_fn_); }
+  // Whether the op has a build step (Op::build): building a candidate then changes the process.
+  bool has_build_step() const { return static_cast<bool>(build_fn_); }
 
   // The indices of the op's anchors (see Op::anchors), in order.
   std::vector<std::size_t> anchor_indices() const;

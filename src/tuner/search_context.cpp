@@ -171,7 +171,10 @@ std::unique_ptr<Trial> SearchContext::build_trial(std::size_t index) {
 void SearchContext::built(std::size_t index, const Outcome& outcome, double seconds) {
   entry(index).compile_seconds = seconds;
   built_[index] = true;
-  if (runner_) runner_->built();
+  // A forked worker lacks what a build did in the host after the fork: replaced when a build
+  // can have done anything (the op's build step, or a device's own), else kept — a fresh fork
+  // per batch costs its copy-on-write faults on every input it restores.
+  if (runner_ && (op_.has_build_step() || device_.trial_builds_beyond_op())) runner_->built();
   if (!outcome.ok()) finish(index, outcome, std::nullopt);
 }
 

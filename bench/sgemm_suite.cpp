@@ -6,7 +6,7 @@
 //
 //   sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] [--strategy SPEC]
 //               [--budget SECONDS] [--threads P] [--calibrate | --profile FILE] [--no-tuner]
-//               [--same-process]
+//               [--same-process] [--log-rounds] [--pause SECONDS]
 //
 // Each shape runs in its own process (this program again, `--shapes N --row-only`) unless
 // --same-process: a shape then finds nothing an earlier one left behind (OpenBLAS's threads,
@@ -21,8 +21,10 @@
 // points and R rounds of the Hamming neighbours of the best packed point so far: it is a lower
 // bound of the best own kernel, not an exhaustive search (1792 packed points on 2 threads).
 // Every timed point is validated against the reference first. The final figures come from
-// three interleaved rounds over the best OpenBLAS point, the best own point and the pick
-// (best median of the rounds), so a drift in machine load hits all three alike.
+// five interleaved rounds over the best OpenBLAS point, the best own point and the pick
+// (best median of the rounds, the survey's own readings left out), so a drift in machine load
+// hits all three alike;
+// --log-rounds prints each round's medians, --pause waits that long between the tune and them.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -201,6 +203,8 @@ int main(int argc, char** argv) {
   bool calibrate_first = false;
   bool same_process = false;
   bool row_only = false;  // a child of rows_in_own_processes: its table rows only
+  bool log_rounds = false;
+  double pause = 0;
   std::string profile;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -235,11 +239,15 @@ int main(int argc, char** argv) {
       same_process = true;
     } else if (!std::strcmp(argv[i], "--row-only")) {
       row_only = true;
+    } else if (!std::strcmp(argv[i], "--log-rounds")) {
+      log_rounds = true;
+    } else if (!std::strcmp(argv[i], "--pause")) {
+      pause = std::clamp(std::atof(next()), 0.0, 600.0);
     } else {
       std::fprintf(stderr,
                    "usage: sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] "
                    "[--strategy SPEC] [--budget SECONDS] [--threads P] [--calibrate | --profile "
-                   "FILE] [--no-tuner] [--same-process]\n");
+                   "FILE] [--no-tuner] [--same-process] [--log-rounds] [--pause SECONDS]\n");
       return 2;
     }
   }
@@ -375,19 +383,23 @@ int main(int argc, char** argv) {
           report.budget.stopped.empty() ? "" : "; budget: ", report.budget.stopped.c_str());
     }
 
-    if (std::getenv("SUITE_PAUSE")) {
-      std::fprintf(stderr, "  pausing\n");
-      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(std::getenv("SUITE_PAUSE"))));
-    }
-    // Three interleaved rounds over the three, best median each.
+    if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+    // Five interleaved rounds over the three, best median each. Only readings of these
+    // rounds count: a reading taken before the tune ran would favour the points the survey
+    // timed over the pick (readings taken seconds after a tune are often slower, all alike).
     std::vector<std::size_t> finalists{best_blas, best_own};
     if (tuner) finalists.push_back(pick);
     std::map<std::size_t, double> best_seconds;
-    for (std::size_t i : finalists) best_seconds[i] = survey.time(i);
-    for (int round = 0; round < 3; ++round) {
+    std::set<std::size_t> valid;
+    for (std::size_t i : finalists) {  // validates the pick (once) where the survey did not
+      best_seconds[i] = 1e300;
+      if (survey.time(i) < 1e300) valid.insert(i);
+    }
+    for (int round = 0; round < 5; ++round) {
       for (std::size_t i : finalists) {
+        if (!valid.count(i)) continue;  // failed validation or timing
         const double m = survey.measure(i);
-        if (std::getenv("SUITE_DEBUG"))
+        if (log_rounds)
           std::fprintf(stderr, "  round %d %s: %.4g ms\n", round,
                        short_name(op.candidate(i).config).c_str(), m * 1e3);
         best_seconds[i] = std::min(best_seconds[i], m);

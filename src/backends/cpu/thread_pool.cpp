@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -17,6 +18,13 @@ namespace tunekit::cpu {
 
 // One job at a time: callers queue on submit_; workers 0..helpers-1 join the job the caller
 // publishes, everyone pulls task indices from one atomic counter.
+//
+// Waiting spins briefly before it blocks, on both sides (a helper for the next job, the
+// caller for the helpers to finish). Blocking on every short job lets the scheduler wake a
+// helper onto the caller's CPU (wake-affine) and keep it there: both threads of a 2-thread
+// kernel then share one core, at 1-thread speed, for seconds — measured on a 2-core VM after
+// the process had been idle (docs/performance.md "A pool that sleeps between jobs"). A helper
+// that is still spinning when the next job comes stays on its own CPU.
 class ThreadPool::Impl {
  public:
   explicit Impl(int threads) : size_(threads) {
@@ -49,23 +57,51 @@ class ThreadPool::Impl {
       fn_ = &fn;
       tasks_ = tasks;
       next_.store(0, std::memory_order_relaxed);
-      helpers_ = std::min<int>(threads - 1, static_cast<int>(tasks) - 1);
-      busy_ = helpers_;
+      const int helpers = std::min<int>(threads - 1, static_cast<int>(tasks) - 1);
+      helpers_.store(helpers, std::memory_order_relaxed);
+      busy_.store(helpers, std::memory_order_relaxed);
       error_ = nullptr;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);  // a spinning helper sees the job
     }
     wake_.notify_all();
     const Impl* outer = current_;
     current_ = this;
     run_tasks();
     current_ = outer;
-    std::unique_lock lock(m_);
-    done_.wait(lock, [&] { return busy_ == 0; });
+    if (!spin_until([&] { return busy_.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock lock(m_);
+      done_.wait(lock, [&] { return busy_.load(std::memory_order_acquire) == 0; });
+    }
+    std::lock_guard lock(m_);  // the helpers' last writes (error_) happen before this
     fn_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
+  // Spins up to kSpin for `ready`; false when it never came (then the caller blocks).
+  template <typename Ready>
+  static bool spin_until(const Ready& ready) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    while (true) {
+      for (int i = 0; i < 64; ++i) {
+        if (ready()) return true;
+        pause();
+      }
+      if (std::chrono::steady_clock::now() >= until) return ready();
+      // A thread that shares this CPU (placed here before the load balancer moved it) gets
+      // it: spinning in its way would be worse than blocking.
+      std::this_thread::yield();
+    }
+  }
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+
   void run_tasks() {
     for (std::size_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks_;) {
       try {
@@ -78,20 +114,32 @@ class ThreadPool::Impl {
     }
   }
 
+  // A job for helper `id` that it has not run yet, or the pool is stopping.
+  bool called(int id, std::uint64_t seen) const {
+    return quit_.load(std::memory_order_acquire) ||
+           (generation_.load(std::memory_order_acquire) != seen &&
+            id < helpers_.load(std::memory_order_relaxed));
+  }
+
   void work(int id) {
     current_ = this;
     std::uint64_t seen = 0;
     while (true) {
-      {
+      if (!spin_until([&] { return called(id, seen); })) {
         std::unique_lock lock(m_);
-        wake_.wait(lock, [&] { return quit_ || (generation_ != seen && id < helpers_); });
-        if (quit_) return;
-        seen = generation_;
+        wake_.wait(lock, [&] { return called(id, seen); });
+      }
+      {
+        std::lock_guard lock(m_);  // the job's fields, as published under this lock
+        if (quit_.load(std::memory_order_relaxed)) return;
+        const std::uint64_t now = generation_.load(std::memory_order_relaxed);
+        if (now == seen || id >= helpers_.load(std::memory_order_relaxed)) continue;
+        seen = now;
       }
       run_tasks();
       {
         std::lock_guard lock(m_);
-        if (--busy_ == 0) done_.notify_one();
+        if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
       }
     }
   }
@@ -99,12 +147,16 @@ class ThreadPool::Impl {
   void stop() {
     {
       std::lock_guard lock(m_);
-      quit_ = true;
+      quit_.store(true, std::memory_order_release);
     }
     wake_.notify_all();
     for (auto& t : workers_) t.join();
     workers_.clear();
   }
+
+  // How long a waiting thread spins before it blocks: longer than the gap between two
+  // launches of a timing window or a caller's loop, short enough not to matter when idle.
+  static constexpr std::chrono::microseconds kSpin{200};
 
   static thread_local const Impl* current_;
 
@@ -114,13 +166,13 @@ class ThreadPool::Impl {
   std::mutex m_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  bool quit_ = false;
-  std::uint64_t generation_ = 0;
+  std::atomic<bool> quit_{false};
+  std::atomic<std::uint64_t> generation_{0};
   const std::function<void(std::size_t)>* fn_ = nullptr;
   std::size_t tasks_ = 0;
   std::atomic<std::size_t> next_{0};
-  int helpers_ = 0;
-  int busy_ = 0;
+  std::atomic<int> helpers_{0};
+  std::atomic<int> busy_{0};
   std::exception_ptr error_;
 };
 

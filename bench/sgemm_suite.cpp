@@ -386,9 +386,12 @@ int main(int argc, char** argv) {
     if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));
     // Five interleaved rounds over the three, best median each. Only readings of these
     // rounds count: a reading taken before the tune ran would favour the points the survey
-    // timed over the pick (readings taken seconds after a tune are often slower, all alike).
-    std::vector<std::size_t> finalists{best_blas, best_own};
-    if (tuner) finalists.push_back(pick);
+    // timed over the pick. OpenBLAS goes last in a round, then a pause: its threads spin for
+    // about 0.1 s after a call (OPENBLAS_THREAD_TIMEOUT) and take a core from whatever runs
+    // next — up to 2x on a 2-thread kernel of 1 ms.
+    std::vector<std::size_t> finalists{best_own};
+    if (tuner && pick != best_own && pick != best_blas) finalists.push_back(pick);
+    finalists.push_back(best_blas);
     std::map<std::size_t, double> best_seconds;
     std::set<std::size_t> valid;
     for (std::size_t i : finalists) {  // validates the pick (once) where the survey did not
@@ -403,6 +406,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "  round %d %s: %.4g ms\n", round,
                        short_name(op.candidate(i).config).c_str(), m * 1e3);
         best_seconds[i] = std::min(best_seconds[i], m);
+        if (!is_own(i)) std::this_thread::sleep_for(std::chrono::milliseconds(300));
       }
     }
     if (tuner) {

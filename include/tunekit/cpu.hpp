@@ -17,7 +17,9 @@ namespace tunekit::cpu {
 // most `threads` threads (the caller is one of them) and returns when all are done. Safe to
 // call from several threads (jobs queue up); a call from inside a task runs inline.
 // Fork-aware: in a child process (a trial's worker) the pool starts its threads again on
-// first use. Construction that cannot start its threads throws UsageError.
+// first use. A waiting thread (a helper between jobs, the caller for its helpers) spins for up
+// to 200 µs, yielding, before it blocks, so back-to-back jobs keep their threads on their own
+// CPUs. Construction that cannot start its threads throws UsageError.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads = 0);  // 0: one per core

@@ -23,7 +23,7 @@ namespace tunekit::cpu {
 // caller for the helpers to finish). Blocking on every short job lets the scheduler wake a
 // helper onto the caller's CPU (wake-affine) and keep it there: both threads of a 2-thread
 // kernel then share one core, at 1-thread speed, for seconds — measured on a 2-core VM after
-// the process had been idle (docs/performance.md "A pool that sleeps between jobs"). A helper
+// the process had been idle (docs/performance.md "Why the bench's re-time disagreed"). A helper
 // that is still spinning when the next job comes stays on its own CPU.
 class ThreadPool::Impl {
  public:

@@ -122,8 +122,10 @@ bool SharedEvaluator::collect(std::vector<std::size_t>& pending, std::vector<Poi
     out.push_back(r.point);
     remote_[f.item.index] = std::move(r);
   }
-  if (!again.empty())
+  if (!again.empty()) {
+    local_items_ += again.size();  // evaluated here after all: counted with this process's
     for (const PointResult& p : local_.evaluate(again)) out.push_back(p);
+  }
   return any;
 }
 

@@ -208,7 +208,9 @@ TEST_F(SharedSearchProcesses, AQueueLostMidSearchLeavesTheRestToTheCoordinator) 
 
 // The live path: a CPU worker joins a `tune --share` of a built-in op (its identity computed as
 // the coordinator's), and the report accounts for every proposed point; a worker of another
-// numerics policy (another identity) is refused and leaves it alone.
+// numerics policy (another identity) is refused and leaves it alone. A 256³ shape keeps the
+// tune going long enough for the workers' 50 ms poll: a 48³ one ended before they saw it once
+// the worker process was no longer forked again for every batch.
 TEST_F(SharedSearchProcesses, ACpuWorkerJoinsALiveTuneOfTheSameIdentityOnly) {
   const Process same = spawn(
       {"worker", "--store", store_.spec(), "--poll", "0.05s", "--idle-exit", "120s", "--json"},
@@ -219,7 +221,7 @@ TEST_F(SharedSearchProcesses, ACpuWorkerJoinsALiveTuneOfTheSameIdentityOnly) {
   ASSERT_TRUE(ready(same)) << text_of(same.err);
   ASSERT_TRUE(ready(other)) << text_of(other.err);
   const Process tune =
-      spawn({"tune", "sgemm", "--shape", "m=48,n=48,k=48", "--store", store_.spec(), "--share",
+      spawn({"tune", "sgemm", "--shape", "m=256,n=256,k=256", "--store", store_.spec(), "--share",
              "--strategy", "random", "--seed", "5", "--budget-evals", "12", "--json"},
             dir_, "tune");
   ASSERT_EQ(wait_for(tune), 0) << text_of(tune.err);
@@ -233,7 +235,10 @@ TEST_F(SharedSearchProcesses, ACpuWorkerJoinsALiveTuneOfTheSameIdentityOnly) {
   EXPECT_EQ(refused["searches_refused"], 1) << refused;
   EXPECT_EQ(refused["items"], 0);
   const auto [by_workers, here] = shared_counts(tune);
-  EXPECT_EQ(by_workers, joined["items"].get<int>()) << text_of(tune.err);
+  // A point a worker took but could not judge (a window refused on a loaded machine) is
+  // measured here again and counted here.
+  EXPECT_GE(joined["items"].get<int>(), 1) << joined;
+  EXPECT_LE(by_workers, joined["items"].get<int>()) << text_of(tune.err);
   EXPECT_EQ(by_workers + here, 12) << text_of(tune.err);
   const Json report = Json::parse(text_of(tune.out));
   EXPECT_EQ(report["source"], "searched") << report.dump();

@@ -34,10 +34,17 @@ double median_of_ratios(std::span<const double> ratios);
 // Paired score (DESIGN §5): reference[i] and candidate[i] were measured as a pair, in
 // A B B A order; the score is the median of candidate[i] / reference[i] with its relative MAD.
 // Only positive finite ratios count as pairs; fewer than policy.min_pairs of them, or a
-// relative MAD over policy.max_relative_mad, is no score (keep the reference).
+// relative MAD over policy.max_relative_mad, is no score (keep the reference) — unless the
+// policy names the decision's bar and the pairs agree on their side of it whatever their
+// spread: so many of them below the bar that a sign test puts the chance of it, were the two
+// equally fast, at most policy.sign_p. Spread that cannot carry the verdict across the bar
+// does not void it (a winner 30x ahead read from single launches is noisy in ratio, not in
+// doubt).
 struct PairedPolicy {
   int min_pairs = 8;
   double max_relative_mad = 0.25;
+  double bar = 0;        // the ratio a decision needs to be under; 0: no bar, the limit holds
+  double sign_p = 0.01;  // one-sided sign-test level for "the pairs agree"
 };
 struct PairedScore {
   bool scored = false;  // false: keep the reference
@@ -47,8 +54,12 @@ struct PairedScore {
   // standard error from the MAD); a decision needs this, not just the ratio, under its bar.
   double ratio_high = 0;
   int pairs = 0;
-  std::string why;  // when not scored
+  int pairs_below_bar = 0;        // pairs whose ratio is under policy.bar (0 without a bar)
+  bool noisy_but_agreed = false;  // scored by the sign test over a spread above the limit
+  std::string why;                // when not scored
 };
+// One-sided sign test: the chance of at least `agree` of `n` fair coin tosses landing one way.
+double sign_test_p(int agree, int n);
 PairedScore paired_score(std::span<const double> reference, std::span<const double> candidate,
                          const PairedPolicy& policy = {});
 

@@ -81,6 +81,17 @@ double median_of_ratios(std::span<const double> ratios) {
   return median(positive_finite(ratios));
 }
 
+double sign_test_p(int agree, int n) {
+  if (n <= 0) return 1;
+  agree = std::clamp(agree, 0, n);
+  // Sum of C(n, i) / 2^n for i >= agree, in logs so n in the thousands stays finite.
+  double p = 0;
+  for (int i = agree; i <= n; ++i)
+    p += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) -
+                  n * std::log(2.0));
+  return std::min(p, 1.0);
+}
+
 PairedScore paired_score(std::span<const double> reference, std::span<const double> candidate,
                          const PairedPolicy& policy) {
   PairedScore s;
@@ -101,7 +112,12 @@ PairedScore paired_score(std::span<const double> reference, std::span<const doub
   // sigma ~ 1.4826 MAD; the median's standard error ~ 1.2533 sigma / sqrt(n).
   s.ratio_high =
       s.ratio + 1.96 * 1.2533 * 1.4826 * mad(ratios) / std::sqrt(static_cast<double>(s.pairs));
-  if (!(s.relative_mad <= policy.max_relative_mad)) {
+  if (policy.bar > 0)
+    s.pairs_below_bar = static_cast<int>(
+        std::count_if(ratios.begin(), ratios.end(), [&](double r) { return r < policy.bar; }));
+  const bool agreed = policy.bar > 0 && sign_test_p(s.pairs_below_bar, s.pairs) <= policy.sign_p;
+  if (!(s.relative_mad <= policy.max_relative_mad) && agreed) s.noisy_but_agreed = true;
+  if (!(s.relative_mad <= policy.max_relative_mad) && !agreed) {
     s.why = "pairs too noisy: relative MAD " + std::to_string(s.relative_mad) + " over the limit " +
             std::to_string(policy.max_relative_mad);
     return s;

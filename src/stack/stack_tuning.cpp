@@ -163,7 +163,9 @@ void StackTuning::measure(std::size_t i, stack::ReportEntry& e, const StackReadb
   }
   const stats::PairedScore s = stats::paired_score(
       ref_times, cand_times,
-      {.min_pairs = options_.policy.samples, .max_relative_mad = options_.policy.max_relative_mad});
+      {.min_pairs = options_.policy.samples,
+       .max_relative_mad = options_.policy.max_relative_mad,
+       .bar = 1 - options_.policy.tie_band});  // spread that cannot cross the bar is no doubt
   e.ratio = s.ratio;
   e.relative_mad = s.relative_mad;
   e.ratio_high = s.ratio_high;

@@ -481,11 +481,13 @@ void SearchContext::confirm() {
     }
     return;
   }
-  stats::PairedScore s = stats::paired_score(ref, cand, options_.decide.paired);
+  const double needed = 1 / (1 + options_.decide.tie_band);
+  stats::PairedPolicy policy = options_.decide.paired;
+  policy.bar = needed;  // spread that cannot carry the pairs across the bar does not void them
+  stats::PairedScore s = stats::paired_score(ref, cand, policy);
   r_.paired_pairs = s.pairs;
   if (s.scored) paired_high_ = s.ratio_high;
   r_.paired_ratio = s.ratio;
-  const double needed = 1 / (1 + options_.decide.tie_band);
   if (s.scored && s.ratio_high < needed) {
     r_.confirmed = true;
     return;

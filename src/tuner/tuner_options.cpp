@@ -168,6 +168,7 @@ void check_tuner_options(const TunerOptions& o) {
   real_in(decide, "confirm_share", d.confirm_share, 0, 100, " (0: no cap)");
   integer_in(decide, "paired.min_pairs", d.paired.min_pairs, 1, 10000);
   real_in(decide, "paired.max_relative_mad", d.paired.max_relative_mad, 0, 100);
+  real_in(decide, "paired.sign_p", d.paired.sign_p, 0, 1);
   integer_in(measure, "check_calls", m.check_calls, 0, 1000, " (0: none)");
   real_in(measure, "isolation.limit_seconds", m.isolation.limit_seconds, 0.001, kYear);
   real_in(measure, "isolation.floor_seconds", m.isolation.floor_seconds, 0.001, kYear);

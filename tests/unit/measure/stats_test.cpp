@@ -71,6 +71,50 @@ TEST(Stats, PairedScoreIsNoneForANoisyMad) {
   EXPECT_NE(s.why.find("too noisy"), std::string::npos) << s.why;
 }
 
+TEST(Stats, SignTestIsTheBinomialTail) {
+  EXPECT_NEAR(sign_test_p(10, 10), 1.0 / 1024, 1e-12);
+  EXPECT_NEAR(sign_test_p(9, 10), 11.0 / 1024, 1e-12);
+  EXPECT_DOUBLE_EQ(sign_test_p(0, 10), 1.0);
+  EXPECT_DOUBLE_EQ(sign_test_p(0, 0), 1.0);
+  EXPECT_NEAR(sign_test_p(5000, 5000), 0.0, 1e-300);  // finite for large n
+}
+
+// The CI failure this rule came from: a candidate 30x ahead of its Python-loop default, timed
+// from single launches a side, reads ratios of 0.02-0.05 — a relative MAD over 0.25 that voided
+// the score and kept the default 30x slower. Spread that cannot reach the bar is not doubt.
+TEST(Stats, NoisyPairsThatAllAgreeOnTheirSideOfTheBarAreAScore) {
+  std::vector<double> ref(10, 1.0);
+  std::vector<double> cand{0.02, 0.05, 0.03, 0.02, 0.05, 0.03, 0.02, 0.05, 0.03, 0.04};
+  PairedScore without = paired_score(ref, cand, {.min_pairs = 8, .max_relative_mad = 0.25});
+  EXPECT_FALSE(without.scored);  // no bar named: the spread limit holds as before
+  PairedScore with =
+      paired_score(ref, cand, {.min_pairs = 8, .max_relative_mad = 0.25, .bar = 1 / 1.02});
+  EXPECT_TRUE(with.scored) << with.why;
+  EXPECT_TRUE(with.noisy_but_agreed);
+  EXPECT_EQ(with.pairs_below_bar, 10);
+  EXPECT_LT(with.ratio_high, 0.1);
+  // 9 of 10 below: p = 11/1024 > 0.01, so a stalled pair on the wrong side is still doubt...
+  cand[0] = 1.5;
+  EXPECT_FALSE(
+      paired_score(ref, cand, {.min_pairs = 8, .max_relative_mad = 0.25, .bar = 1 / 1.02}).scored);
+  // ...unless there are more pairs: 15 of 16 below is p = 17/65536.
+  ref.resize(16, 1.0);
+  cand.resize(16, 0.03);
+  PairedScore more =
+      paired_score(ref, cand, {.min_pairs = 8, .max_relative_mad = 0.25, .bar = 1 / 1.02});
+  EXPECT_EQ(more.pairs_below_bar, 15);
+  // (the extra pairs also tighten the spread; the agreement alone decides either way)
+  EXPECT_TRUE(more.scored) << more.why;
+  // Noise that straddles the bar stays no score.
+  std::vector<double> straddle{0.2, 1.8, 0.2, 1.8, 0.2, 1.8, 0.2, 1.8, 0.2, 1.8};
+  std::vector<double> ones(10, 1.0);
+  PairedScore s =
+      paired_score(ones, straddle, {.min_pairs = 8, .max_relative_mad = 0.25, .bar = 1 / 1.02});
+  EXPECT_FALSE(s.scored);
+  EXPECT_EQ(s.pairs_below_bar, 5);
+  EXPECT_NE(s.why.find("too noisy"), std::string::npos) << s.why;
+}
+
 // Before the fix a zero reference made an inf ratio that counted as a pair (and could be the
 // median): zero, inf, NaN and negative readings now never make a pair.
 TEST(Stats, PairedScoreDropsZeroInfNanAndNegativeRatios) {

@@ -82,6 +82,19 @@ TEST(StackController, TiesAndNoScoresKeepTheReference) {
   EXPECT_NE(r->entries[1].why.find("too noisy"), std::string::npos) << r->entries[1].why;
 }
 
+// Spread that cannot carry a candidate across the tie band's bar is not doubt: every pair far
+// ahead, however scattered, is a score (stats::paired_score's sign test).
+TEST(StackController, ANoisyCandidateWhosePairsAllAgreeIsScoredAndSelected) {
+  auto runner = make_runner();
+  runner->seconds = [](const std::string& name, int n) {
+    if (name == "far") return n % 2 ? 0.02 : 0.08;  // relative MAD 0.6, all under 0.98
+    return 1.0;
+  };
+  StackController c(options_with(runner));
+  Selection s = c.select(make_problem(), make_set({"far"}));
+  EXPECT_FALSE(s.reference);
+}
+
 TEST(StackController, InfiniteOrZeroReadingsAreNoScoreNotASpeedup) {
   auto runner = make_runner();
   runner->seconds = [](const std::string& name, int) { return name == "fast" ? 0.0 : 1.0; };

@@ -150,5 +150,45 @@ TEST(ConfirmationSize, TheTunerRunsFewPairsForAClearWinnerAndMoreForACloseOne) {
   EXPECT_EQ(c.paired_pairs, 16) << c.reason;  // ran, whatever it then decided
 }
 
+// A winner 30x ahead whose confirmation readings jitter by up to 90 % (single launches a side,
+// as a Python op's are after a cache-polluting default): the pair ratios spread far over the
+// relative-MAD limit, yet every pair is on the winner's side of the bar — the confirmation keeps
+// it. Before, "pairs too noisy" kept the 30x slower default (a CI failure of the Python tests).
+TEST(ConfirmationSize, ANoisyWinnerFarAheadIsConfirmedWhenEveryPairAgrees) {
+  TunerOptions off;
+  off.decide.confirm_pairs = 0;
+  const FakeBehaviour slow{.seconds = 1.0e-3}, quick{.seconds = 0.03e-3};
+  const int main_windows = default_launches(slow, quick, off);
+  FakeDevice device;
+  device.behaviour["fast"] = quick;
+  device.behaviour["def"] = slow;
+  int launches = 0;
+  // The confirmation's launches begin after the main windows' ones: from there on, noise.
+  device.behaviour["def"].hook = [&] {
+    if (++launches > main_windows) device.behaviour["fast"].jitter = 0.9;
+  };
+  auto op = make_fake_op(device, {"def", "fast"}, "def");
+  TuneReport r;
+  Tuner(device).select(*op, Key{{"n", 2}}, &r);
+  EXPECT_GT(launches, main_windows);  // the confirmation ran
+  EXPECT_EQ(r.winner_name, "fast") << r.reason;
+  EXPECT_TRUE(r.confirmed) << r.reason;
+  EXPECT_LT(r.paired_ratio, 0.1);
+  // The same pairs without the sign test's say (a level no agreement can reach): the default.
+  TunerOptions strict;
+  strict.decide.paired.sign_p = 0;
+  FakeDevice again;
+  again.behaviour = {{"fast", quick}, {"def", slow}};
+  launches = 0;
+  again.behaviour["def"].hook = [&] {
+    if (++launches > main_windows) again.behaviour["fast"].jitter = 0.9;
+  };
+  auto op2 = make_fake_op(again, {"def", "fast"}, "def");
+  TuneReport n;
+  Tuner(again, strict).select(*op2, Key{{"n", 2}}, &n);
+  EXPECT_EQ(n.winner_name, "def");
+  EXPECT_NE(n.reason.find("too noisy"), std::string::npos) << n.reason;
+}
+
 }  // namespace
 }  // namespace tunekit::detail

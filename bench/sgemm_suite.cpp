@@ -6,7 +6,7 @@
 //
 //   sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] [--strategy SPEC]
 //               [--budget SECONDS] [--threads P] [--calibrate | --profile FILE] [--no-tuner]
-//               [--same-process] [--log-rounds] [--pause SECONDS]
+//               [--same-process] [--log-rounds] [--pause SECONDS] [--settle SECONDS]
 //
 // Each shape runs in its own process (this program again, `--shapes N --row-only`) unless
 // --same-process: a shape then finds nothing an earlier one left behind (OpenBLAS's threads,
@@ -25,6 +25,8 @@
 // (best median of the rounds, the survey's own readings left out), so a drift in machine load
 // hits all three alike;
 // --log-rounds prints each round's medians, --pause waits that long between the tune and them.
+// --settle sets the tuner's TimingOptions::settle_seconds (0: the tuner does not wait out
+// threads a candidate left spinning before a window; default: the library's).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -205,6 +207,7 @@ int main(int argc, char** argv) {
   bool row_only = false;  // a child of rows_in_own_processes: its table rows only
   bool log_rounds = false;
   double pause = 0;
+  double settle = -1;  // -1: the library's default
   std::string profile;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -243,11 +246,14 @@ int main(int argc, char** argv) {
       log_rounds = true;
     } else if (!std::strcmp(argv[i], "--pause")) {
       pause = std::clamp(std::atof(next()), 0.0, 600.0);
+    } else if (!std::strcmp(argv[i], "--settle")) {
+      settle = std::clamp(std::atof(next()), 0.0, 60.0);
     } else {
       std::fprintf(stderr,
                    "usage: sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] "
                    "[--strategy SPEC] [--budget SECONDS] [--threads P] [--calibrate | --profile "
-                   "FILE] [--no-tuner] [--same-process] [--log-rounds] [--pause SECONDS]\n");
+                   "FILE] [--no-tuner] [--same-process] [--log-rounds] [--pause SECONDS] "
+                   "[--settle SECONDS]\n");
       return 2;
     }
   }
@@ -368,6 +374,7 @@ int main(int argc, char** argv) {
       options.decide.seed = seed;
       if (envelope) options.model.envelope = envelope;
       options.model.profile = profile;
+      if (settle >= 0) options.measure.timing.settle_seconds = settle;
       Tuner t(device, options);
       const auto start = WallClock::now();
       tuner_report = t.tune(op, key);
@@ -377,10 +384,24 @@ int main(int argc, char** argv) {
       pick_name = short_name(op.candidate(pick).config);
       evaluated = report.candidates.size();
       if (report.budget.cut) pick_name += " (budget cut)";
+      // The candidates timed right after an OpenBLAS one (its threads spin ~0.1 s after a call:
+      // Device::settle waits them out unless --settle 0): what the tuner read, and how many of
+      // those readings waited for a CPU.
+      for (std::size_t c = 1; c < report.candidates.size(); ++c) {
+        const CandidateReport& before = report.candidates[c - 1];
+        const CandidateReport& after = report.candidates[c];
+        if (is_own(before.index) || !is_own(after.index) || !after.timing) continue;
+        std::fprintf(stderr, "  shape %zu: after %s: %s read %.4g ms, %d of %zu waited\n", s + 1,
+                     short_name(op.candidate(before.index).config).c_str(),
+                     short_name(op.candidate(after.index).config).c_str(),
+                     after.timing->median * 1e3, after.timing->waited,
+                     after.timing->samples.size());
+      }
       std::fprintf(
-          stderr, "  shape %zu: %s, %zu points touched, stop: %s%s%s\n", s + 1,
+          stderr, "  shape %zu: %s, %zu points touched, stop: %s%s%s; decision: %s\n", s + 1,
           report.strategy.c_str(), evaluated, report.stop_reason.c_str(),
-          report.budget.stopped.empty() ? "" : "; budget: ", report.budget.stopped.c_str());
+          report.budget.stopped.empty() ? "" : "; budget: ", report.budget.stopped.c_str(),
+          report.reason.empty() ? (report.confirmed ? "confirmed" : "-") : report.reason.c_str());
     }
 
     if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));

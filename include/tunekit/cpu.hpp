@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "tunekit/device.hpp"
 
@@ -82,11 +83,16 @@ class CpuDevice final : public Device {
   Evictor* evictor() override { return &evictor_; }
   Workers workers() const override { return Workers::by_default; }
   bool trial_builds_beyond_op() const override { return false; }  // host trials
+  // Waits up to limit_seconds until no other thread of this process is running (OpenBLAS's
+  // threads spin ~0.1 s after a call); a thread still running then is a co-runner, not waited
+  // for again.
+  double settle(double limit_seconds) override;
 
  private:
   DeviceIdentity identity_;
   SteadyClock clock_;
   CacheEvictor evictor_;
+  std::vector<int> co_runners_;  // threads that did not settle (thread ids)
 };
 
 // The probe `tunekit calibrate` measures this host with (tunekit/calibration.hpp): each

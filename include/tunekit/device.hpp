@@ -107,6 +107,11 @@ class Device {
   // Whether trials' build() may run on several threads at once (a simulated device with one
   // clock says no, so its time stays deterministic).
   virtual bool parallel_builds() const { return true; }
+  // Called before every timing window: waits, at most limit_seconds, until what earlier
+  // candidates left running has stopped (a library's worker threads spin on after its call
+  // returns and would take a core from the next window). Returns the seconds waited; the
+  // default waits for nothing.
+  virtual double settle(double /*limit_seconds*/) { return 0; }
   // The deepest queued-mode batch this device takes by default (DESIGN §5: 200 on host
   // backends, 2048 on GPUs); a caller that sets MeasureOptions::timing.depth_cap itself wins.
   virtual int default_depth_cap() const { return 200; }

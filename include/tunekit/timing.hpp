@@ -68,6 +68,10 @@ struct TimingOptions {
   // (docs/performance.md "Readings that waited for a CPU").
   double wait_tolerance = 0.02;
   bool retake_waited = false;
+  // Before the window the device waits up to this long for threads earlier candidates left
+  // running (Device::settle: OpenBLAS's spin ~0.1 s after each call and took a core from the
+  // next window). 0: no wait.
+  double settle_seconds = 0.3;
   std::function<bool()> stop;  // asked before the warmup and before every sample (batch)
   std::function<void(const TimingResult&)> on_call;  // every completed timing
 };

@@ -151,7 +151,7 @@ std::string encode(const TrialRequest& q) {
     w.put<std::int32_t>(v);
   for (double v : {t.sample_budget, t.stall_ratio, t.contended_fraction, t.batch_target,
                    t.hopeless_against, t.hopeless_ratio, t.far_behind_ratio,
-                   t.clean_far_behind_ratio, t.prior_reading, t.wait_tolerance})
+                   t.clean_far_behind_ratio, t.prior_reading, t.wait_tolerance, t.settle_seconds})
     w.put(v);
   w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0) |
                       (q.stopped ? 8 : 0) | (t.retake_waited ? 16 : 0));
@@ -174,9 +174,10 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
   t.mode = r.get<std::int32_t>() == 1 ? TimingMode::queued : TimingMode::isolated;
   for (int* v : {&t.warmup, &t.repeats_floor, &t.max_runs, &t.depth_cap, &t.fixed_depth})
     *v = r.get<std::int32_t>();
-  for (double* v : {&t.sample_budget, &t.stall_ratio, &t.contended_fraction, &t.batch_target,
-                    &t.hopeless_against, &t.hopeless_ratio, &t.far_behind_ratio,
-                    &t.clean_far_behind_ratio, &t.prior_reading, &t.wait_tolerance})
+  for (double* v :
+       {&t.sample_budget, &t.stall_ratio, &t.contended_fraction, &t.batch_target,
+        &t.hopeless_against, &t.hopeless_ratio, &t.far_behind_ratio, &t.clean_far_behind_ratio,
+        &t.prior_reading, &t.wait_tolerance, &t.settle_seconds})
     *v = r.get<double>();
   const auto has = r.get<std::uint8_t>();
   q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4, q.stopped = has & 8;

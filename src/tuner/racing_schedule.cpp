@@ -178,8 +178,6 @@ class RacingSchedule final : public Schedule {
   TimingOptions round_options(const Runner& r, SearchContext& context, bool first_round,
                               bool alone) const {
     TimingOptions w = context.timing_options(r.index);
-    // Re-prepared for every round: its first launch after another candidate's round finds
-    // cold caches (and a helper thread that slept); round_warmup launches absorb that.
     const int taken = static_cast<int>(r.all.samples.size());
     if (alone && !first_round) {
       w.repeats_floor = std::max(1, w.repeats_floor - taken);
@@ -191,6 +189,8 @@ class RacingSchedule final : public Schedule {
       w.max_runs = size;
       w.sample_budget = 0;
     }
+    // A batch's runner is re-prepared for every round: its first launch after another
+    // candidate's round finds cold caches; round_warmup launches absorb that.
     w.warmup = first_round ? w.warmup : round_warmup_;
     if (!first_round && w.mode == TimingMode::queued) w.fixed_depth = r.all.depth;
     if (alone && r.index != context.default_index() && context.incumbent() > 0 &&

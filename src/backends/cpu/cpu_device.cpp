@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "backends/cpu/thread_settle.hpp"
 #include "tunekit/cpu.hpp"
 
 namespace tunekit::cpu {
@@ -11,5 +12,9 @@ std::size_t evictor_bytes(const DeviceIdentity& id) {
 }  // namespace
 
 CpuDevice::CpuDevice() : identity_(host_identity()), evictor_(evictor_bytes(identity_)) {}
+
+double CpuDevice::settle(double limit_seconds) {
+  return limit_seconds > 0 ? detail::settle_threads(limit_seconds, co_runners_) : 0;
+}
 
 }  // namespace tunekit::cpu

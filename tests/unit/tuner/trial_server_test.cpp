@@ -124,5 +124,18 @@ TEST(TrialServer, AWindowTimesTheTrialTheLastPhasePreparedForTheSameCandidate) {
   EXPECT_EQ(f.device.prepares, 2 * admitted + 1);
 }
 
+// The device settles (waits out threads the last candidate left spinning) before every window,
+// and only then: admission's validation run is no reading.
+TEST(TrialServer, EveryWindowSettlesTheDeviceFirst) {
+  using Phase = TrialRequest::Phase;
+  FakeCandidates f;
+  ASSERT_EQ(f.serve(Phase::admit, 1), Status::ok);
+  EXPECT_EQ(f.device.settles, 0);
+  ASSERT_EQ(f.serve(Phase::window, 1), Status::ok);
+  EXPECT_EQ(f.device.settles, 1);
+  ASSERT_EQ(f.serve(Phase::window, 0), Status::ok);
+  EXPECT_EQ(f.device.settles, 2);
+}
+
 }  // namespace
 }  // namespace tunekit::detail

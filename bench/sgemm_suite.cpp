@@ -111,6 +111,7 @@ class Survey {
   double measure(std::size_t index) {
     auto trial = device_.make_trial(*workload_, index);
     if (!trial->build().ok() || !trial->prepare().ok()) return 1e300;
+    device_.settle(options_.settle_seconds);  // as the tuner does: OpenBLAS's threads spin on
     const TimingResult r = time_routine(*trial, device_.clock(), options_);
     trial->release();
     return r.ok() ? r.median : 1e300;
@@ -407,9 +408,9 @@ int main(int argc, char** argv) {
     if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));
     // Five interleaved rounds over the three, best median each. Only readings of these
     // rounds count: a reading taken before the tune ran would favour the points the survey
-    // timed over the pick. OpenBLAS goes last in a round, then a pause: its threads spin for
-    // about 0.1 s after a call (OPENBLAS_THREAD_TIMEOUT) and take a core from whatever runs
-    // next — up to 2x on a 2-thread kernel of 1 ms.
+    // timed over the pick. OpenBLAS goes last in a round, and measure() settles the device
+    // first: its threads spin for about 0.1 s after a call (OPENBLAS_THREAD_TIMEOUT) and take a
+    // core from whatever runs next — up to 2x on a 2-thread kernel of 1 ms.
     std::vector<std::size_t> finalists{best_own};
     if (tuner && pick != best_own && pick != best_blas) finalists.push_back(pick);
     finalists.push_back(best_blas);
@@ -427,7 +428,6 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "  round %d %s: %.4g ms\n", round,
                        short_name(op.candidate(i).config).c_str(), m * 1e3);
         best_seconds[i] = std::min(best_seconds[i], m);
-        if (!is_own(i)) std::this_thread::sleep_for(std::chrono::milliseconds(300));
       }
     }
     if (tuner) {

@@ -6,7 +6,7 @@ The same kernel (kernels/opencl/sgemm.cl, arguments `Mp, Np, Kp, At, B, C`), the
 as kernels/opencl/cl_sgemm.cpp prepares them (A transposed on the device to Kp x Mp, B Kp x Np,
 C Mp x Np, zero padding of M and N to 128 and K to 32), the same launch geometry (global
 Np/NWG*NDIMC x Mp/MWG*MDIMC, work-group NDIMC x MDIMC) and the same 14 parameters and 10
-constraints as `sgemm_space()` (223,648 valid points; the script checks the count Kernel Tuner
+constraints as `sgemm_space()` (876,532 valid points; the script checks the count Kernel Tuner
 builds, before the timed run). Every evaluated configuration is verified against a float64
 reference.
 
@@ -37,22 +37,24 @@ PAD_MN, PAD_K = 128, 32  # kSgemmPadMN, kSgemmPadK (kernels/opencl/cl_ops.hpp)
 # sgemm_space() in kernels/opencl/cl_sgemm.cpp, parameter for parameter and constraint for
 # constraint (Kernel Tuner's restriction strings are Python expressions, as tunekit's are).
 TUNE_PARAMS = collections.OrderedDict(
-    MWG=[16, 32, 64, 128], NWG=[16, 32, 64, 128], KWG=[16, 32], MDIMC=[8, 16, 32],
-    NDIMC=[8, 16, 32], VWM=[1, 2, 4, 8], VWN=[1, 2, 4, 8], SA=[0, 1], SB=[0, 1],
+    MWG=[16, 32, 64, 128], NWG=[16, 32, 64, 128], KWG=[16, 32], MDIMC=[1, 2, 4, 8, 16, 32],
+    NDIMC=[1, 2, 4, 8, 16, 32], VWM=[1, 2, 4, 8, 16], VWN=[1, 2, 4, 8, 16], SA=[0, 1], SB=[0, 1],
     MDIMA=[8, 16, 32], NDIMB=[8, 16, 32], KWI=[1, 2, 4, 8], STRM=[0, 1], STRN=[0, 1])
 RESTRICTIONS = [
     "KWG % KWI == 0",
     "MWG % (MDIMC * VWM) == 0",
     "NWG % (NDIMC * VWN) == 0",
     "SA == 0 or MWG % (MDIMA * VWM) == 0",
-    "SA == 0 or KWG % ((MDIMC * NDIMC) // MDIMA) == 0",
+    "SA == 0 or (MDIMA <= MDIMC * NDIMC and KWG % ((MDIMC * NDIMC) // MDIMA) == 0)",
     "SB == 0 or NWG % (NDIMB * VWN) == 0",
-    "SB == 0 or KWG % ((MDIMC * NDIMC) // NDIMB) == 0",
-    "SA == 1 or MDIMA == MDIMC",
-    "SB == 1 or NDIMB == NDIMC",
-    "(MWG // MDIMC) * (NWG // NDIMC) <= 64",
+    "SB == 0 or (NDIMB <= MDIMC * NDIMC and KWG % ((MDIMC * NDIMC) // NDIMB) == 0)",
+    "SA == 1 or MDIMA == 8",
+    "SB == 1 or NDIMB == 8",
+    "STRM == 0 or MWG // (MDIMC * VWM) > 1 or (SA == 1 and MWG // (MDIMA * VWM) > 1)",
+    "STRN == 0 or NWG // (NDIMC * VWN) > 1 or (SB == 1 and NWG // (NDIMB * VWN) > 1)",
+    "(MWG // MDIMC) * (NWG // NDIMC) <= 256",
 ]
-SPACE_SIZE = 223648
+SPACE_SIZE = 876532
 DEFAULT = dict(MWG=32, NWG=32, KWG=16, MDIMC=8, NDIMC=8, VWM=1, VWN=1, SA=0, SB=0, MDIMA=8,
                NDIMB=8, KWI=1, STRM=0, STRN=1)
 
@@ -78,10 +80,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None, help="write every evaluated result here")
     ap.add_argument("--skip-space-check", action="store_true",
-                    help="do not check that Kernel Tuner's space has 223,648 points")
+                    help="do not check that Kernel Tuner's space has 876,532 points")
     args = ap.parse_args()
     if args.time_limit is None and args.max_fevals is None:
-        ap.error("give --time-limit and/or --max-fevals: the space has 223,648 points")
+        ap.error("give --time-limit and/or --max-fevals: the space has 876,532 points")
     random.seed(args.seed)
     np.random.seed(args.seed)
 

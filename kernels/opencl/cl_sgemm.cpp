@@ -93,10 +93,14 @@ Space sgemm_space() {
   s.param("MWG", {16, 32, 64, 128})
       .param("NWG", {16, 32, 64, 128})
       .param("KWG", {16, 32})
-      .param("MDIMC", {8, 16, 32})
-      .param("NDIMC", {8, 16, 32})
-      .param("VWM", {1, 2, 4, 8})
-      .param("VWN", {1, 2, 4, 8})
+      // Thread grids down to one work-item: on a CPU device (PoCL) a work-group is a loop on
+      // one core, and a small group of work-items with large register tiles is what runs fast
+      // there (docs/opencl.md); GPUs want the larger grids.
+      .param("MDIMC", {1, 2, 4, 8, 16, 32})
+      .param("NDIMC", {1, 2, 4, 8, 16, 32})
+      // 16 fills an AVX-512 register.
+      .param("VWM", {1, 2, 4, 8, 16})
+      .param("VWN", {1, 2, 4, 8, 16})
       .param("SA", {0, 1})
       .param("SB", {0, 1})
       .param("MDIMA", {8, 16, 32})
@@ -108,17 +112,22 @@ Space sgemm_space() {
       .constraint("KWG % KWI == 0")
       .constraint("MWG % (MDIMC * VWM) == 0")
       .constraint("NWG % (NDIMC * VWN) == 0")
-      // ... and, where a tile is staged in local memory, among the re-shaped loading grid.
+      // ... and, where a tile is staged in local memory, among the re-shaped loading grid (which
+      // has no more work-items than the group).
       .constraint("SA == 0 or MWG % (MDIMA * VWM) == 0")
-      .constraint("SA == 0 or KWG % ((MDIMC * NDIMC) // MDIMA) == 0")
+      .constraint("SA == 0 or (MDIMA <= MDIMC * NDIMC and KWG % ((MDIMC * NDIMC) // MDIMA) == 0)")
       .constraint("SB == 0 or NWG % (NDIMB * VWN) == 0")
-      .constraint("SB == 0 or KWG % ((MDIMC * NDIMC) // NDIMB) == 0")
-      // MDIMA / NDIMB only shape the loads of a staged tile: without it they are pinned (to
-      // the compute grid), so no two points build the same kernel.
-      .constraint("SA == 1 or MDIMA == MDIMC")
-      .constraint("SB == 1 or NDIMB == NDIMC")
-      // At most 64 accumulators per thread (an 8 x 8 thread tile): more spills registers.
-      .constraint("(MWG // MDIMC) * (NWG // NDIMC) <= 64");
+      .constraint("SB == 0 or (NDIMB <= MDIMC * NDIMC and KWG % ((MDIMC * NDIMC) // NDIMB) == 0)")
+      // MDIMA / NDIMB only shape the loads of a staged tile: without it they are pinned, so no
+      // two points build the same kernel. So is STRM (STRN) where each thread has one vector
+      // along M (N) and loads one per tile row: strided or not is the same address.
+      .constraint("SA == 1 or MDIMA == 8")
+      .constraint("SB == 1 or NDIMB == 8")
+      .constraint("STRM == 0 or MWG // (MDIMC * VWM) > 1 or (SA == 1 and MWG // (MDIMA * VWM) > 1)")
+      .constraint("STRN == 0 or NWG // (NDIMC * VWN) > 1 or (SB == 1 and NWG // (NDIMB * VWN) > 1)")
+      // At most 256 accumulators per thread (an 8 x 32 tile: 16 AVX-512 registers, the best
+      // on PoCL); GPUs spill long before, which the measurement shows.
+      .constraint("(MWG // MDIMC) * (NWG // NDIMC) <= 256");
   return s;
 }
 
@@ -131,8 +140,9 @@ Config sgemm_default_config() {
 
 std::unique_ptr<OpBase> make_sgemm_op(std::shared_ptr<opencl::Context> context,
                                       cpu::ThreadPool& pool) {
-  // Schema 2: the candidates are the points of one space (schema 1 was a list of 48).
-  auto op = std::make_unique<Op<ClSgemmArgs>>("sgemm", 2);
+  // Schema 3: thread grids down to one work-item, 16-wide vectors, loaders pinned to 8 when
+  // unstaged (schema 2 had grids of 8-32; schema 1 was a list of 48).
+  auto op = std::make_unique<Op<ClSgemmArgs>>("sgemm", 3);
   op->describe(
         "OpenCL single-precision matrix multiply C[m×n] = A[m×k]·B[k×n], row-major; CLBlast's "
         "xgemm space: work-group tile MWG/NWG/KWG, threads MDIMC/NDIMC, re-shaped tile loads "

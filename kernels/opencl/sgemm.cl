@@ -5,8 +5,8 @@
 // checks. Compile-time parameters (-D):
 //   MWG, NWG, KWG  work-group tile: MWG rows x NWG columns of C, KWG-deep steps over K
 //   MDIMC, NDIMC   threads of a work-group along M (local dim 1) and N (local dim 0)
-//   VWM            vector width of A loads along M (each thread's rows come in VWM-row vectors)
-//   VWN            vector width of B loads and C stores along N
+//   VWM            vector width (1-16) of A loads along M (a thread's rows come in VWM-row vectors)
+//   VWN            vector width (1-16) of B loads and C stores along N
 //   SA, SB         1: stage the KWG x MWG tile of A / the KWG x NWG tile of B in local memory
 //   MDIMA, NDIMB   with SA / SB: the work-group re-shaped as MDIMA x (MDIMC*NDIMC/MDIMA)
 //                  (NDIMB x ...) threads for loading the A (B) tile into local memory
@@ -39,6 +39,9 @@ typedef float4 floatm;
 #elif VWM == 8
 typedef float8 floatm;
 #define UNPACKM(v, dst) vstore8(v, 0, dst)
+#elif VWM == 16
+typedef float16 floatm;
+#define UNPACKM(v, dst) vstore16(v, 0, dst)
 #endif
 
 #if VWN == 1
@@ -49,6 +52,8 @@ typedef float2 floatn;
 typedef float4 floatn;
 #elif VWN == 8
 typedef float8 floatn;
+#elif VWN == 16
+typedef float16 floatn;
 #endif
 
 // Position (in vectors) within the tile of a thread's i-th vector along M / N.

@@ -1,6 +1,6 @@
 // tunekit devices and tunekit tune --backend opencl end to end: the device list, the skip path
 // without a platform (OCL_ICD_VENDORS pointed at an empty directory), sgemm 256³ on the OpenCL
-// device (a random sample of its 223,648-point space under an evaluation budget) with
+// device (a random sample of its 876,532-point space under an evaluation budget) with
 // validation, the spread line, and a store key that keeps OpenCL and CPU choices apart; the
 // row ops searched in full and conv2d under a budget; `ops --backend opencl` with the space sizes;
 // --isolation worker in a spawned `tunekit trial-worker` with a context of its own.
@@ -82,7 +82,7 @@ TEST(OpenclCli, OpsListsTheOpenclSpacesAndTheirDefaults) {
     }
   }
   EXPECT_EQ(sizes, (std::map<std::string, std::size_t>{
-                       {"sgemm", 223648}, {"softmax", 30}, {"rmsnorm", 15}, {"conv2d", 60}}));
+                       {"sgemm", 876532}, {"softmax", 30}, {"rmsnorm", 15}, {"conv2d", 60}}));
 }
 
 // A full search of sgemm's space would take hours on PoCL: a seeded random sample of 6 points

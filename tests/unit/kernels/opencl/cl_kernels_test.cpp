@@ -75,26 +75,32 @@ std::vector<std::size_t> sgemm_sample(const OpBase& op, const std::vector<Config
 std::vector<Config> sgemm_corners() {
   return {
       sgemm_default_config(),
-      // 128 x 128 tile, 8 x 8 accumulators per thread, both operands staged, VW 8, KWI 8.
-      sgemm_point("MWG=128,NWG=128,KWG=32,MDIMC=16,NDIMC=16,VWM=8,VWN=8,SA=1,SB=1,MDIMA=16,"
-                  "NDIMB=16,KWI=8,STRM=1,STRN=1"),
+      // 128 x 128 tile, 8 x 8 accumulators per thread, both operands staged through 8 x 32
+      // loading grids (two vectors per loader and tile row: strided loads), VW 8, KWI 8.
+      sgemm_point("MWG=128,NWG=128,KWG=32,MDIMC=16,NDIMC=16,VWM=8,VWN=8,SA=1,SB=1,MDIMA=8,"
+                  "NDIMB=8,KWI=8,STRM=1,STRN=1"),
       // The same, contiguous per thread.
       sgemm_point("MWG=128,NWG=128,KWG=32,MDIMC=16,NDIMC=16,VWM=8,VWN=8,SA=1,SB=1,MDIMA=16,"
                   "NDIMB=16,KWI=2,STRM=0,STRN=0"),
       // A staged (a loading grid of 8 x 8), B from global memory; VWM 8.
-      sgemm_point("MWG=64,NWG=64,KWG=16,VWM=8,SA=1,SB=0,MDIMA=8,KWI=4,STRM=1"),
+      sgemm_point("MWG=64,NWG=64,KWG=16,VWM=8,SA=1,SB=0,MDIMA=8,KWI=4,STRM=0"),
       // B staged only (a loading grid of 16 x 8), VWN 8.
       sgemm_point("MWG=32,NWG=128,KWG=32,NDIMC=16,VWN=8,SB=1,NDIMB=16,KWI=2,STRN=0"),
       // 1024 work-items (32 x 32), one accumulator each, both staged with 32 x 32 grids.
-      sgemm_point("MWG=32,NWG=32,KWG=32,MDIMC=32,NDIMC=32,SA=1,SB=1,MDIMA=32,NDIMB=32,KWI=8"),
+      sgemm_point(
+          "MWG=32,NWG=32,KWG=32,MDIMC=32,NDIMC=32,SA=1,SB=1,MDIMA=32,NDIMB=32,KWI=8,STRN=0"),
       // Non-square: a tall tile, vectors along M and N, strided M and contiguous N.
-      sgemm_point("MWG=128,NWG=16,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=2,MDIMA=16,STRM=1,STRN=0"),
+      sgemm_point("MWG=128,NWG=16,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=2,STRM=1,STRN=0"),
+      // Two work-items of 8 x 32 accumulators in 16-wide vectors: the fastest on PoCL.
+      sgemm_point("MWG=16,NWG=32,KWG=32,MDIMC=2,NDIMC=1,VWM=8,VWN=16,KWI=4,STRM=0,STRN=0"),
+      // One work-item of 16 x 16 accumulators, 16-wide vectors both ways, unrolled 8.
+      sgemm_point("MWG=16,NWG=16,KWG=16,MDIMC=1,NDIMC=1,VWM=16,VWN=16,KWI=8,STRM=0,STRN=0"),
   };
 }
 
 TEST(OpenclKernels, SpaceSizes) {
   // No device needed: the spaces are pure.
-  EXPECT_EQ(sgemm_space().enumerate().size(), 223648u);  // CLBlast's xgemm space, see docs
+  EXPECT_EQ(sgemm_space().enumerate().size(), 876532u);  // CLBlast's xgemm space and more, see docs
   EXPECT_GE(sgemm_space().enumerate().size(), 10000u);
   EXPECT_EQ(softmax_space().enumerate().size(), 30u);
   EXPECT_EQ(rmsnorm_space().enumerate().size(), 15u);
@@ -139,8 +145,15 @@ TEST(OpenclKernels, SgemmConstraintsFollowClblast) {
   EXPECT_TRUE(space.valid(sgemm_point("SA=1,MDIMA=16")));
   // Staged A: MDIMA loaders with VWM-wide vectors must divide MWG (32 % (32 * 2) != 0).
   EXPECT_FALSE(space.valid(sgemm_point("SA=1,MDIMA=32,VWM=2")));
-  // More than 64 accumulators per thread.
-  EXPECT_FALSE(space.valid(sgemm_point("MWG=128,NWG=128")));
+  // More than 256 accumulators per thread (16 x 32).
+  EXPECT_FALSE(space.valid(sgemm_point("MWG=128,NWG=128,NDIMC=4")));
+  EXPECT_TRUE(space.valid(sgemm_point("MWG=128,NWG=128")));
+  // A staged tile's loading grid has no more work-items than the group (8 > 1 x 2): no
+  // division by zero in the constraint after it.
+  EXPECT_FALSE(space.valid(sgemm_point("MWG=16,NWG=16,MDIMC=1,NDIMC=2,SA=1,MDIMA=8")));
+  // One vector along M per thread, unstaged: strided is the same kernel as contiguous.
+  EXPECT_FALSE(space.valid(sgemm_point("MWG=16,MDIMC=2,VWM=8,STRM=1")));
+  EXPECT_TRUE(space.valid(sgemm_point("MWG=16,MDIMC=2,VWM=4,STRM=1")));
   // The padding covers every tile: M and N to the largest MWG / NWG, K to the largest KWG.
   for (const Parameter& p : space.parameters()) {
     for (const Value& v : p.values) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peer comparison on OpenCL (PoCL in CI): tunes the same GEMM space (kernels/opencl/sgemm.cl,
-# the 223,648 points of sgemm_space() in kernels/opencl/cl_sgemm.cpp) on the same problem under
+# the 876,532 points of sgemm_space() in kernels/opencl/cl_sgemm.cpp) on the same problem under
 # the same wall-clock budget with tunekit and, when present, with Kernel Tuner (+ pyopencl)
 # and CLTune's GEMM sample; prints for each the best configuration, its time as the tuner
 # measured it, the total tuning time and what it was spent on; then re-times both picks with
@@ -46,7 +46,7 @@ fresh_cache() { local d="$scratch/pocl-$1"; mkdir -p "$d"; echo "$d"; }
 m=$(sed -n 's/.*m=\([0-9]*\).*/\1/p' <<<"$shape"); n=$(sed -n 's/.*n=\([0-9]*\).*/\1/p' <<<"$shape")
 k=$(sed -n 's/.*k=\([0-9]*\).*/\1/p' <<<"$shape")
 
-echo "== GEMM space of kernels/opencl/sgemm.cl at $shape (223,648 configurations), budget ${budget} s"
+echo "== GEMM space of kernels/opencl/sgemm.cl at $shape (876,532 configurations), budget ${budget} s"
 echo "$(uptime | sed 's/.*load average/load average/')"
 if [ ! -x "$tunekit" ]; then
   echo "tunekit: not built at $tunekit (pass --tunekit PATH)"; exit 0

@@ -69,6 +69,9 @@ struct SearchPrior {
   // Stop once a measured point is within this factor of floor_seconds (0: never).
   double floor_factor = 0;
   std::optional<std::size_t> budget_evaluations;  // excluding the points evaluated first
+  // The caller bounds the search by wall-clock time: a strategy's own evaluation cap (auto's)
+  // gives way to it.
+  bool time_budget = false;
 };
 
 class Strategy {

@@ -1,8 +1,10 @@
 // auto: the default strategy. A small space is measured exhaustively; a large one is searched
 // by a robust strategy (`inner`: surrogate, the best measured on the recorded spaces, see
-// docs/strategies.md), capped at `cap` evaluations when no evaluation budget is
-// given, so `tunekit tune` on a 10^5-point space ends in minutes, not days. A capped search
-// is partial: stored as budget_cut, replaced by an unrestricted one.
+// docs/strategies.md), capped at `cap` evaluations when no budget is given, so `tunekit tune`
+// on a 10^5-point space ends in minutes, not days. An evaluation budget replaces the cap; a
+// time budget lifts it (the caller bounded the search already: the cap would only stop a
+// 60 s budget after a few seconds of cheap kernels). A capped search is partial: stored as
+// budget_cut, replaced by an unrestricted one.
 #include <algorithm>
 
 #include "search/strategies.hpp"
@@ -24,7 +26,7 @@ class AutoStrategy final : public Strategy {
       inner_ = make_exhaustive(none);
     } else {
       inner_ = StrategyRegistry::builtin().make(inner_spec_);
-      if (!prior.budget_evaluations) limit_ = cap_;
+      if (!prior.budget_evaluations && !prior.time_budget) limit_ = cap_;
       p.budget_evaluations = prior.budget_evaluations.value_or(cap_);
     }
     inner_->start(space, p);

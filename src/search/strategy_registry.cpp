@@ -9,7 +9,8 @@ StrategyRegistry StrategyRegistry::builtin() {
   StrategyRegistry r;
   r.add({"auto",
          "the default: exhaustive on a space of at most `small` points, else `inner` capped at "
-         "`cap` evaluations (unless an evaluation budget is given)",
+         "`cap` evaluations unless a budget is given (an evaluation budget replaces the cap, a "
+         "time budget lifts it)",
          "small=256, cap=200, inner=surrogate (a strategy, with at most one option: "
          "inner=surrogate:batch=2)",
          detail::make_auto});

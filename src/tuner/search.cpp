@@ -235,6 +235,7 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     settings.seed = options.decide.seed;
     settings.prior = prior;
     settings.prior.default_index = r.default_index;
+    settings.prior.time_budget = options.decide.budget_seconds > 0;
     // The floor first, whatever the budget; then the op's anchors (a library solution).
     settings.first = {r.default_index};
     for (std::size_t a : op.anchor_indices())

@@ -376,6 +376,14 @@ TEST(Search, AutoMeasuresASmallSpaceInFullAndCapsALargeOne) {
   o.decide.budget_evaluations = 50;  // an explicit budget replaces the cap
   const TuneReport budgeted = Tuner(dev, o).tune(*big, kKey);
   EXPECT_EQ(budgeted.candidates.size(), 51u);
+  // A time budget lifts the cap: the search runs until the budget (or the space) ends it.
+  TunerOptions timed = simulated(dev);
+  const double capped_start = dev.now();
+  (void)Tuner(dev, timed).tune(*big, kKey);
+  timed.decide.budget_seconds = 3 * (dev.now() - capped_start);
+  const TuneReport long_run = Tuner(dev, timed).tune(*big, kKey);
+  EXPECT_GT(long_run.candidates.size(), 300u) << long_run.stop_reason;
+  EXPECT_EQ(long_run.stop_reason, "time budget");
   auto small = make_space_op(dev, grid_space(4), Config{{"x", 0}, {"y", 0}});
   const TuneReport all = Tuner(dev, simulated(dev)).tune(*small, kKey);
   EXPECT_EQ(all.candidates.size(), 16u);

@@ -125,6 +125,9 @@ struct TuneReport {
   std::string isolation;
   double seconds_validating = 0;
   double seconds_measuring = 0;
+  // Of seconds_measuring: waiting before windows for what the last one left running to stop
+  // (Device::settle, TimingOptions::settle_seconds).
+  double seconds_settling = 0;
   double seconds_total = 0;
 
   // The entry of candidate `index` (nullptr when the search did not touch it).

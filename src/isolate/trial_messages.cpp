@@ -195,6 +195,7 @@ std::string encode(const TrialAnswer& answer) {
   w.put(answer.compile_seconds);
   w.put(answer.validation_call_seconds);
   w.put(answer.timing);
+  w.put(answer.settle_seconds);
   w.put(answer.fatal);
   return w.take();
 }
@@ -207,6 +208,8 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
   a.compile_seconds = r.get<double>();
   a.validation_call_seconds = r.get<double>();
   a.timing = r.maybe_timing();
+  a.settle_seconds = r.get<double>();
+  if (!(a.settle_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged
   a.fatal = r.text();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return a;

@@ -59,7 +59,8 @@ struct TrialAnswer {
   // admit: the validation run's launch and sync on the device's clock (0: not reached)
   double validation_call_seconds = 0;
   std::optional<TimingResult> timing;
-  std::string fatal;  // a FatalError in the worker: the host throws it again
+  double settle_seconds = 0;  // window: the wait for the device to settle before it
+  std::string fatal;          // a FatalError in the worker: the host throws it again
   // In the host only (not in the message): a spawned worker started for this phase took this
   // long to start and set up, before the phase began.
   double worker_setup_seconds = 0;

@@ -269,10 +269,13 @@ void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
     if (!r.budget.stopped.empty()) field("stopped", r.budget.stopped);
   }
   if (r.seconds_total > 0) {
-    field("time",
-          fmt::format("{} total: {} compiling, {} validating, {} measuring",
-                      format_seconds(r.seconds_total), format_seconds(r.seconds_compiling),
-                      format_seconds(r.seconds_validating), format_seconds(r.seconds_measuring)));
+    std::string settling;  // what the windows waited for the device to settle, where they did
+    if (r.seconds_settling > 0)
+      settling = fmt::format(" (of it {} settling)", format_seconds(r.seconds_settling));
+    field("time", fmt::format("{} total: {} compiling, {} validating, {} measuring{}",
+                              format_seconds(r.seconds_total), format_seconds(r.seconds_compiling),
+                              format_seconds(r.seconds_validating),
+                              format_seconds(r.seconds_measuring), settling));
   }
   if (!r.isolation.empty())
     field("trials", r.isolation.rfind("worker", 0) == 0

@@ -50,6 +50,7 @@ Json report_json(const TuneReport& r) {
   j["isolation"] = r.isolation;
   j["seconds_validating"] = r.seconds_validating;
   j["seconds_measuring"] = r.seconds_measuring;
+  j["seconds_settling"] = r.seconds_settling;
   j["seconds_total"] = r.seconds_total;
   j["candidates"] = Json::array();
   for (const CandidateReport& c : r.candidates) j["candidates"].push_back(candidate_json(c));

@@ -286,6 +286,7 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   const bool check = !checked_[index];
   TrialAnswer a = runner_->window(index, timing, check, window_limit(index, timing),
                                   functions_of.value_or(index));
+  r_.seconds_settling += a.settle_seconds;
   if (check && a.timing && a.timing->outcome.ok()) checked_[index] = true;
   if (a.timing) return std::move(*a.timing);
   TimingResult failed;

@@ -187,7 +187,7 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
                          std::unique_ptr<Trial>& trial, const TimingOptions& timing, bool check) {
   TrialAnswer a;
   // What the last window left spinning must not share this one's cores.
-  device.settle(timing.settle_seconds);
+  a.settle_seconds = device.settle(timing.settle_seconds);
   a.timing = time_routine(*trial, device.clock(), timing);
   a.outcome = a.timing->outcome;
   if (check && a.outcome.ok() && in.check_calls > 0) {

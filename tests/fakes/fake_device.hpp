@@ -51,10 +51,11 @@ class FakeDevice final : public Device {
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override;
   // Trials: prepared so far, and alive now (made, not yet destroyed).
   int prepares = 0;
-  int settles = 0;  // Device::settle calls (one before every timing window)
+  int settles = 0;          // Device::settle calls (one before every timing window)
+  double settle_reply = 0;  // what each settle says it waited (seconds)
   double settle(double) override {
     ++settles;
-    return 0;
+    return settle_reply;
   }
   int trials_alive = 0;
   void set_candidate_names(std::vector<std::string> names) { names_ = std::move(names); }

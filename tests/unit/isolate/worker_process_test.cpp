@@ -166,9 +166,11 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   t.waited = 5, t.retaken = 2, t.clean = 3;
   t.probes = {{1, 1e-3}, {4, 4e-3}};
   a.timing = t;
+  a.settle_seconds = 0.125;
   const std::string bytes = encode(a);
   auto back = decode_trial_answer(bytes);
   ASSERT_TRUE(back);
+  EXPECT_EQ(back->settle_seconds, 0.125);
   EXPECT_EQ(back->outcome.status, Status::hopeless);
   EXPECT_EQ(back->outcome.message, "cut");
   EXPECT_EQ(back->compile_seconds, 0.25);

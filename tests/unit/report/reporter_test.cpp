@@ -77,6 +77,7 @@ TuneReport sample_report() {
   r.numerics_policy = Numerics::bitwise;
   r.seconds_validating = 0.25;
   r.seconds_measuring = 1.5;
+  r.seconds_settling = 0.25;
   r.seconds_total = 2.0;
   r.candidates.push_back(candidate(0, "naive", Status::ok, 2e-3));
   r.candidates.push_back(candidate(1, "blocked_4x8", Status::ok, 1e-3));
@@ -112,6 +113,7 @@ TEST(JsonReporter, EveryReportFieldRoundTrips) {
   EXPECT_EQ(j.at("numerics_policy"), "bitwise");
   EXPECT_DOUBLE_EQ(j.at("seconds_validating").get<double>(), r.seconds_validating);
   EXPECT_DOUBLE_EQ(j.at("seconds_measuring").get<double>(), r.seconds_measuring);
+  EXPECT_DOUBLE_EQ(j.at("seconds_settling").get<double>(), r.seconds_settling);
   EXPECT_DOUBLE_EQ(j.at("seconds_total").get<double>(), r.seconds_total);
 
   ASSERT_EQ(j.at("candidates").size(), r.candidates.size());
@@ -203,7 +205,7 @@ TEST(ConsoleReporter, ShowsHeaderCandidatesAndMarkers) {
   for (const char* expected :
        {"sgemm", "m=256,n=256,k=256", "Test CPU 9000", "searched", "naive", "blocked_4x8",
         "avx_broken", "validation_failed", "element 3: got nan", "2.00×", "1.00 ms", "2.00 ms",
-        "min", "tie band 3.0 %", "retried 1×", "* winner"}) {
+        "min", "tie band 3.0 %", "retried 1×", "* winner", "settling"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in\n"
                                                       << text;
   }

@@ -80,6 +80,18 @@ TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
   EXPECT_EQ(args.out[7], 7.0f);
 }
 
+TEST(Tuner, TheReportSaysHowLongTheWindowsWaitedForTheDeviceToSettle) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 2e-3;
+  dev.behaviour["fast"].seconds = 1e-3;
+  dev.settle_reply = 0.01;
+  auto op = make_fake_op(dev, {"def", "fast"}, "def");
+  TuneReport r;
+  Tuner(dev).select(*op, Key{{"n", 8}}, &r);
+  ASSERT_GE(dev.settles, 2);  // a window each at least, and the confirmation's
+  EXPECT_NEAR(r.seconds_settling, 0.01 * dev.settles, 1e-12);
+}
+
 TEST(Tuner, WrongButFastIsRejectedByValidation) {
   FakeDevice dev;
   dev.behaviour["def"].seconds = 2e-3;

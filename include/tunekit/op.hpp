@@ -85,6 +85,10 @@ class OpBase {
   bool evicts() const { return evict_; }
   // The op's own timing protocol, when it declares one (Op::timing).
   const std::optional<TimingProtocol>& timing_protocol() const { return timing_protocol_; }
+  // Stops what candidate `index` left running after it returned (Op::quiesce); does nothing
+  // for an op without a quiesce step.
+  void quiesce_candidate(std::size_t index) const;
+  bool quiesces() const { return static_cast<bool>(quiesce_fn_); }
   bool has_reference() const { return has_reference_; }
   bool has_inputs() const { return has_inputs_; }
   // The cost model's view of candidate `index` on `key` (DESIGN §9): nullopt when the op has
@@ -220,6 +224,7 @@ class OpBase {
   std::function<std::optional<Work>(const Key&, const Candidate&)> work_fn_;
   bool evict_ = false;
   std::optional<TimingProtocol> timing_protocol_;
+  std::function<void(const Candidate&)> quiesce_fn_;
   bool has_reference_ = false;
   bool has_inputs_ = false;
   int input_sets_ = 1;
@@ -472,6 +477,15 @@ class Op final : public OpBase {
     timing_protocol_ = protocol;
     return *this;
   }
+  // Stops what a candidate leaves running after its call returns: a library's worker threads
+  // that spin on (OpenBLAS's for ~0.1 s) and would take a core from whatever is timed next.
+  // Called after each of the candidate's timing windows, so the next window need not wait
+  // for them (Device::settle); every window of such an op begins with at least one warmup
+  // launch, which restarts them untimed. Not part of the candidate-set checksum.
+  Op& quiesce(std::function<void(const Candidate&)> fn) {
+    quiesce_fn_ = std::move(fn);
+    return *this;
+  }
   Op& rotate(std::function<int(const Key&)> fn) {
     rotation_of_key_ = std::move(fn);
     return *this;
@@ -542,6 +556,8 @@ class Op final : public OpBase {
     Outcome build_candidate(std::size_t index) override { return op_.build_point(key_, index); }
     void run_candidate(std::size_t index) override { op_.function(index)(args_); }
     void run_reference() override { op_.reference_fn_(args_); }
+    void quiesce_candidate(std::size_t index) override { op_.quiesce_candidate(index); }
+    bool quiesces() const override { return op_.quiesces(); }
     std::vector<OutputView> outputs() override { return op_.outputs_fn_(args_); }
     void before_check() override {
       if (op_.poison_fn_) op_.poison_fn_(args_);

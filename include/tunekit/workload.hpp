@@ -54,6 +54,11 @@ class Workload {
   virtual Outcome build_candidate(std::size_t index) = 0;
   virtual void run_candidate(std::size_t index) = 0;
   virtual void run_reference() = 0;
+  // Stops what candidate `index` left running after it returned (Op::quiesce), after each of
+  // its timing windows; quiesces() says whether it does anything (a window then begins with a
+  // warmup launch, which restarts what was stopped).
+  virtual void quiesce_candidate(std::size_t /*index*/) {}
+  virtual bool quiesces() const { return false; }
   virtual std::vector<OutputView> outputs() = 0;
   // The op's validation hooks (Op::validator), run by OutputCheck: after the outputs are
   // poisoned, and after they matched the reference (an error text fails the candidate).

@@ -3,6 +3,7 @@
 #include "sgemm/sgemm.hpp"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -298,6 +299,11 @@ void sgemm_packed(const SgemmPacked& plan, cpu::ThreadPool& pool, SgemmArgs& arg
                               std::to_string(plan.nr));
 }
 
+namespace {
+// Serialises tunekit's own OpenBLAS calls and their thread-count changes (sgemm_openblas).
+std::mutex openblas_calls;
+}  // namespace
+
 void sgemm_openblas(int threads, SgemmArgs& args) {
   if (threads < 1) throw std::invalid_argument("sgemm: threads must be positive");
   const auto m = static_cast<blasint>(args.m), n = static_cast<blasint>(args.n),
@@ -308,13 +314,24 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
   // tunekit's own OpenBLAS launches never interleave (concurrent callers of this candidate
   // queue up). A caller's direct OpenBLAS calls from other threads at the same time are not
   // covered: they run with the count the last launch here set.
-  static std::mutex serial;
-  std::lock_guard lock(serial);
+  std::lock_guard lock(openblas_calls);
   if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
   // beta = 0: OpenBLAS stores zeros before accumulating, so whatever C held (NaN poison
   // included) is overwritten.
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, args.a.data(), k,
               args.b.data(), n, 0.0f, args.c.data(), n);
+}
+
+void openblas_quiesce() {
+  // Not in OpenBLAS's headers, but exported by its threaded builds (its fork handler calls
+  // it; the next threaded call starts the threads again). Looked up, not linked: a serial
+  // build of the library, another Debian alternative of libopenblas.so.0, lacks it.
+  using Shutdown = int (*)();
+  static const auto stop_threads =
+      reinterpret_cast<Shutdown>(::dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
+  if (!stop_threads) return;
+  std::lock_guard lock(openblas_calls);
+  stop_threads();
 }
 
 std::string openblas_description() {
@@ -503,6 +520,11 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
   for (std::size_t i = 0; i < points.size(); ++i)
     if (points.config(i)["algo"].as_string() == "openblas") library.push_back(points.config(i));
   op->anchors(std::move(library));
+  // OpenBLAS's threads spin ~0.1 s after each call and would take a core from the next
+  // window; stopped after its windows instead of waited for (docs/performance.md).
+  op->quiesce([](const Candidate& c) {
+    if (c.config["algo"].as_string() == "openblas") openblas_quiesce();
+  });
   return op;
 }
 

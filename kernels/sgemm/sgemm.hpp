@@ -71,6 +71,9 @@ void sgemm_packed(const SgemmPacked& plan, cpu::ThreadPool& pool, SgemmArgs& arg
 // OpenBLAS's process-wide count differs; tunekit's own OpenBLAS calls are serialised by a
 // mutex, since that count is global: see sgemm.cpp).
 void sgemm_openblas(int threads, SgemmArgs& args);
+// Stops OpenBLAS's worker threads (they spin ~0.1 s after each call); its next threaded call
+// starts them again. Does nothing where the library has no such threads.
+void openblas_quiesce();
 // Which OpenBLAS runs: "<core name> (<build config>), <parallel model>".
 std::string openblas_description();
 // Accumulates in double (products of two floats are exact in double); rows in parallel.

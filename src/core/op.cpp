@@ -400,6 +400,10 @@ void OpBase::wrong_value_count(std::size_t count) const {
                    " declared names; return one value per name, in order");
 }
 
+void OpBase::quiesce_candidate(std::size_t index) const {
+  if (quiesce_fn_) quiesce_fn_(candidate(index));
+}
+
 void OpBase::check_timing_protocol(const TimingProtocol& p) const {
   // Bounded like MeasureOptions' own counts, so a protocol cannot ask for a window that never
   // ends (DESIGN §5: depth cap 2048 on GPUs).

@@ -120,6 +120,17 @@ Outcome validate_more_sets(Device& device, const TrialInputs& in, std::size_t in
   return Outcome::success();
 }
 
+// Stops what the candidate left running (Op::quiesce); a quiesce step that throws fails the
+// candidate.
+Outcome quiesce(const TrialInputs& in, std::size_t index) {
+  try {
+    in.workload->quiesce_candidate(index);
+    return Outcome::success();
+  } catch (...) {
+    return classify_exception(std::current_exception(), "quiesce", Status::launch_failed);
+  }
+}
+
 // Makes, builds (unless built), prepares and validates; on success `keep` holds the trial,
 // prepared, for timing windows.
 TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index, bool built,
@@ -158,6 +169,7 @@ TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index
       a.outcome = prepare(*keep);
     }
   }
+  if (Outcome q = quiesce(in, index); a.outcome.ok() && !q.ok()) a.outcome = std::move(q);
   if (!a.outcome.ok()) release_quietly(keep);
   return a;
 }
@@ -188,11 +200,20 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
   TrialAnswer a;
   // What the last window left spinning must not share this one's cores.
   a.settle_seconds = device.settle(timing.settle_seconds);
-  a.timing = time_routine(*trial, device.clock(), timing);
+  TimingOptions options = timing;
+  // An op that quiesces its candidates stopped this one's threads after its last window (or
+  // its validation run): the first launch restarts them, untimed.
+  if (in.workload->quiesces()) options.warmup = std::max(options.warmup, 1);
+  a.timing = time_routine(*trial, device.clock(), options);
   a.outcome = a.timing->outcome;
   if (check && a.outcome.ok() && in.check_calls > 0) {
     a.outcome = check_after_window(device, in, index, trial);
     if (!a.outcome.ok()) a.timing->outcome = a.outcome;
+  }
+  // What it left spinning is stopped now rather than waited for before the next window.
+  if (Outcome q = quiesce(in, index); a.outcome.ok() && !q.ok()) {
+    a.outcome = q;
+    a.timing->outcome = std::move(q);
   }
   return a;
 }

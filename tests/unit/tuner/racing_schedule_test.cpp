@@ -1,6 +1,8 @@
 // Racing (src/tuner/racing_schedule.cpp) against a fake device with known time distributions.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -203,6 +205,54 @@ TEST(Racing, RoundWarmupLaunchesBeforeEveryRoundAfterTheFirst) {
   TunerOptions bad;
   bad.decide.schedule = "racing:round_warmup=-1";
   EXPECT_THROW(Tuner(dev, bad), UsageError);
+}
+
+// An op that quiesces its candidates (Op::quiesce: OpenBLAS's spinning threads) has each
+// stopped after its validation run and after every window, and every window after the first
+// starts with an untimed launch (the restart), as round_warmup=1 would give.
+TEST(Racing, AQuiescingOpIsStoppedAfterEveryWindowAndWarmedBeforeTheNext) {
+  auto run = [](bool quiesce, std::map<std::string, int>* stops) {
+    fakes::FakeDevice dev;
+    set_up(dev, 0.0);
+    auto op = fakes::make_fake_op(dev, {"def", "best", "close"}, "def");
+    if (quiesce) op->quiesce([stops](const Candidate& c) { ++(*stops)[c.name]; });
+    TunerOptions o;
+    o.decide.schedule = "racing";
+    TuneReport r;
+    Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+    return r;
+  };
+  std::map<std::string, int> stops;
+  const TuneReport plain = run(false, nullptr);
+  const TuneReport quiesced = run(true, &stops);
+  EXPECT_EQ(quiesced.winner_name, plain.winner_name);
+  const TimingResult& p = *candidate_named(plain, "close").timing;
+  const TimingResult& q = *candidate_named(quiesced, "close").timing;
+  ASSERT_EQ(p.samples.size(), q.samples.size());
+  const long long rounds = (static_cast<long long>(p.samples.size()) + 3) / 4;
+  ASSERT_GT(rounds, 1);
+  EXPECT_EQ(q.dispatches - p.dispatches, rounds - 1);  // the first round had its warmup
+  EXPECT_EQ(stops["close"], 1 + rounds);               // validation run + every window
+  EXPECT_GT(stops["def"], 2);                          // and the confirmation's windows
+}
+
+// A quiesce step that throws fails that candidate (launch_failed); the search goes on.
+TEST(Racing, AQuiesceStepThatThrowsFailsItsCandidate) {
+  fakes::FakeDevice dev;
+  set_up(dev, 0.0);
+  auto op = fakes::make_fake_op(dev, {"def", "best", "close"}, "def");
+  op->quiesce([](const Candidate& c) {
+    if (c.name == "best") throw std::runtime_error("cannot stop its threads");
+  });
+  TunerOptions o;
+  o.decide.schedule = "racing";
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
+  const CandidateReport& best = candidate_named(r, "best");
+  EXPECT_EQ(best.outcome.status, Status::launch_failed);
+  EXPECT_NE(best.outcome.message.find("cannot stop its threads"), std::string::npos)
+      << best.outcome.message;
+  EXPECT_EQ(r.winner_name, "close");
 }
 
 TEST(Racing, FailuresAndTiesBehaveAsInExhaustive) {

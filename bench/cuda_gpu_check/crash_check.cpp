@@ -26,7 +26,7 @@ namespace {
 namespace cuda = tunekit::cuda;
 using tunekit::Key;
 
-constexpr std::string_view kSource = R"(
+constexpr std::string_view kCrashSource = R"(
 extern "C" __global__ void gpu_check_fill(float* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = (float)i;
@@ -72,8 +72,8 @@ std::unique_ptr<tunekit::Op<CrashArgs>> make_crash_op(std::shared_ptr<cuda::Cont
     })
       .inputs([context](const Key&) {
         auto s = std::make_shared<CrashState>();
-        s->fill = context->function(kSource, {}, "gpu_check_fill");
-        s->illegal = context->function(kSource, {}, "gpu_check_illegal");
+        s->fill = context->function(kCrashSource, {}, "gpu_check_fill");
+        s->illegal = context->function(kCrashSource, {}, "gpu_check_illegal");
         s->host.assign(static_cast<std::size_t>(s->n), 0.0f);
         s->out = cuda::Buffer(*context, s->host.size() * sizeof(float));
         return CrashArgs{s};

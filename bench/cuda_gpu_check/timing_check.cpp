@@ -26,7 +26,7 @@ constexpr double kGoal = 0.03;            // within 3 %
 
 // a -> 1 under the loop, so the value stays finite whatever the count; the compiler cannot
 // shorten a dependent chain whose length is an argument.
-constexpr std::string_view kSource = R"(
+constexpr std::string_view kTimingSource = R"(
 extern "C" __global__ void gpu_check_fma(float* out, const float* in, int iterations) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   float a = in[i];
@@ -48,7 +48,7 @@ struct FmaKernel {
   int iterations = 1;
 
   FmaKernel(cuda::Context& context, unsigned b, unsigned t) : blocks(b), threads(t) {
-    function = context.function(kSource, {}, "gpu_check_fma");
+    function = context.function(kTimingSource, {}, "gpu_check_fma");
     const std::size_t n = std::size_t{b} * t;
     in = cuda::Buffer(context, n * sizeof(float));
     out = cuda::Buffer(context, n * sizeof(float));

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "fakes/fake_device.hpp"
@@ -411,6 +412,45 @@ TEST(Tuner, RotatingInputsCycleThroughCopies) {
   Tuner(dev, once).select(*op, Key{{"n", 8}});
   EXPECT_EQ(seen.size(), 1u);
   EXPECT_THROW(op->rotate(0), UsageError);
+}
+
+// Before a validation every input set is put back as made; before a timing window only the set
+// the window times (the others are read by validations alone, each of which restores them).
+TEST(Tuner, AWindowRestoresOnlyTheInputSetItTimes) {
+  struct SetArgs {
+    int set = 0;
+    std::vector<float> out;
+  };
+  FakeDevice dev;
+  std::map<int, int> restores;  // by input set
+  auto op = std::make_unique<Op<SetArgs>>("two_sets", 1);
+  op->inputs([](const Key& k, int set) {
+      return SetArgs{set, std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
+    })
+      .restore([&](SetArgs& a) { ++restores[a.set]; })
+      .outputs([](SetArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+      .reference([](SetArgs& a) {
+        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+      });
+  for (std::string name : {"def", "fast", "slow"}) {
+    dev.behaviour[name].seconds = name == "fast" ? 1e-3 : name == "def" ? 2e-3 : 3e-3;
+    op->candidate(name, [&dev, name](SetArgs& a) {
+      dev.running = name;
+      for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+    });
+  }
+  op->default_candidate("def");
+  TunerOptions o;
+  o.persist.store = "none";
+  o.measure.isolation.mode = IsolationOptions::Mode::in_process;  // counted in this process
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 8}}, &r);
+  ASSERT_EQ(r.winner_name, "fast") << r.reason;
+  EXPECT_TRUE(r.confirmed);  // the confirmation's windows count too
+  EXPECT_EQ(restores[1], 3) << "once per validation: three candidates";
+  // The timed set: once per validation, once per window (at least one per candidate and the
+  // confirmation's two sides per pair).
+  EXPECT_GE(restores[0], 3 + 3 + 2 * r.paired_pairs);
 }
 }  // namespace
 }  // namespace tunekit

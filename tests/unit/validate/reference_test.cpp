@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace tunekit {
 namespace {
@@ -36,6 +37,25 @@ TEST(Reference, NaNNeverPasses) {
   std::vector<double> inf{std::numeric_limits<double>::infinity()};
   EXPECT_FALSE(
       ref2.compare(std::vector<OutputView>{OutputView::of(std::span<double>(inf))}, huge).ok());
+}
+
+// A long output is first compared by a counting loop; any failure is counted again and the
+// first described: the count and the first element are exact whatever the mix of failures.
+TEST(Reference, ALongOutputCountsEveryFailureAndDescribesTheFirst) {
+  std::vector<float> want(10'000);
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = static_cast<float>(i % 97) - 48.0f;
+  Reference ref = Reference::of(std::vector<OutputView>{OutputView::of(std::span<float>(want))});
+  const Tolerance tol{1e-6, 1e-6};
+  std::vector<float> got = want;
+  EXPECT_TRUE(
+      ref.compare(std::vector<OutputView>{OutputView::of(std::span<float>(got))}, tol).ok());
+  got[4321] = std::numeric_limits<float>::quiet_NaN();
+  got[7000] = std::numeric_limits<float>::infinity();
+  got[9999] += 1.0f;
+  Outcome bad = ref.compare(std::vector<OutputView>{OutputView::of(std::span<float>(got))}, tol);
+  EXPECT_EQ(bad.status, Status::validation_failed);
+  EXPECT_EQ(bad.message.rfind("3 element(s) outside tolerance", 0), 0u) << bad.message;
+  EXPECT_NE(bad.message.find("first: output 0[4321] = nan"), std::string::npos) << bad.message;
 }
 
 TEST(Reference, PoisonFillsNaN) {

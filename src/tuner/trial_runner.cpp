@@ -220,8 +220,8 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
 
 // The inputs a phase reads, as made: before a validation every input set; before a window the
 // workload it times and checks and its rotation copies (the other input sets are read only by
-// validations, each of which restores them first: copying them back before every window cost
-// a tune of 16 MB rows a quarter of its time).
+// validations, each of which restores them first: copying them back before every window took
+// a sixth of the CPU of a tune of 16 MB rows, docs/performance.md).
 enum class InputsFor { validation, window };
 void restore(const TrialInputs& in, InputsFor phase) {
   in.workload->restore_inputs();

@@ -17,8 +17,8 @@ namespace tunekit {
 // outputs (f32, f64, f16, bf16), the byte 0xA5 in every byte of integer outputs.
 void poison(std::span<const OutputView> outputs);
 
-// The expected outputs of one workload: floating values kept in double (f16 and bf16
-// converted exactly), integers as integers.
+// The expected outputs of one workload: f32 values as f32, the other floating types in double
+// (f16 and bf16 converted exactly), integers as integers.
 class Reference {
  public:
   // Runs the op's reference on the workload (or, when the op has none, candidate
@@ -40,9 +40,10 @@ class Reference {
  private:
   struct Expected {
     OutputView::Type type = OutputView::Type::f32;
-    std::vector<double> floats;          // floating types
+    std::vector<float> singles;          // f32: half the memory a comparison reads
+    std::vector<double> floats;          // f64, f16, bf16
     std::vector<std::int64_t> integers;  // integer types
-    std::size_t size() const { return floats.size() + integers.size(); }
+    std::size_t size() const { return singles.size() + floats.size() + integers.size(); }
   };
   std::vector<Expected> outputs_;
 };

@@ -41,30 +41,34 @@ std::size_t count_bad(const std::vector<Want>& want, std::size_t o, const Got& g
 
 // The elements of a floating output outside the tolerance, counted without describing any: the
 // common case (a correct candidate, millions of elements after every timing window) in a loop
-// the compiler vectorises. Same test as Reference::compare's, NaN and infinity failing alike.
-template <class T>
-std::size_t count_outside(const OutputView& view, const std::vector<double>& want,
-                          const Tolerance& tol) {
+// the compiler vectorises. Same test as the description's below, NaN and infinity failing alike.
+template <class T, class Want>
+bool all_within(const OutputView& view, const std::vector<Want>& want, const Tolerance& tol) {
   const T* got = static_cast<const T*>(view.data);
   std::size_t bad = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    const double g = static_cast<double>(got[i]), e = want[i];
+    const double g = static_cast<double>(got[i]), e = static_cast<double>(want[i]);
     bad += !(std::abs(g - e) <= tol.abs + tol.rel * std::abs(e));
   }
-  return bad;
+  return bad == 0;
 }
 
-// True when every element of a floating output passes; false when one fails or the type has no
-// fast path: the caller then counts again and describes the first failure.
-bool all_within(const OutputView& view, const std::vector<double>& want, const Tolerance& tol) {
-  switch (view.type) {
-    case OutputView::Type::f32:
-      return count_outside<float>(view, want, tol) == 0;
-    case OutputView::Type::f64:
-      return count_outside<double>(view, want, tol) == 0;
-    default:
-      return false;
-  }
+// Counts the failing elements of floating output `o` and describes the first: a pass of
+// all_within first where the type has a fast path, the element-wise description only after it
+// found a failure.
+template <class Want>
+std::size_t count_bad_floats(const std::vector<Want>& want, std::size_t o, const OutputView& view,
+                             const Tolerance& tol, std::string& first) {
+  if (view.type == OutputView::Type::f32 && all_within<float>(view, want, tol)) return 0;
+  if (view.type == OutputView::Type::f64 && all_within<double>(view, want, tol)) return 0;
+  // Written so that NaN on either side fails the comparison, and infinity where a finite
+  // value is expected too (inf - x is inf, never <= a finite bound).
+  return count_bad(
+      want, o, [&](std::size_t i) { return detail::float_element(view, i); },
+      [&](double got, double exp) {
+        return std::abs(got - exp) <= tol.abs + tol.rel * std::abs(exp);
+      },
+      first);
 }
 
 }  // namespace
@@ -81,6 +85,9 @@ Reference Reference::of(std::span<const OutputView> outputs) {
     if (v.integral()) {
       e.integers.resize(v.count);
       for (std::size_t i = 0; i < v.count; ++i) e.integers[i] = detail::integer_element(v, i);
+    } else if (v.type == OutputView::Type::f32) {
+      const float* data = static_cast<const float*>(v.data);
+      e.singles.assign(data, data + v.count);
     } else {
       e.floats.resize(v.count);
       for (std::size_t i = 0; i < v.count; ++i) e.floats[i] = detail::float_element(v, i);
@@ -127,15 +134,10 @@ Outcome Reference::compare(std::span<const OutputView> outputs, const Tolerance&
       bad += count_bad(
           want.integers, o, [&](std::size_t i) { return detail::integer_element(view, i); },
           [](std::int64_t got, std::int64_t exp) { return got == exp; }, first);
-    } else if (!all_within(view, want.floats, tol)) {
-      // Written so that NaN on either side fails the comparison, and infinity where a finite
-      // value is expected too (inf - x is inf, never <= a finite bound).
-      bad += count_bad(
-          want.floats, o, [&](std::size_t i) { return detail::float_element(view, i); },
-          [&](double got, double exp) {
-            return std::abs(got - exp) <= tol.abs + tol.rel * std::abs(exp);
-          },
-          first);
+    } else if (want.type == OutputView::Type::f32) {
+      bad += count_bad_floats(want.singles, o, view, tol, first);
+    } else {
+      bad += count_bad_floats(want.floats, o, view, tol, first);
     }
   }
   if (bad == 0) return Outcome::success();

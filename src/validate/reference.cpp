@@ -39,16 +39,22 @@ std::size_t count_bad(const std::vector<Want>& want, std::size_t o, const Got& g
   return bad;
 }
 
-// The elements of a floating output outside the tolerance, counted without describing any: the
-// common case (a correct candidate, millions of elements after every timing window) in a loop
-// the compiler vectorises. Same test as the description's below, NaN and infinity failing alike.
+// The tolerance test of one floating element. Written so that NaN on either side fails, and
+// infinity where a finite value is expected too (inf - x is inf, never <= a finite bound).
+bool within(double got, double exp, const Tolerance& tol) {
+  return std::abs(got - exp) <= tol.abs + tol.rel * std::abs(exp);
+}
+
+// True when no element of a floating output fails, checked without describing any: the common
+// case (a correct candidate, millions of elements after every timing window) in a loop the
+// compiler vectorises.
 template <class T, class Want>
 bool all_within(const OutputView& view, const std::vector<Want>& want, const Tolerance& tol) {
   const T* got = static_cast<const T*>(view.data);
   std::size_t bad = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     const double g = static_cast<double>(got[i]), e = static_cast<double>(want[i]);
-    bad += !(std::abs(g - e) <= tol.abs + tol.rel * std::abs(e));
+    bad += !within(g, e, tol);
   }
   return bad == 0;
 }
@@ -61,14 +67,9 @@ std::size_t count_bad_floats(const std::vector<Want>& want, std::size_t o, const
                              const Tolerance& tol, std::string& first) {
   if (view.type == OutputView::Type::f32 && all_within<float>(view, want, tol)) return 0;
   if (view.type == OutputView::Type::f64 && all_within<double>(view, want, tol)) return 0;
-  // Written so that NaN on either side fails the comparison, and infinity where a finite
-  // value is expected too (inf - x is inf, never <= a finite bound).
   return count_bad(
       want, o, [&](std::size_t i) { return detail::float_element(view, i); },
-      [&](double got, double exp) {
-        return std::abs(got - exp) <= tol.abs + tol.rel * std::abs(exp);
-      },
-      first);
+      [&](double got, double exp) { return within(got, exp, tol); }, first);
 }
 
 }  // namespace

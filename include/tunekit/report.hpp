@@ -48,6 +48,11 @@ struct CandidateReport {
   double score = 0;                    // ranking statistic in seconds (ok only)
   double vs_default = 0;               // default's score / this score (>1: faster)
   double compile_seconds = 0;          // its build in the compile pass (0: nothing to build)
+  // Its checked calls ran after a window (MeasureOptions::check_calls). Only a candidate that
+  // could still win is checked: one whose readings trailed the best by more than the tie band
+  // is ok without them (it cannot be chosen), and a winner not yet checked is checked before
+  // the decision stands.
+  bool checked = false;
 };
 
 // What a budget allowed and what it stopped (DESIGN §7).

@@ -116,10 +116,16 @@ struct MeasureOptions {
   bool evict = false;    // flush the last-level cache before each sample (or per op: Op::evict)
   int rotate = 0;        // input copies cycled while timing (0: what the op declares)
   // Validation that holds (DESIGN §1.3): besides the validation run on every input set the op
-  // declares, each candidate's first timing window is followed by this many checked calls on
-  // the inputs its launches left, so a result that is wrong on some calls only, or a candidate
-  // that clobbers its inputs, fails validation. 0: none (an op that works in place).
+  // declares, a candidate that could win is checked by this many calls after a timing window,
+  // on the inputs its launches left, so a result that is wrong on some calls only, or a
+  // candidate that clobbers its inputs, fails validation. "Could win": its fastest reading in
+  // the window is within the tie band of the best checked reading so far; a winner not yet
+  // checked is checked before the decision stands (a failure there declines it and the next
+  // is decided). 0: none (an op that works in place).
   int check_calls = 5;
+  // Check every candidate after its first window, not only those that could win (a kernel
+  // author's audit of a whole space: every wrong candidate named, at five calls each).
+  bool check_every_candidate = false;
   // Threads of the compile pass (0: the hardware's).
   int build_threads = 0;
   // Isolated trials (DESIGN §11): a candidate's validation and timing run in a forked worker

@@ -145,6 +145,7 @@ std::string encode(const TrialRequest& q) {
   w.put(q.functions_of);
   w.put<std::uint8_t>(q.built);
   w.put<std::uint8_t>(q.check);
+  w.put(q.check_below);
   const TimingOptions& t = q.timing;
   w.put<std::int32_t>(static_cast<std::int32_t>(t.mode));
   for (int v : {t.warmup, t.repeats_floor, t.max_runs, t.depth_cap, t.fixed_depth})
@@ -170,6 +171,8 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
   q.functions_of = r.get<std::uint64_t>();
   q.built = r.get<std::uint8_t>() != 0;
   q.check = r.get<std::uint8_t>() != 0;
+  q.check_below = r.get<double>();
+  if (!(q.check_below >= 0)) return std::nullopt;  // NaN or negative: damaged
   TimingOptions& t = q.timing;
   t.mode = r.get<std::int32_t>() == 1 ? TimingMode::queued : TimingMode::isolated;
   for (int* v : {&t.warmup, &t.repeats_floor, &t.max_runs, &t.depth_cap, &t.fixed_depth})
@@ -196,6 +199,7 @@ std::string encode(const TrialAnswer& answer) {
   w.put(answer.validation_call_seconds);
   w.put(answer.timing);
   w.put(answer.settle_seconds);
+  w.put<std::uint8_t>(answer.checked);
   w.put(answer.fatal);
   return w.take();
 }
@@ -210,6 +214,7 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
   a.timing = r.maybe_timing();
   a.settle_seconds = r.get<double>();
   if (!(a.settle_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged
+  a.checked = r.get<std::uint8_t>() != 0;
   a.fatal = r.text();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return a;

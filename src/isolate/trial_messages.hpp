@@ -22,6 +22,9 @@ struct TrialRequest {
   std::uint64_t functions_of = 0;  // window: whose stop/on_call/evictor the host timed with
   bool built = false;              // admit: the host's compile pass built it
   bool check = false;              // window: checked calls after it
+  // window, with `check`: the calls run only when the window's fastest reading is at most
+  // this many seconds (a candidate that could still win); 0: whatever it read.
+  double check_below = 0;
   // window: the scalar timing options (stop, on_call and the evictor are the worker's own
   // copies of the host's, as they were at the fork).
   TimingOptions timing;
@@ -60,6 +63,7 @@ struct TrialAnswer {
   double validation_call_seconds = 0;
   std::optional<TimingResult> timing;
   double settle_seconds = 0;  // window: the wait for the device to settle before it
+  bool checked = false;       // window: its checked calls ran (and the outcome says how)
   std::string fatal;          // a FatalError in the worker: the host throws it again
   // In the host only (not in the message): a spawned worker started for this phase took this
   // long to start and set up, before the phase began.

@@ -100,11 +100,13 @@ std::string candidates_line(const std::vector<CandidateReport>& candidates) {
   return text;
 }
 
-std::string note_of(const CandidateReport& c) {
+// `checks`: the search ran checked calls (on some candidates): an ok one without them says so.
+std::string note_of(const CandidateReport& c, bool checks) {
   if (!c.outcome.ok()) return clip(c.outcome.message, ConsoleReporter::kMessageWidth);
   std::string note;
   if (c.retries > 0) note = fmt::format("retried {}×", c.retries);
   auto add = [&](const std::string& more) { note += (note.empty() ? "" : ", ") + more; };
+  if (checks && !c.checked) add("not checked (behind)");
   if (c.timing && c.timing->contended) add("contended");
   // Readings the scheduler stretched: kept (counted), or refused and taken again.
   if (c.timing && c.timing->waited > 0) add(fmt::format("{} waited for a CPU", c.timing->waited));
@@ -125,6 +127,8 @@ std::string candidate_table(const std::vector<CandidateReport>& candidates) {
 
   const bool queued = std::any_of(candidates.begin(), candidates.end(),
                                   [](const auto& c) { return c.timing && c.timing->depth > 1; });
+  const bool checks =
+      std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return c.checked; });
   std::vector<Column> columns = {{"", Align::left},        {"candidate", Align::left},
                                  {"status", Align::left},  {"median", Align::right},
                                  {"min", Align::right},    {"MAD", Align::right},
@@ -148,7 +152,7 @@ std::string candidate_table(const std::vector<CandidateReport>& candidates) {
       if (queued) row.emplace_back("-");
     }
     row.push_back(c->outcome.ok() && c->vs_default > 0 ? ratio(c->vs_default) : "-");
-    row.push_back(note_of(*c));
+    row.push_back(note_of(*c, checks));
     rows.push_back(std::move(row));
   }
   return render_table(columns, rows);

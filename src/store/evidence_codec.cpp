@@ -152,6 +152,7 @@ Json candidate_json(const CandidateReport& c) {
   j["vs_default"] = c.vs_default;
   j["retries"] = c.retries;
   j["compile_seconds"] = c.compile_seconds;
+  j["checked"] = c.checked;
   j["timing"] = c.timing ? timing_json(*c.timing) : Json(nullptr);
   return j;
 }
@@ -174,6 +175,8 @@ CandidateReport candidate_from_json(const Json& c, std::size_t position) {
   r.score = get<double>(c, "score", 0);
   r.vs_default = get<double>(c, "vs_default", 0);
   r.compile_seconds = get<double>(c, "compile_seconds", 0);  // absent before the compile pass
+  // Absent before checks were kept to contenders: every candidate measured ok was checked.
+  r.checked = get<bool>(c, "checked", r.outcome.ok());
   if (c.is_object() && c.contains("timing") && c["timing"].is_object())
     r.timing = timing_from_json(c["timing"]);
   return r;

@@ -282,12 +282,21 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
 }
 
 TimingResult SearchContext::window(std::size_t index, const TimingOptions& timing,
-                                   std::optional<std::size_t> functions_of) {
-  const bool check = !checked_[index];
-  TrialAnswer a = runner_->window(index, timing, check, window_limit(index, timing),
+                                   CheckWhen when, std::optional<std::size_t> functions_of) {
+  CheckAfter after;
+  after.wanted = when != CheckWhen::never && !checked_[index] && options_.measure.check_calls > 0;
+  // A contender: within the tie band of the best checked reading (every candidate while none is).
+  if (when == CheckWhen::contender && !options_.measure.check_every_candidate && best_checked_ > 0)
+    after.below = best_checked_ * (1 + options_.decide.tie_band);
+  TrialAnswer a = runner_->window(index, timing, after, window_limit(index, timing),
                                   functions_of.value_or(index));
   r_.seconds_settling += a.settle_seconds;
-  if (check && a.timing && a.timing->outcome.ok()) checked_[index] = true;
+  if (a.checked && a.timing && a.timing->outcome.ok()) {
+    checked_[index] = true;
+    entry(index).checked = true;
+    const double reading = score(*a.timing);
+    if (best_checked_ == 0 || reading < best_checked_) best_checked_ = reading;
+  }
   if (a.timing) return std::move(*a.timing);
   TimingResult failed;
   failed.outcome = std::move(a.outcome);
@@ -340,7 +349,11 @@ void SearchContext::choose() {
   r_.source = Source::searched;
   const CandidateReport& def = entry(r_.default_index);
   r_.default_score = def.outcome.ok() ? def.score : 0;
-  if (auto w = decide(r_.candidates, r_.default_index, options_.decide.tie_band)) {
+  // A winner not yet checked is checked now; one that fails is declined and the next decided.
+  std::optional<std::size_t> w;
+  do w = decide(r_.candidates, r_.default_index, options_.decide.tie_band);
+  while (w && !holds(*w));
+  if (w) {
     r_.winner = *w;
   } else {
     r_.winner = r_.default_index;
@@ -366,6 +379,32 @@ void SearchContext::choose() {
   r_.confidence = decision_confidence(r_);
   // The paired bound is the winner's only when the confirmation kept it.
   if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
+}
+
+bool SearchContext::holds(std::size_t index) {
+  if (checked_[index] || options_.measure.check_calls <= 0) return true;
+  const auto start = Wall::now();
+  // A short window, so the calls check the inputs its launches left, as after any window.
+  TimingOptions t = timing_options(index);
+  t.warmup = 0;
+  t.repeats_floor = t.max_runs = 2;
+  t.sample_budget = 0;
+  t.hopeless_against = 0;
+  t.stop = nullptr;  // the decision waits for it: a budget does not skip the check
+  t.on_call = nullptr;
+  if (const CandidateReport* c = find(index); c && c->timing) t.fixed_depth = c->timing->depth;
+  Outcome failed{Status::launch_failed, "could not be prepared again for its checked calls"};
+  if (acquire(index)) {
+    TimingResult checked = window(index, t, CheckWhen::always);
+    failed = checked.outcome;
+    drop_trial(index);
+  }
+  r_.seconds_validating += since(start);
+  if (checked_[index]) return true;
+  // Its calls did not run (a window that failed before them) or failed: it cannot be chosen.
+  if (failed.ok()) failed = {Status::validation_failed, "its checked calls could not run"};
+  entry(index).outcome = std::move(failed);
+  return false;
 }
 
 double SearchContext::pair_seconds(int launches) const {
@@ -443,7 +482,7 @@ void SearchContext::confirm() {
       double a = 0, b = 0;
       auto one = [&](std::size_t i) {
         if (failed) return 0.0;
-        TimingResult t = window(i, window_for(i), def);  // the default's: no budget stop
+        TimingResult t = window(i, window_for(i), CheckWhen::never, def);  // the default's: no budget stop
         // A side that crashed, hung or failed is a verdict, not a missing reading.
         if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
         // The minimum of the side's five: interference only ever adds time, so the minimum is

@@ -109,10 +109,17 @@ class SearchContext {
   void choose_runner();
   WorkerProcess::Spawn spawn_worker(std::uint64_t memory) const;
   double rebuild_allowance(std::size_t index) const;
-  // One window through the runner (checked calls after it on the candidate's first); the
+  // Which windows of a candidate not yet checked are followed by its checked calls.
+  enum class CheckWhen { contender, always, never };
+  // One window through the runner, with checked calls after it as `when` says (a contender:
+  // its window read within the tie band of the best checked reading, CheckAfter). The
   // timing's functions are those of candidate `functions_of` (default: `index`).
   TimingResult window(std::size_t index, const TimingOptions& timing,
+                      CheckWhen when = CheckWhen::contender,
                       std::optional<std::size_t> functions_of = std::nullopt);
+  // Whether candidate `index` may be chosen: checked already (or no checks asked), or checked
+  // now by a short window and its calls; a failure there is recorded as its outcome.
+  bool holds(std::size_t index);
   // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation
   // time, the incumbent and the budget, with a floor; 0 when trials are not isolated.
   double validation_limit(std::size_t index) const;
@@ -130,6 +137,7 @@ class SearchContext {
   bool isolated_ = false;
   std::unordered_map<std::size_t, bool> built_;        // index -> built (compile pass or admit)
   std::unordered_map<std::size_t, bool> checked_;      // index -> its checked calls ran
+  double best_checked_ = 0;  // the best score of a checked window (0: none yet)
   std::unordered_map<std::size_t, double> validated_;  // index -> seconds its admission took
   // index -> its validation run's launch on the device clock (TimingOptions::prior_reading)
   std::unordered_map<std::size_t, double> validation_call_;

@@ -196,7 +196,8 @@ Outcome check_after_window(Device& device, const TrialInputs& in, std::size_t in
 }
 
 TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t index,
-                         std::unique_ptr<Trial>& trial, const TimingOptions& timing, bool check) {
+                         std::unique_ptr<Trial>& trial, const TimingOptions& timing,
+                         CheckAfter check) {
   TrialAnswer a;
   // What the last window left spinning must not share this one's cores.
   a.settle_seconds = device.settle(timing.settle_seconds);
@@ -206,7 +207,9 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
   if (in.workload->quiesces()) options.warmup = std::max(options.warmup, 1);
   a.timing = time_routine(*trial, device.clock(), options);
   a.outcome = a.timing->outcome;
-  if (check && a.outcome.ok() && in.check_calls > 0) {
+  const bool contender = check.below <= 0 || a.timing->min <= check.below;
+  if (check.wanted && contender && a.outcome.ok() && in.check_calls > 0) {
+    a.checked = true;
     a.outcome = check_after_window(device, in, index, trial);
     if (!a.outcome.ok()) a.timing->outcome = a.outcome;
   }
@@ -259,7 +262,7 @@ class InProcessRunner final : public TrialRunner {
     }
   }
 
-  TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check, double,
+  TrialAnswer window(std::size_t index, const TimingOptions& timing, CheckAfter check, double,
                      std::size_t) override {
     if (!acquire(index)) return {{Status::launch_failed, "could not be prepared again"}};
     restore(in_, InputsFor::window);
@@ -316,13 +319,14 @@ class WorkerRunner final : public TrialRunner {
 
   bool acquire(std::size_t) override { return true; }
 
-  TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check,
+  TrialAnswer window(std::size_t index, const TimingOptions& timing, CheckAfter check,
                      double limit_seconds, std::size_t functions_of) override {
     TrialRequest q;
     q.phase = TrialRequest::Phase::window;
     q.index = index;
     q.functions_of = functions_of;
-    q.check = check;
+    q.check = check.wanted;
+    q.check_below = check.below;
     q.timing = timing;
     // A spawned worker has no copy of the host's stop(): it is asked here, and the worker
     // stops by itself when the budget's stop() would (a caller's own stop() is asked only here).
@@ -499,7 +503,7 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
   TrialAnswer a;
   if (kept_) {  // admitted or timed here before: built and prepared
     std::unique_ptr<Trial> trial = std::move(kept_);
-    a = window_phase(device_, in_, q.index, trial, t, q.check);
+    a = window_phase(device_, in_, q.index, trial, t, {q.check, q.check_below});
     if (a.outcome.ok()) keep(q.index, std::move(trial));  // null when the check released it
     release_quietly(trial);
     return a;
@@ -513,7 +517,7 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
     }
   }
   if (a.outcome.ok()) a.outcome = prepare(*trial);
-  if (a.outcome.ok()) a = window_phase(device_, in_, q.index, trial, t, q.check);
+  if (a.outcome.ok()) a = window_phase(device_, in_, q.index, trial, t, {q.check, q.check_below});
   if (a.outcome.ok())
     keep(q.index, std::move(trial));
   else

@@ -61,6 +61,15 @@ class TrialInputSet {
   TrialInputs inputs_;
 };
 
+// The checked calls after a window (DESIGN §1.3): not wanted, or wanted of a candidate that
+// could still win — one whose fastest reading in the window is at most `below` seconds (0: any
+// reading). A candidate far behind the best reading is not checked: it cannot be chosen, and
+// five calls of a slow loser cost more than a fixed protocol's whole window of it.
+struct CheckAfter {
+  bool wanted = false;
+  double below = 0;
+};
+
 class TrialRunner {
  public:
   virtual ~TrialRunner() = default;
@@ -69,10 +78,10 @@ class TrialRunner {
   virtual TrialAnswer admit(std::size_t index, bool built, double limit_seconds) = 0;
   // Whether the candidate can be timed again (in process: prepared again when released).
   virtual bool acquire(std::size_t index) = 0;
-  // One timing window of an admitted candidate; with `check`, checked calls after it. The
+  // One timing window of an admitted candidate; checked calls after it as `check` says. The
   // timing's functions (stop, on_call, evictor) are the search's for candidate `functions_of`
   // (the paired confirmation times the winner with the default's: no budget stop).
-  virtual TrialAnswer window(std::size_t index, const TimingOptions& timing, bool check,
+  virtual TrialAnswer window(std::size_t index, const TimingOptions& timing, CheckAfter check,
                              double limit_seconds, std::size_t functions_of) = 0;
   // The host built something (the compile pass): a worker forked before it is replaced.
   virtual void built() {}

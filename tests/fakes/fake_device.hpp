@@ -26,6 +26,7 @@ struct FakeBehaviour {
   double jitter = 0;              // relative, uniform in [-jitter, +jitter], seeded
   bool wrong = false;             // writes a wrong value into one element
   bool nan = false;               // leaves one element unwritten (stays NaN after poisoning)
+  int right_calls = 0;            // > 0: right this many launches, wrong on every one after
   bool throw_at_launch = false;   // throws std::runtime_error from the candidate
   bool throw_at_prepare = false;  // the trial's prepare throws
   std::function<void()> hook;     // runs inside every launch (e.g. to block or to re-enter)
@@ -42,6 +43,7 @@ class FakeDevice final : public Device {
 
   std::map<std::string, FakeBehaviour> behaviour;
   std::string running;  // the candidate launched last
+  std::map<std::string, int> launches;  // per candidate, every launch so far
   std::mt19937_64 rng{42};
 
   const DeviceIdentity& identity() const override { return identity_; }
@@ -130,11 +132,13 @@ inline std::unique_ptr<Op<FakeArgs>> make_fake_op(FakeDevice& device,
     c.name = name;
     op->candidate(std::move(c), [&device, name](FakeArgs& a) {
       device.running = name;
+      const int launch = ++device.launches[name];
       const FakeBehaviour& b = device.behaviour[name];
       if (b.hook) b.hook();
       if (b.throw_at_launch) throw std::runtime_error("fake: launch failed");
       for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
-      if (b.wrong && !a.out.empty()) a.out[0] += 1;
+      const bool lies = b.right_calls > 0 && launch > b.right_calls;
+      if ((b.wrong || lies) && !a.out.empty()) a.out[0] += 1;
       if (b.nan && !a.out.empty()) a.out[0] = std::numeric_limits<float>::quiet_NaN();
     });
   }

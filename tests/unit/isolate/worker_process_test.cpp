@@ -167,10 +167,12 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   t.probes = {{1, 1e-3}, {4, 4e-3}};
   a.timing = t;
   a.settle_seconds = 0.125;
+  a.checked = true;
   const std::string bytes = encode(a);
   auto back = decode_trial_answer(bytes);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->settle_seconds, 0.125);
+  EXPECT_TRUE(back->checked);
   EXPECT_EQ(back->outcome.status, Status::hopeless);
   EXPECT_EQ(back->outcome.message, "cut");
   EXPECT_EQ(back->compile_seconds, 0.25);
@@ -202,6 +204,7 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   q.phase = TrialRequest::Phase::window;
   q.index = 123456789;
   q.check = true;
+  q.check_below = 3.25e-3;
   q.timing.mode = TimingMode::queued;
   q.timing.warmup = 0;
   q.timing.repeats_floor = 5;
@@ -216,6 +219,7 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_EQ(back->phase, TrialRequest::Phase::window);
   EXPECT_EQ(back->index, 123456789u);
   EXPECT_TRUE(back->check);
+  EXPECT_EQ(back->check_below, 3.25e-3);
   EXPECT_FALSE(back->built);
   EXPECT_EQ(back->timing.mode, TimingMode::queued);
   EXPECT_EQ(back->timing.warmup, 0);
@@ -229,6 +233,10 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_FALSE(back->evict);
   EXPECT_FALSE(back->on_call);
   EXPECT_FALSE(decode_trial_request(encode(TrialAnswer{})));  // an answer is not a request
+  for (double damaged : {-1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    q.check_below = damaged;
+    EXPECT_FALSE(decode_trial_request(encode(q))) << damaged;
+  }
 }
 
 }  // namespace

@@ -230,6 +230,25 @@ TEST(ConsoleReporter, ShowsHeaderCandidatesAndMarkers) {
   EXPECT_LT(naive, broken);
 }
 
+TEST(ConsoleReporter, AnOkCandidateWithoutItsCheckedCallsSaysSo) {
+  TuneReport r = sample_report();
+  const auto text_of = [](const TuneReport& report) {
+    std::ostringstream out;
+    make_reporter("console")->write(report, out);
+    return out.str();
+  };
+  // No candidate checked (check_calls 0): no note.
+  EXPECT_EQ(text_of(r).find("not checked"), std::string::npos);
+  r.candidates[1].checked = true;  // the winner checked, the default behind it not
+  const std::string text = text_of(r);
+  const std::size_t note = text.find("not checked (behind)");
+  ASSERT_NE(note, std::string::npos) << text;
+  EXPECT_EQ(text.find("not checked", note + 1), std::string::npos) << "one row only:\n" << text;
+  const std::size_t line = text.rfind('\n', note) + 1;
+  EXPECT_NE(text.substr(line, note - line).find("naive"), std::string::npos) << text;
+  EXPECT_TRUE(json::parse(to_json(r)).at("candidates")[1].at("checked").get<bool>());
+}
+
 TEST(ConsoleReporter, NoCandidatesSaysSo) {
   TuneReport r;
   r.op = "sum";

@@ -49,6 +49,7 @@ CandidateReport full_candidate() {
   c.score = 2e-6;
   c.vs_default = 1.5;
   c.compile_seconds = 0.75;
+  c.checked = true;
   return c;
 }
 
@@ -101,6 +102,7 @@ void expect_same_candidate(const CandidateReport& a, const CandidateReport& b) {
   EXPECT_DOUBLE_EQ(a.score, b.score);
   EXPECT_DOUBLE_EQ(a.vs_default, b.vs_default);
   EXPECT_DOUBLE_EQ(a.compile_seconds, b.compile_seconds);
+  EXPECT_EQ(a.checked, b.checked);
   ASSERT_EQ(a.timing.has_value(), b.timing.has_value());
   if (a.timing) expect_same_timing(*a.timing, *b.timing);
 }
@@ -171,6 +173,9 @@ TEST(EvidenceCodec, MissingFieldsTakeTheirDefaults) {
   EXPECT_EQ(old.candidates[1].outcome.status, Status::skipped);
   EXPECT_DOUBLE_EQ(old.candidates[1].score, 0) << "a mistyped field keeps its default";
   EXPECT_DOUBLE_EQ(old.candidates[0].compile_seconds, 0);
+  // Written when every candidate measured ok had been checked.
+  EXPECT_TRUE(old.candidates[0].checked);
+  EXPECT_FALSE(old.candidates[1].checked);
   ASSERT_TRUE(old.candidates[0].timing.has_value());
   EXPECT_EQ(old.candidates[0].timing->samples.size(), 1u);
   EXPECT_EQ(old.candidates[0].timing->depth, 1);

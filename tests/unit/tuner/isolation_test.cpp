@@ -85,7 +85,10 @@ class ValidationHolds : public ::testing::TestWithParam<IsolationOptions::Mode> 
 TEST_P(ValidationHolds, IntermittentNaNAndInputClobberingLose) {
   cpu::CpuDevice device;
   auto op = hostile_op({"flaky_nan", "clobber", "throw_42"});
-  Tuner tuner(device, quick(GetParam()));
+  // Every candidate checked, whatever its reading (by default only those that could win are).
+  TunerOptions o = quick(GetParam());
+  o.measure.check_every_candidate = true;
+  Tuner tuner(device, o);
   TuneReport r;
   tuner.select(*op, Key{{"n", 64}}, &r);
   EXPECT_EQ(candidate_named(r, "flaky_nan").outcome.status, Status::validation_failed)
@@ -96,6 +99,28 @@ TEST_P(ValidationHolds, IntermittentNaNAndInputClobberingLose) {
   // The clobberer's side effects reached no one: the candidates after it validated.
   EXPECT_EQ(candidate_named(r, "default").outcome.status, Status::ok);
   EXPECT_EQ(candidate_named(r, "good").outcome.status, Status::ok);
+  expect_correct_winner(tuner, *op, r);
+}
+
+// By default only a candidate that could win is checked: a liar as fast as the correct ones
+// is caught, or trailed them and was ranked unchecked; no unchecked candidate is chosen.
+TEST_P(ValidationHolds, NoUncheckedCandidateIsChosen) {
+  cpu::CpuDevice device;
+  auto op = hostile_op({"flaky_nan", "clobber"});
+  Tuner tuner(device, quick(GetParam()));
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 64}}, &r);
+  for (const char* liar : {"flaky_nan", "clobber"}) {
+    const CandidateReport& c = candidate_named(r, liar);
+    EXPECT_TRUE(c.outcome.status == Status::validation_failed || (c.outcome.ok() && !c.checked))
+        << liar << ": " << to_string(c.outcome.status) << " " << c.outcome.message;
+    EXPECT_FALSE(c.winner) << liar;
+  }
+  const CandidateReport* winner = nullptr;
+  for (const auto& c : r.candidates)
+    if (c.winner) winner = &c;
+  ASSERT_NE(winner, nullptr);
+  EXPECT_TRUE(winner->checked) << winner->name;
   expect_correct_winner(tuner, *op, r);
 }
 

@@ -192,6 +192,16 @@ TEST(Cli, SearchFlagsReachTheReport) {
   EXPECT_EQ(search.at("budget").at("evaluations"), 3);
   EXPECT_LE(report.at("candidates").size(), 4u);                    // 3 beyond the default
   EXPECT_EQ(report.at("candidates").at(0).at("is_default"), true);  // evaluation order
+  // Every candidate measured ok is checked when asked (by default only those that could win).
+  // (softmax: its online_v1 points trail the two_pass ones 2-3x, unchecked by default.)
+  const Result audit =
+      tunekit("tune softmax --shape rows=64,cols=512 --check-every-candidate --json --quiet");
+  ASSERT_EQ(audit.status, 0) << audit.err;
+  const json audited = parse_json(audit);
+  for (const json& c : audited.at("candidates"))
+    if (c.at("status") == "ok") {
+      EXPECT_TRUE(c.at("checked").get<bool>()) << c.at("name");
+    }
   const Result budget = tunekit("tune sum --shape n=4096 --budget 2s --json --quiet");
   ASSERT_EQ(budget.status, 0) << budget.err;
   EXPECT_EQ(parse_json(budget).at("search").at("budget").at("seconds"), 2.0);

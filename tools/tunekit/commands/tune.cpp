@@ -68,6 +68,7 @@ struct TuneCommand {
   std::string budget;          // "90s", "2m", "1.5h" or seconds
   long long budget_evals = 0;  // signed: "-4" is refused, not wrapped
   int build_threads = 0;
+  bool check_every_candidate = false;
   std::string timing;
   double limit = 0;
   std::string numerics;
@@ -198,6 +199,7 @@ void apply_search_flags(const TuneCommand& command, TunerOptions& options) {
     options.decide.budget_seconds = parse_duration(command.budget, "--budget");
   options.decide.budget_evaluations = static_cast<std::size_t>(command.budget_evals);
   options.measure.build_threads = command.build_threads;
+  options.measure.check_every_candidate = command.check_every_candidate;
   if (!command.timing.empty()) {
     if (command.timing != "isolated" && command.timing != "queued")
       throw UsageError(
@@ -410,6 +412,9 @@ void register_tune(CLI::App& app) {
   tune->add_option("--build-threads", command->build_threads,
                    "Threads of the compile pass (0: one per hardware thread)")
       ->transform(integer_in(0, 1024));
+  tune->add_flag("--check-every-candidate", command->check_every_candidate,
+                 "Checked calls after every candidate's first window, not only after those "
+                 "that could win (an audit: every wrong candidate named)");
   tune->add_option("--timing", command->timing,
                    "isolated (one launch per sample) | queued (calibrated batches)");
   tune->add_option("--limit", command->limit,

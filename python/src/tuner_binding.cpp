@@ -98,6 +98,7 @@ void apply_measure(nb::dict& o, MeasureOptions& m) {
   }
   if (auto v = take<bool>(o, "evict")) m.evict = *v;
   if (auto v = take<int>(o, "rotate")) m.rotate = *v;
+  if (auto v = take<bool>(o, "check_every_candidate")) m.check_every_candidate = *v;
 }
 
 // The environment's options (TUNEKIT_MODE unread when `mode` is given), then the keywords.

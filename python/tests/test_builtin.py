@@ -22,6 +22,16 @@ def test_sgemm_on_a_small_shape_reports_its_winner():
     assert all(c.status for c in report.candidates)
 
 
+def test_check_every_candidate_checks_each_one_measured_ok():
+    report = tunekit.Tuner(check_every_candidate=True, store="none").tune(
+        "softmax", shape="rows=64,cols=512")
+    measured = [c for c in report.candidates if c.ok]
+    assert len(measured) >= 2
+    assert all(c.checked for c in measured), [(c.name, c.checked) for c in measured]
+    assert [c.checked for c in report.candidates] == [
+        c["checked"] for c in report.to_dict()["candidates"]]
+
+
 def test_cache_ls_lists_what_was_tuned_and_a_new_tuner_replays_it():
     winner = small_tuner().tune("sgemm", shape="m=64,n=64,k=64").winner
     stored = tunekit.cache.ls()

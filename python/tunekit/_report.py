@@ -16,6 +16,8 @@ class CandidateResult:
         self.winner = fields["winner"]
         self.score = fields["score"]  # the ranking statistic, seconds (ok only)
         self.vs_default = fields["vs_default"]  # default's score / this score (>1: faster)
+        # Its checked calls ran after a window: only candidates that could win are checked.
+        self.checked = fields.get("checked", False)
         timing = fields.get("timing") or {}
         self.median = timing.get("median")  # seconds per call, None when not timed
         self.min = timing.get("min")

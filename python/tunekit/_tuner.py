@@ -38,8 +38,8 @@ class Tuner:
     ("genetic:pop=20"), schedule ("full" | "racing"), seed, budget (seconds), budget_evals,
     statistic (median | min), tie_band, numerics (bitwise | reassociates | approximate),
     confirm_pairs, isolation (automatic | worker | in_process), timing (isolated | queued),
-    evict, rotate, artifact_dir, profile, wait_for_device (seconds); threads: the built-in
-    ops' worker threads (0: one per core)."""
+    evict, rotate, check_every_candidate, artifact_dir, profile, wait_for_device (seconds);
+    threads: the built-in ops' worker threads (0: one per core)."""
 
     def __init__(self, *, threads=0, **options):
         if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= 4096:

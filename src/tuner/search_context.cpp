@@ -281,8 +281,8 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
   return timing;
 }
 
-TimingResult SearchContext::window(std::size_t index, const TimingOptions& timing,
-                                   CheckWhen when, std::optional<std::size_t> functions_of) {
+TimingResult SearchContext::window(std::size_t index, const TimingOptions& timing, CheckWhen when,
+                                   std::optional<std::size_t> functions_of) {
   CheckAfter after;
   after.wanted = when != CheckWhen::never && !checked_[index] && options_.measure.check_calls > 0;
   // A contender: within the tie band of the best checked reading (every candidate while none is).
@@ -291,9 +291,9 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   TrialAnswer a = runner_->window(index, timing, after, window_limit(index, timing),
                                   functions_of.value_or(index));
   r_.seconds_settling += a.settle_seconds;
+  if (a.checked) entry(index).checked = true;  // ran (a failure is its outcome)
   if (a.checked && a.timing && a.timing->outcome.ok()) {
     checked_[index] = true;
-    entry(index).checked = true;
     const double reading = score(*a.timing);
     if (best_checked_ == 0 || reading < best_checked_) best_checked_ = reading;
   }
@@ -482,7 +482,8 @@ void SearchContext::confirm() {
       double a = 0, b = 0;
       auto one = [&](std::size_t i) {
         if (failed) return 0.0;
-        TimingResult t = window(i, window_for(i), CheckWhen::never, def);  // the default's: no budget stop
+        // The default's functions: no budget stop.
+        TimingResult t = window(i, window_for(i), CheckWhen::never, def);
         // A side that crashed, hung or failed is a verdict, not a missing reading.
         if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
         // The minimum of the side's five: interference only ever adds time, so the minimum is

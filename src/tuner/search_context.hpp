@@ -137,11 +137,11 @@ class SearchContext {
   bool isolated_ = false;
   std::unordered_map<std::size_t, bool> built_;        // index -> built (compile pass or admit)
   std::unordered_map<std::size_t, bool> checked_;      // index -> its checked calls ran
-  double best_checked_ = 0;  // the best score of a checked window (0: none yet)
   std::unordered_map<std::size_t, double> validated_;  // index -> seconds its admission took
   // index -> its validation run's launch on the device clock (TimingOptions::prior_reading)
   std::unordered_map<std::size_t, double> validation_call_;
   std::unordered_map<std::size_t, std::string> banned_;  // index -> why
+  double best_checked_ = 0;  // the best score of a checked window (0: none yet)
   std::function<bool()> stop_;
   std::function<double()> time_left_;
   std::function<double()> seconds_to_stop_;

@@ -42,7 +42,7 @@ class FakeDevice final : public Device {
   }
 
   std::map<std::string, FakeBehaviour> behaviour;
-  std::string running;  // the candidate launched last
+  std::string running;                  // the candidate launched last
   std::map<std::string, int> launches;  // per candidate, every launch so far
   std::mt19937_64 rng{42};
 

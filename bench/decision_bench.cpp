@@ -13,14 +13,16 @@
 // candidate the median of its run medians), its winner and the set of candidates within the
 // tie band of it ("agreeing", the true tie set); they are spread over the repetitions (one
 // before the first, the others between), so a machine that drifts during the bench moves the
-// reference too. A space larger than --cap (48) points is measured on the same seeded sample of
-// K points and the default (strategy random, evaluation budget K) by every protocol, the fixed
-// one included: the whole sgemm space (1796 points) takes 225 s per fixed-protocol decision. Each
-// protocol runs N times; the table gives, per protocol and load: how many winners agree, the count
-// of the most frequent winner (stability), and the mean wall time per decision; "a-idle" counts the
-// winners within the tie band of the idle reference (when idle was measured first): the decision a
-// loaded machine should still reach. --pairs16 adds racing with the paired confirmation fixed at 16
-// pairs (as before it was sized by the gap), in the same run;
+// reference too, and each measures the points in its own seeded order (strategy random over
+// the whole space, the default first), so no candidate is always timed at the same point of a
+// drift within a search. A space larger than --cap (48) points is measured on the same seeded
+// sample of K points and the default (strategy random, evaluation budget K) by every protocol, the
+// fixed one included: the whole sgemm space (1796 points) takes 225 s per fixed-protocol decision.
+// Each protocol runs N times; the table gives, per protocol and load: how many winners agree, the
+// count of the most frequent winner (stability), and the mean wall time per decision; "a-idle"
+// counts the winners within the tie band of the idle reference (when idle was measured first): the
+// decision a loaded machine should still reach. --pairs16 adds racing with the paired confirmation
+// fixed at 16 pairs (as before it was sized by the gap), in the same run;
 // --compare-waits adds racing that refuses and retakes readings during which the threads waited
 // for a CPU (TimingOptions::retake_waited, "racing-rw"); --compare-round-warmup adds racing with
 // one untimed launch before each round after the first ("racing:round_warmup=1", "racing-w1").
@@ -346,6 +348,17 @@ int main(int argc, char** argv) {
     tunekit::TunerOptions exhaustive = with_space({});
     exhaustive.decide.confirm_pairs = 0;
     const double tie_band = exhaustive.decide.tie_band;
+    // Each reference run measures every point in its own seeded order (the default first):
+    // one window per candidate, one after another, ranks a candidate at its place in the
+    // machine's drift (docs/performance.md), so the order must not be the same in every run.
+    // A capped space keeps the protocols' sample, in its one order.
+    auto reference_run = [&](int run) {
+      tunekit::TunerOptions o = exhaustive;
+      if (capped) return o;
+      o.decide.strategy = "random";
+      o.decide.seed = 1000 + static_cast<std::uint64_t>(run);
+      return o;
+    };
 
     std::map<std::string, bool> agrees_idle;  // by the idle reference, once measured
     for (const std::string& load : loads) {
@@ -362,7 +375,7 @@ int main(int argc, char** argv) {
       int next_ref = 0;
       for (int r = 0; r <= reps; ++r) {
         while (next_ref < ref_runs && (r == reps || next_ref * reps <= r * ref_runs)) {
-          tunekit::Tuner tuner(device, exhaustive);
+          tunekit::Tuner tuner(device, reference_run(next_ref));
           reference.add(tuner.tune(*op, key));
           ++next_ref;
         }
@@ -412,12 +425,13 @@ int main(int argc, char** argv) {
       print("fixed", fixed);
       std::printf(
           "%-8s %-22s %-6s racing/fixed wall time: %.1f %%; reference winner %s (%.3g s, "
-          "median of %d exhaustive runs, %.2f s each, %zu points), tie set %d; racing confirmed "
+          "median of %d exhaustive runs%s, %.2f s each, %zu points), tie set %d; racing confirmed "
           "with %.1f pairs on average; readings that waited for a CPU: %.1f kept, %.1f retaken "
           "per run\n",
           "", "", load.c_str(), 100 * tallies[0].seconds / fixed.seconds, ref_winner.c_str(),
-          ref_best, reference.runs, reference.seconds / reference.runs, reference.measured.size(),
-          tie_set, pairs_sized / reps, static_cast<double>(waited) / reps,
+          ref_best, reference.runs, capped ? " in the sample's order" : " in shuffled orders",
+          reference.seconds / reference.runs, reference.measured.size(), tie_set,
+          pairs_sized / reps, static_cast<double>(waited) / reps,
           static_cast<double>(retaken) / reps);
       std::fflush(stdout);
     }

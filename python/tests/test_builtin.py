@@ -122,3 +122,14 @@ def test_calibrate_writes_a_profile_explain_then_uses(tmp_path):
     assert profile["envelope"]["threads"] >= 1
     explained = tunekit.explain("sgemm", shape=SHAPE, profile=str(tmp_path / "host.json"))
     assert "host.json" in explained["envelope_origin"]
+
+
+def test_a_report_carries_its_anchor_pairing():
+    d = small_tuner().tune("sgemm", shape=SHAPE).to_dict()
+    d.pop("anchor_pairing", None)
+    assert tunekit.Report(d).anchor_pairing is None
+    d["anchor_pairing"] = {"anchor": "algo=openblas,threads=2", "candidate": "algo=ikj",
+                           "pairs": 10, "ratio": 1.5, "ratio_high": 1.6,
+                           "kept_candidate": False, "why": "not surely faster"}
+    pairing = tunekit.Report(d).anchor_pairing
+    assert pairing["anchor"] == "algo=openblas,threads=2" and not pairing["kept_candidate"]

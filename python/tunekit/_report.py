@@ -57,6 +57,10 @@ class Report:
         self.winner_score = fields["winner_score"]
         self.default_score = fields["default_score"]
         self.candidates = [CandidateResult(c) for c in fields["candidates"]]
+        # A measured winner that is not one of the op's anchors (a library solution, e.g.
+        # OpenBLAS for the CPU sgemm) paired with the best anchor: a dict with anchor,
+        # candidate, pairs, ratio, ratio_high, kept_candidate and why; None when not paired.
+        self.anchor_pairing = fields.get("anchor_pairing")
 
     @property
     def searched(self):

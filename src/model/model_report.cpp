@@ -77,6 +77,10 @@ std::string to_json(const ModelReport& r, int indent) {
                                 {"advantage_low", c->advantage_low},
                                 {"paired_high", c->paired_high},
                                 {"verdict", c->verdict}};
+    if (!c->anchor.empty()) {
+      j["measured_confidence"]["anchor"] = c->anchor;
+      j["measured_confidence"]["anchor_paired_high"] = c->anchor_paired_high;
+    }
   }
   OrderedJson cands = OrderedJson::array();
   for (const ModelCandidate& c : r.candidates) {

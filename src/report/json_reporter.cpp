@@ -46,6 +46,12 @@ Json report_json(const TuneReport& r) {
   j["confirmed"] = r.confirmed;
   j["paired_ratio"] = r.paired_ratio;
   j["paired_pairs"] = r.paired_pairs;
+  if (const auto& p = r.anchor_pairing) {
+    j["anchor_pairing"] = {
+        {"anchor", p->anchor}, {"candidate", p->candidate},   {"pairs", p->pairs},
+        {"ratio", p->ratio},   {"ratio_high", p->ratio_high}, {"kept_candidate", p->kept_candidate},
+        {"why", p->why}};
+  }
   j["seconds_compiling"] = r.seconds_compiling;
   j["isolation"] = r.isolation;
   j["seconds_validating"] = r.seconds_validating;

@@ -190,6 +190,10 @@ Json confidence_json(const DecisionConfidence& d) {
   j["advantage"] = d.advantage;
   j["advantage_low"] = d.advantage_low;
   j["paired_high"] = d.paired_high;
+  if (!d.anchor.empty()) {
+    j["anchor"] = d.anchor;
+    j["anchor_paired_high"] = d.anchor_paired_high;
+  }
   j["verdict"] = d.verdict;
   if (d.waited_share > 0) j["waited_share"] = d.waited_share;
   return j;
@@ -201,6 +205,9 @@ DecisionConfidence confidence_from_json(const Json& j) {
   d.advantage = get<double>(j, "advantage", 0);
   d.advantage_low = get<double>(j, "advantage_low", 0);
   d.paired_high = get<double>(j, "paired_high", 0);
+  d.anchor = get<std::string>(j, "anchor", "");
+  d.anchor_paired_high = get<double>(j, "anchor_paired_high", 0);
+  if (!(d.anchor_paired_high >= 0)) d.anchor_paired_high = 0;  // damaged: unknown
   d.verdict = get<std::string>(j, "verdict", "");
   d.waited_share = get<double>(j, "waited_share", 0);
   if (!(d.waited_share >= 0 && d.waited_share <= 1)) d.waited_share = 0;  // damaged: unknown

@@ -30,6 +30,18 @@ void apply_protocol(const TimingProtocol& p, TimingOptions& timing) {
   timing.sample_budget = 0;
 }
 
+// "launch_failed (message)", for the reasons the paired windows give.
+std::string failure_text(const Outcome& o) {
+  return std::string(to_string(o.status)) + " (" + o.message + ")";
+}
+
+// Why a paired score did not carry the winner under the bar, in words.
+std::string not_surely_under(const stats::PairedScore& s, double bar) {
+  if (!s.scored) return s.why;
+  return "the winner's paired ratio " + std::to_string(s.ratio) + " (95 % bound " +
+         std::to_string(s.ratio_high) + ") is not surely under " + std::to_string(bar);
+}
+
 }  // namespace
 
 SearchContext::SearchContext(Device& device, const OpBase& op, const Key& key,
@@ -366,6 +378,10 @@ void SearchContext::choose() {
       break;
     }
   }
+  // A winner that is not a library anchor must beat the best anchor in pairs (a drift
+  // between their windows must not lose the library's speed); then a non-default winner must
+  // beat the default.
+  if (w && options_.decide.confirm_pairs > 0) pair_with_anchor();
   if (r_.winner != r_.default_index && r_.default_score > 0 && options_.decide.confirm_pairs > 0)
     confirm();
   CandidateReport& win = entry(r_.winner);
@@ -379,6 +395,14 @@ void SearchContext::choose() {
   r_.confidence = decision_confidence(r_);
   // The paired bound is the winner's only when the confirmation kept it.
   if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
+  // The anchor pairing speaks for the winner when the winner is one of its two sides.
+  if (const auto& p = r_.anchor_pairing; r_.confidence && p) {
+    if (r_.winner_name == p->anchor) r_.confidence->anchor = p->anchor;
+    if (r_.winner_name == p->candidate && p->kept_candidate) {
+      r_.confidence->anchor = p->anchor;
+      r_.confidence->anchor_paired_high = p->ratio_high;
+    }
+  }
 }
 
 bool SearchContext::holds(std::size_t index) {
@@ -407,10 +431,10 @@ bool SearchContext::holds(std::size_t index) {
   return false;
 }
 
-double SearchContext::pair_seconds(int launches) const {
+double SearchContext::pair_seconds(std::size_t reference, int launches) const {
   // One pair: `launches` launches (batches) of each side at the depth its window used.
   double pair = 0;
-  for (std::size_t i : {r_.default_index, r_.winner}) {
+  for (std::size_t i : {reference, r_.winner}) {
     const CandidateReport* c = find(i);
     if (!c || !c->timing) return 0;
     pair += launches * c->score * std::max(1, c->timing->depth);
@@ -418,49 +442,53 @@ double SearchContext::pair_seconds(int launches) const {
   return pair;
 }
 
-int SearchContext::affordable_pairs(int launches) const {
-  const double pair = pair_seconds(launches);
+int SearchContext::affordable_pairs(std::size_t reference, int launches) const {
+  const double pair = pair_seconds(reference, launches);
   if (!time_left_ || pair <= 0) return options_.decide.confirm_pairs;
   const double left = std::max(0.0, time_left_());
   return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
 }
 
-ConfirmationSize SearchContext::sized_confirmation() const {
-  const CandidateReport* def = find(r_.default_index);
+ConfirmationSize SearchContext::sized_confirmation(std::size_t reference) const {
+  const CandidateReport* ref = find(reference);
   const CandidateReport* win = find(r_.winner);
-  if (!def || !win) return {.pairs = options_.decide.confirm_pairs};
+  if (!ref || !win) return {.pairs = options_.decide.confirm_pairs};
   ConfirmationSizing sizing;
   sizing.min_pairs = options_.decide.paired.min_pairs;
   sizing.max_pairs = options_.decide.confirm_pairs;
   sizing.tie_band = options_.decide.tie_band;
-  sizing.pair_seconds = pair_seconds(sizing.max_launches);
+  sizing.pair_seconds = pair_seconds(reference, sizing.max_launches);
   sizing.search_seconds = r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring;
   sizing.share = options_.decide.confirm_share;
-  const ConfirmationSize size = confirmation_pairs(*win, *def, sizing);
+  const ConfirmationSize size = confirmation_pairs(*win, *ref, sizing);
   if (options_.hooks.log.enabled(LogLevel::debug))
-    options_.hooks.log.debug("paired confirmation of " + win->name + ": " + size.why);
+    options_.hooks.log.debug("paired confirmation of " + win->name + " against " + ref->name +
+                             ": " + size.why);
   return size;
 }
 
-void SearchContext::confirm() {
+SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
   const std::size_t def = r_.default_index;
   const std::size_t win = r_.winner;
-  // Under a budget the pairs must fit what is left of it; too few to judge: the measured
-  // winner stands, unconfirmed, and the report says so.
-  const ConfirmationSize size = sized_confirmation();
-  const int affordable = affordable_pairs(size.launches);
-  if (affordable < options_.decide.confirm_pairs && affordable < options_.decide.paired.min_pairs) {
-    r_.reason = "the budget left no time for the paired confirmation (" +
-                std::to_string(affordable) + " of " +
-                std::to_string(options_.decide.paired.min_pairs) +
-                " pairs would fit): the measured winner stands unconfirmed";
-    return;
+  PairedRun run;
+  // Under a budget the pairs must fit what is left of it; too few to judge: the caller keeps
+  // the measured winner, unconfirmed, and the report says so.
+  const ConfirmationSize size = sized_confirmation(reference);
+  run.affordable = affordable_pairs(reference, size.launches);
+  if (run.affordable < options_.decide.confirm_pairs &&
+      run.affordable < options_.decide.paired.min_pairs) {
+    run.end = PairedRun::End::unaffordable;
+    return run;
   }
-  const int pairs = std::min(affordable, size.pairs);
+  const int pairs = std::min(run.affordable, size.pairs);
   // Both trials prepared again (the schedules release every trial after timing it); the
   // winner is rebuilt from its config, its build already in the backend's cache.
-  for (std::size_t i : {def, win})
-    if (!acquire(i)) return;  // cannot confirm: keep the decision
+  for (std::size_t i : {reference, win}) {
+    if (acquire(i)) continue;
+    drop_trial(reference), drop_trial(win);
+    run.end = PairedRun::End::not_prepared;  // cannot confirm: keep the decision
+    return run;
+  }
   // Each side of a pair is one short window at the depth the main window used.
   auto window_for = [&](std::size_t i) {
     TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
@@ -491,11 +519,11 @@ void SearchContext::confirm() {
         return t.ok() ? t.min : 0.0;
       };
       if (p % 2 == 0) {
-        a = one(def);
+        a = one(reference);
         b = one(win);
       } else {
         b = one(win);
-        a = one(def);
+        a = one(reference);
       }
       ref.push_back(a);
       cand.push_back(b);
@@ -503,29 +531,56 @@ void SearchContext::confirm() {
   } catch (const FatalError&) {
     throw;
   } catch (...) {
-    drop_trial(def), drop_trial(win);
-    return;  // a failure here leaves the measured decision as it was
+    drop_trial(reference), drop_trial(win);
+    run.end = PairedRun::End::threw;  // a failure here leaves the measured decision as it was
+    return run;
   }
-  drop_trial(def), drop_trial(win);
+  drop_trial(reference), drop_trial(win);
   r_.seconds_measuring += since(start);
   if (failed) {
-    const std::string side = failed->first == win ? "the winner's" : "the default's";
-    r_.reason = "paired confirmation: " + side + " window ended " +
-                std::string(to_string(failed->second.status)) + " (" + failed->second.message + ")";
-    if (failed->first == win) {
-      // The winner failed where it had passed: it is declined, recorded, and never stored.
-      entry(win).outcome = failed->second;
-      r_.winner = def;
-      r_.reason += ": the default stands";
-    } else {
-      r_.reason += ": the measured winner stands unconfirmed";
-    }
-    return;
+    run.end =
+        failed->first == win ? PairedRun::End::winner_failed : PairedRun::End::reference_failed;
+    run.failure = failed->second;
+    return run;
   }
-  const double needed = 1 / (1 + options_.decide.tie_band);
   stats::PairedPolicy policy = options_.decide.paired;
-  policy.bar = needed;  // spread that cannot carry the pairs across the bar does not void them
-  stats::PairedScore s = stats::paired_score(ref, cand, policy);
+  // Spread that cannot carry the pairs across the bar does not void them.
+  policy.bar = 1 / (1 + options_.decide.tie_band);
+  run.score = stats::paired_score(ref, cand, policy);
+  run.end = PairedRun::End::scored;
+  return run;
+}
+
+void SearchContext::confirm() {
+  const std::size_t def = r_.default_index;
+  const std::size_t win = r_.winner;
+  const PairedRun run = run_pairs(def);
+  const double needed = 1 / (1 + options_.decide.tie_band);
+  switch (run.end) {
+    case PairedRun::End::unaffordable:
+      r_.reason = "the budget left no time for the paired confirmation (" +
+                  std::to_string(run.affordable) + " of " +
+                  std::to_string(options_.decide.paired.min_pairs) +
+                  " pairs would fit): the measured winner stands unconfirmed";
+      return;
+    case PairedRun::End::not_prepared:
+    case PairedRun::End::threw:
+      return;
+    case PairedRun::End::winner_failed:
+      // The winner failed where it had passed: it is declined, recorded, and never stored.
+      r_.reason = "paired confirmation: the winner's window ended " + failure_text(run.failure) +
+                  ": the default stands";
+      entry(win).outcome = run.failure;
+      r_.winner = def;
+      return;
+    case PairedRun::End::reference_failed:
+      r_.reason = "paired confirmation: the default's window ended " + failure_text(run.failure) +
+                  ": the measured winner stands unconfirmed";
+      return;
+    case PairedRun::End::scored:
+      break;
+  }
+  const stats::PairedScore& s = run.score;
   r_.paired_pairs = s.pairs;
   if (s.scored) paired_high_ = s.ratio_high;
   r_.paired_ratio = s.ratio;
@@ -533,12 +588,80 @@ void SearchContext::confirm() {
     r_.confirmed = true;
     return;
   }
-  r_.reason = "paired confirmation kept the default: " +
-              (s.scored ? "the winner's paired ratio " + std::to_string(s.ratio) + " (95 % bound " +
-                              std::to_string(s.ratio_high) + ") is not surely under " +
-                              std::to_string(needed)
-                        : s.why);
+  r_.reason = "paired confirmation kept the default: " + not_surely_under(s, needed);
   r_.winner = def;
+}
+
+std::optional<std::size_t> SearchContext::best_anchor() const {
+  std::optional<std::size_t> best;
+  for (std::size_t a : op_.anchor_indices()) {
+    const CandidateReport* c = find(a);
+    if (!c || !c->outcome.ok() || !c->timing || !(c->score > 0)) continue;
+    if (!best || c->score < find(*best)->score) best = a;
+  }
+  return best;
+}
+
+void SearchContext::pair_with_anchor() {
+  const std::vector<std::size_t> anchors = op_.anchor_indices();
+  if (std::find(anchors.begin(), anchors.end(), r_.winner) != anchors.end()) return;
+  const std::optional<std::size_t> anchor = best_anchor();
+  if (!anchor || *anchor == r_.winner) return;
+  const std::size_t win = r_.winner;
+  AnchorPairing& p = r_.anchor_pairing.emplace();
+  p.anchor = entry(*anchor).name;
+  p.candidate = entry(win).name;
+  const PairedRun run = run_pairs(*anchor);
+  const double needed = 1 / (1 + options_.decide.tie_band);
+  switch (run.end) {
+    case PairedRun::End::unaffordable:
+      p.kept_candidate = true;
+      p.why = "the budget left no time for it (" + std::to_string(run.affordable) +
+              " pairs would fit): the measured winner stands";
+      return;
+    case PairedRun::End::not_prepared:
+    case PairedRun::End::threw:
+      p.kept_candidate = true;
+      p.why = "a side could not be prepared again: the measured winner stands";
+      return;
+    case PairedRun::End::reference_failed:
+      p.kept_candidate = true;
+      p.why =
+          "the anchor's window ended " + failure_text(run.failure) + ": the measured winner stands";
+      entry(*anchor).outcome = run.failure;  // it failed where it had passed: never chosen
+      return;
+    case PairedRun::End::winner_failed:
+      p.why = "the winner's window ended " + failure_text(run.failure) + ": the anchor stands";
+      entry(win).outcome = run.failure;
+      break;
+    case PairedRun::End::scored:
+      p.pairs = run.score.pairs;
+      if (run.score.scored) p.ratio = run.score.ratio, p.ratio_high = run.score.ratio_high;
+      if (run.score.scored && run.score.ratio_high < needed) {
+        p.kept_candidate = true;
+        p.why = "the winner is surely faster than the anchor";
+        return;
+      }
+      p.why =
+          "the winner is not surely faster than the anchor: " + not_surely_under(run.score, needed);
+      break;
+  }
+  // The anchor takes the decision, once it holds (its checked calls pass); one that fails
+  // them leaves the measured winner — unless that one just failed too: the decision again.
+  if (!holds(*anchor)) {
+    p.why += "; the anchor failed its checked calls";
+    if (entry(win).outcome.ok()) {
+      p.kept_candidate = true;
+      return;
+    }
+    std::optional<std::size_t> w;
+    do w = decide(r_.candidates, r_.default_index, options_.decide.tie_band);
+    while (w && !holds(*w));
+    r_.winner = w.value_or(r_.default_index);
+    return;
+  }
+  r_.winner = *anchor;
+  r_.reason = "paired with the library anchor " + p.anchor + ": " + p.why;
 }
 
 }  // namespace tunekit::detail

@@ -2,7 +2,7 @@
 // references, the report (only the candidates touched, in evaluation order), admission
 // (numerics, eligibility, then the trial runner: prepare and validation, in a worker process
 // when the trials are isolated), measured windows with one retry, the decision and the paired
-// confirmation against the default.
+// confirmations against the op's best anchor and the default.
 #pragma once
 
 #include <chrono>
@@ -18,6 +18,7 @@
 #include "tunekit/key.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
+#include "tunekit/stats.hpp"
 #include "tunekit/tuner_options.hpp"
 #include "tunekit/validate.hpp"
 #include "tuner/confirmation_size.hpp"
@@ -98,14 +99,29 @@ class SearchContext {
   double incumbent() const { return incumbent_; }
 
  private:
+  // How pairing the winner with a reference (the default, an anchor) ended.
+  struct PairedRun {
+    enum class End { unaffordable, not_prepared, threw, reference_failed, winner_failed, scored };
+    End end = End::unaffordable;
+    int affordable = 0;        // the pairs the budget allowed
+    Outcome failure;           // the failed side's outcome (reference_failed, winner_failed)
+    stats::PairedScore score;  // scored: winner / reference
+  };
+  // A B B A windows of the winner against `reference`, sized by their measured gap.
+  PairedRun run_pairs(std::size_t reference);
+  // The winner against the default: it stands only when surely faster by the tie band.
   void confirm();
-  // One A B B A pair's projected seconds, each side `launches` launches (0: a side has no
-  // reading).
-  double pair_seconds(int launches) const;
-  int affordable_pairs(int launches) const;
-  // The pairs and launches a side the measured gap calls for (confirmation_size.hpp), within
-  // confirm_share.
-  ConfirmationSize sized_confirmation() const;
+  // The winner against the best anchor measured, when the winner is not an anchor: the anchor
+  // takes the decision unless the winner is surely faster by the tie band.
+  void pair_with_anchor();
+  std::optional<std::size_t> best_anchor() const;
+  // One A B B A pair's projected seconds against `reference`, each side `launches` launches
+  // (0: a side has no reading).
+  double pair_seconds(std::size_t reference, int launches) const;
+  int affordable_pairs(std::size_t reference, int launches) const;
+  // The pairs and launches a side the measured gap to `reference` calls for
+  // (confirmation_size.hpp), within confirm_share.
+  ConfirmationSize sized_confirmation(std::size_t reference) const;
   void choose_runner();
   WorkerProcess::Spawn spawn_worker(std::uint64_t memory) const;
   double rebuild_allowance(std::size_t index) const;

@@ -170,7 +170,8 @@ TEST(TunerLog, SaysWhatItSearchedAndEachCandidateAtDebug) {
   // The paired confirmation's sizing (during the search), then the answer, then each candidate.
   ASSERT_EQ(got.size(), 4u);
   EXPECT_EQ(got[0].first, LogLevel::debug);
-  EXPECT_NE(got[0].second.find("paired confirmation of fast: ratio 0.5"), std::string::npos)
+  EXPECT_NE(got[0].second.find("paired confirmation of fast against def: ratio 0.5"),
+            std::string::npos)
       << got[0].second;
   EXPECT_NE(got[0].second.find(": 10 pairs"), std::string::npos) << got[0].second;
   EXPECT_EQ(got[1].first, LogLevel::info);

@@ -76,10 +76,12 @@ struct DecisionConfidence {
   // The paired confirmation, when it confirmed the winner: the 95 % upper bound of winner /
   // default (0: it did not run, or kept the default).
   double paired_high = 0;
-  // The paired confirmation against the op's best anchor (a library solution), when the
-  // measured winner was not an anchor: the anchor's name and, when the winner stood, the 95 %
-  // upper bound of winner / anchor (0: the anchor was kept, or no bound).
+  // The pairing with the op's best anchor (a library solution), when the measured winner was
+  // not an anchor: the anchor's name; when the winner stood, the pairs' median winner / anchor
+  // and its 95 % upper bound (0: the pairs were too noisy to bound it); both 0 when the anchor
+  // was kept.
   std::string anchor;
+  double anchor_paired_ratio = 0;
   double anchor_paired_high = 0;
   // "clear": advantage_low is over 1 + the tie band; "in the tie band": the winner may be no
   // more than the band ahead; "within noise": the runner-up may be as fast (advantage_low
@@ -98,8 +100,8 @@ struct AnchorPairing {
   std::string anchor;           // the anchor's candidate name
   std::string candidate;        // the winner it was paired with
   int pairs = 0;                // pairs scored
-  double ratio = 0;             // candidate / anchor, median of the pairs (0: not scored)
-  double ratio_high = 0;        // its 95 % upper bound (0: not scored)
+  double ratio = 0;             // candidate / anchor, median of the pairs (0: too few pairs)
+  double ratio_high = 0;        // its 95 % upper bound (0: the pairs too noisy to bound it)
   bool kept_candidate = false;  // the candidate stood (else the anchor became the winner)
   std::string why;              // how it ended, in words
 };
@@ -139,9 +141,9 @@ struct TuneReport {
   bool confirmed = false;
   double paired_ratio = 0;  // winner / default, median of the pairs
   int paired_pairs = 0;
-  // Paired confirmation of a measured winner that is not one of the op's anchors against the
-  // best anchor measured (a library solution): the winner stands only when surely faster by
-  // the tie band, so a drift between their windows does not lose the library's speed.
+  // Pairing of a measured winner that is not one of the op's anchors with the best anchor
+  // measured (a library solution): the winner stands only when the pairs' median ratio is
+  // under 1 / (1 + tie band), so a drift between their windows does not lose the library.
   std::optional<AnchorPairing> anchor_pairing;
   std::optional<DecisionConfidence> confidence;  // set when a search decided
   double seconds_compiling = 0;                  // wall time of the compile passes

@@ -79,6 +79,7 @@ std::string to_json(const ModelReport& r, int indent) {
                                 {"verdict", c->verdict}};
     if (!c->anchor.empty()) {
       j["measured_confidence"]["anchor"] = c->anchor;
+      j["measured_confidence"]["anchor_paired_ratio"] = c->anchor_paired_ratio;
       j["measured_confidence"]["anchor_paired_high"] = c->anchor_paired_high;
     }
   }

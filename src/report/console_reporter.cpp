@@ -168,11 +168,12 @@ std::string confidence_text(const DecisionConfidence& d) {
     text = fmt::format("ahead of {} by {:.3g}x (95 % low {:.3g}x): {}", terminal_safe(d.runner_up),
                        d.advantage, d.advantage_low, terminal_safe(d.verdict));
   }
-  if (!d.anchor.empty()) {
-    text += d.anchor_paired_high > 0
-                ? fmt::format("; paired vs the library anchor {}: winner/anchor <= {:.3g} (95 %)",
-                              terminal_safe(d.anchor), d.anchor_paired_high)
-                : fmt::format("; the library anchor {} kept in pairs", terminal_safe(d.anchor));
+  if (!d.anchor.empty() && d.anchor_paired_ratio > 0) {
+    text += fmt::format("; paired vs the library anchor {}: winner/anchor {:.3g}",
+                        terminal_safe(d.anchor), d.anchor_paired_ratio);
+    if (d.anchor_paired_high > 0) text += fmt::format(" (95 % <= {:.3g})", d.anchor_paired_high);
+  } else if (!d.anchor.empty()) {
+    text += fmt::format("; the library anchor {} kept in pairs", terminal_safe(d.anchor));
   }
   if (d.paired_high > 0)
     text += fmt::format("; paired vs the default: winner/default <= {:.3g} (95 %)", d.paired_high);

@@ -192,6 +192,7 @@ Json confidence_json(const DecisionConfidence& d) {
   j["paired_high"] = d.paired_high;
   if (!d.anchor.empty()) {
     j["anchor"] = d.anchor;
+    j["anchor_paired_ratio"] = d.anchor_paired_ratio;
     j["anchor_paired_high"] = d.anchor_paired_high;
   }
   j["verdict"] = d.verdict;
@@ -206,8 +207,10 @@ DecisionConfidence confidence_from_json(const Json& j) {
   d.advantage_low = get<double>(j, "advantage_low", 0);
   d.paired_high = get<double>(j, "paired_high", 0);
   d.anchor = get<std::string>(j, "anchor", "");
+  d.anchor_paired_ratio = get<double>(j, "anchor_paired_ratio", 0);
   d.anchor_paired_high = get<double>(j, "anchor_paired_high", 0);
-  if (!(d.anchor_paired_high >= 0)) d.anchor_paired_high = 0;  // damaged: unknown
+  if (!(d.anchor_paired_ratio >= 0)) d.anchor_paired_ratio = 0;  // damaged: unknown
+  if (!(d.anchor_paired_high >= 0)) d.anchor_paired_high = 0;
   d.verdict = get<std::string>(j, "verdict", "");
   d.waited_share = get<double>(j, "waited_share", 0);
   if (!(d.waited_share >= 0 && d.waited_share <= 1)) d.waited_share = 0;  // damaged: unknown

@@ -28,4 +28,16 @@ std::optional<std::size_t> decide(std::span<const CandidateReport> candidates,
   return pick->index;
 }
 
+AnchorVerdict anchor_verdict(const stats::PairedScore& s, double tie_band) {
+  const double bar = 1 / (1 + tie_band);
+  if (!(s.ratio > 0))
+    return {true, "no ratio from the pairs (" + s.why + "): the measured winner stands"};
+  const std::string noisy = s.scored ? "" : " (" + s.why + ")";
+  if (s.ratio < bar)
+    return {true, "the winner's paired ratio " + std::to_string(s.ratio) + " is under " +
+                      std::to_string(bar) + noisy};
+  return {false, "the winner's paired ratio " + std::to_string(s.ratio) + " is not under " +
+                     std::to_string(bar) + noisy};
+}
+
 }  // namespace tunekit::detail

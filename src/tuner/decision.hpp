@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "tunekit/report.hpp"
+#include "tunekit/stats.hpp"
 
 namespace tunekit::detail {
 
@@ -14,5 +16,17 @@ namespace tunekit::detail {
 // no candidate is ok.
 std::optional<std::size_t> decide(std::span<const CandidateReport> candidates,
                                   std::size_t default_index, double tie_band);
+
+// Whether a measured winner stands against the library anchor it was paired with (A B B A,
+// `pairs`: winner / anchor). Both are validated candidates, so the verdict is the better
+// estimate, not the safe side: the pairs' median ratio (a drift hits both sides of a pair
+// alike), even when the pairs are too noisy to bound it; the winner stands when that median
+// is under 1 / (1 + tie_band) — within the band the library stands — and when too few pairs
+// gave a ratio (nothing learned).
+struct AnchorVerdict {
+  bool winner_stands = false;
+  std::string why;
+};
+AnchorVerdict anchor_verdict(const stats::PairedScore& pairs, double tie_band);
 
 }  // namespace tunekit::detail

@@ -170,7 +170,9 @@ TEST(AnchorPairing, TheStoreKeepsItAndExplainShowsIt) {
   EXPECT_EQ(kept.anchor, "lib");
   EXPECT_DOUBLE_EQ(kept.anchor_paired_high, r.anchor_pairing->ratio_high);
   const std::string text = detail::confidence_text(kept);
-  EXPECT_NE(text.find("paired vs the library anchor lib: winner/anchor <= 0.3"), std::string::npos)
+  EXPECT_DOUBLE_EQ(kept.anchor_paired_ratio, r.anchor_pairing->ratio);
+  EXPECT_NE(text.find("paired vs the library anchor lib: winner/anchor 0.333 (95 % <= 0.3"),
+            std::string::npos)
       << text;
   const ModelReport m = tuner.explain(*op, Key{{"n", 4}});
   ASSERT_TRUE(m.measured_confidence);

@@ -60,5 +60,30 @@ TEST(Decide, OnlyOkCandidatesAreRanked) {
   EXPECT_FALSE(decide(cs, 0, 0.02).has_value());
 }
 
+// The verdict against a library anchor is the pairs' median ratio, even when they are too
+// noisy to bound it; within the tie band the anchor stands.
+TEST(AnchorVerdict, ThePairsMedianDecidesEvenWhenTheyAreTooNoisyToBound) {
+  stats::PairedScore s;
+  s.pairs = 10;
+  s.ratio = 0.95;
+  s.ratio_high = 1.02;  // not surely under 1 / 1.02: the default would stand, the anchor not
+  s.scored = true;
+  EXPECT_TRUE(anchor_verdict(s, 0.02).winner_stands);
+  s.scored = false;
+  s.why = "pairs too noisy";
+  const AnchorVerdict noisy = anchor_verdict(s, 0.02);
+  EXPECT_TRUE(noisy.winner_stands);
+  EXPECT_NE(noisy.why.find("pairs too noisy"), std::string::npos) << noisy.why;
+  s.ratio = 0.99;  // within the band: the library
+  EXPECT_FALSE(anchor_verdict(s, 0.02).winner_stands);
+  s.ratio = 1.3;
+  EXPECT_FALSE(anchor_verdict(s, 0.02).winner_stands);
+  s.ratio = 0;  // too few pairs gave a ratio: nothing learned, the measured winner stands
+  s.pairs = 2;
+  EXPECT_TRUE(anchor_verdict(s, 0.02).winner_stands);
+  s.ratio = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(anchor_verdict(s, 0.02).winner_stands);
+}
+
 }  // namespace
 }  // namespace tunekit::detail

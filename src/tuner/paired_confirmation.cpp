@@ -1,0 +1,267 @@
+// SearchContext's paired confirmations (src/tuner/search_context.hpp): the measured winner in
+// A B B A windows against the op's best anchor (a library solution) and against the default,
+// each sized by the gap the main windows measured (confirmation_size.hpp).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tunekit/errors.hpp"
+#include "tunekit/stats.hpp"
+#include "tuner/decision.hpp"
+#include "tuner/search_context.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// "launch_failed (message)", for the reasons the paired windows give.
+std::string failure_text(const Outcome& o) {
+  return std::string(to_string(o.status)) + " (" + o.message + ")";
+}
+
+// Why a paired score did not carry the winner under the bar, in words.
+std::string not_surely_under(const stats::PairedScore& s, double bar) {
+  if (!s.scored) return s.why;
+  return "the winner's paired ratio " + std::to_string(s.ratio) + " (95 % bound " +
+         std::to_string(s.ratio_high) + ") is not surely under " + std::to_string(bar);
+}
+
+}  // namespace
+
+double SearchContext::pair_seconds(std::size_t reference, int launches) const {
+  // One pair: `launches` launches (batches) of each side at the depth its window used.
+  double pair = 0;
+  for (std::size_t i : {reference, r_.winner}) {
+    const CandidateReport* c = find(i);
+    if (!c || !c->timing) return 0;
+    pair += launches * c->score * std::max(1, c->timing->depth);
+  }
+  return pair;
+}
+
+int SearchContext::affordable_pairs(std::size_t reference, int launches) const {
+  const double pair = pair_seconds(reference, launches);
+  if (!time_left_ || pair <= 0) return options_.decide.confirm_pairs;
+  const double left = std::max(0.0, time_left_());
+  return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
+}
+
+ConfirmationSize SearchContext::sized_confirmation(std::size_t reference) const {
+  const CandidateReport* ref = find(reference);
+  const CandidateReport* win = find(r_.winner);
+  if (!ref || !win) return {.pairs = options_.decide.confirm_pairs};
+  ConfirmationSizing sizing;
+  sizing.min_pairs = options_.decide.paired.min_pairs;
+  sizing.max_pairs = options_.decide.confirm_pairs;
+  sizing.tie_band = options_.decide.tie_band;
+  sizing.pair_seconds = pair_seconds(reference, sizing.max_launches);
+  sizing.search_seconds = r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring;
+  sizing.share = options_.decide.confirm_share;
+  const ConfirmationSize size = confirmation_pairs(*win, *ref, sizing);
+  if (options_.hooks.log.enabled(LogLevel::debug))
+    options_.hooks.log.debug("paired confirmation of " + win->name + " against " + ref->name +
+                             ": " + size.why);
+  return size;
+}
+
+SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
+  const std::size_t def = r_.default_index;
+  const std::size_t win = r_.winner;
+  PairedRun run;
+  // Under a budget the pairs must fit what is left of it; too few to judge: the caller keeps
+  // the measured winner, unconfirmed, and the report says so.
+  const ConfirmationSize size = sized_confirmation(reference);
+  run.affordable = affordable_pairs(reference, size.launches);
+  if (run.affordable < options_.decide.confirm_pairs &&
+      run.affordable < options_.decide.paired.min_pairs) {
+    run.end = PairedRun::End::unaffordable;
+    return run;
+  }
+  const int pairs = std::min(run.affordable, size.pairs);
+  // Both trials prepared again (the schedules release every trial after timing it); the
+  // winner is rebuilt from its config, its build already in the backend's cache.
+  for (std::size_t i : {reference, win}) {
+    if (acquire(i)) continue;
+    drop_trial(reference), drop_trial(win);
+    run.end = PairedRun::End::not_prepared;  // cannot confirm: keep the decision
+    return run;
+  }
+  // Each side of a pair is one short window at the depth the main window used.
+  auto window_for = [&](std::size_t i) {
+    TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
+    t.warmup = 0;
+    t.repeats_floor = size.launches;  // each side of a pair: the best of these (batches)
+    t.max_runs = size.launches;
+    t.sample_budget = 0;
+    t.hopeless_against = 0;
+    t.on_call = nullptr;
+    if (const CandidateReport* c = find(i); c && c->timing) t.fixed_depth = c->timing->depth;
+    return t;
+  };
+  const auto start = Wall::now();
+  std::vector<double> ref, cand;
+  std::optional<std::pair<std::size_t, Outcome>> failed;  // a side whose window failed
+  try {
+    for (int p = 0; p < pairs && !failed; ++p) {
+      // A B B A: the order alternates so drift hits both sides equally.
+      double a = 0, b = 0;
+      auto one = [&](std::size_t i) {
+        if (failed) return 0.0;
+        // The default's functions: no budget stop.
+        TimingResult t = window(i, window_for(i), CheckWhen::never, def);
+        // A side that crashed, hung or failed is a verdict, not a missing reading.
+        if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
+        // The minimum of the side's five: interference only ever adds time, so the minimum is
+        // the reading least disturbed by whatever else the machine is doing.
+        return t.ok() ? t.min : 0.0;
+      };
+      if (p % 2 == 0) {
+        a = one(reference);
+        b = one(win);
+      } else {
+        b = one(win);
+        a = one(reference);
+      }
+      ref.push_back(a);
+      cand.push_back(b);
+    }
+  } catch (const FatalError&) {
+    throw;
+  } catch (...) {
+    drop_trial(reference), drop_trial(win);
+    run.end = PairedRun::End::threw;  // a failure here leaves the measured decision as it was
+    return run;
+  }
+  drop_trial(reference), drop_trial(win);
+  r_.seconds_measuring += seconds_since(start);
+  if (failed) {
+    run.end =
+        failed->first == win ? PairedRun::End::winner_failed : PairedRun::End::reference_failed;
+    run.failure = failed->second;
+    return run;
+  }
+  stats::PairedPolicy policy = options_.decide.paired;
+  // Spread that cannot carry the pairs across the bar does not void them.
+  policy.bar = 1 / (1 + options_.decide.tie_band);
+  run.score = stats::paired_score(ref, cand, policy);
+  run.end = PairedRun::End::scored;
+  return run;
+}
+
+void SearchContext::confirm() {
+  const std::size_t def = r_.default_index;
+  const std::size_t win = r_.winner;
+  const PairedRun run = run_pairs(def);
+  const double needed = 1 / (1 + options_.decide.tie_band);
+  switch (run.end) {
+    case PairedRun::End::unaffordable:
+      r_.reason = "the budget left no time for the paired confirmation (" +
+                  std::to_string(run.affordable) + " of " +
+                  std::to_string(options_.decide.paired.min_pairs) +
+                  " pairs would fit): the measured winner stands unconfirmed";
+      return;
+    case PairedRun::End::not_prepared:
+    case PairedRun::End::threw:
+      return;
+    case PairedRun::End::winner_failed:
+      // The winner failed where it had passed: it is declined, recorded, and never stored.
+      r_.reason = "paired confirmation: the winner's window ended " + failure_text(run.failure) +
+                  ": the default stands";
+      entry(win).outcome = run.failure;
+      r_.winner = def;
+      return;
+    case PairedRun::End::reference_failed:
+      r_.reason = "paired confirmation: the default's window ended " + failure_text(run.failure) +
+                  ": the measured winner stands unconfirmed";
+      return;
+    case PairedRun::End::scored:
+      break;
+  }
+  const stats::PairedScore& s = run.score;
+  r_.paired_pairs = s.pairs;
+  if (s.scored) paired_high_ = s.ratio_high;
+  r_.paired_ratio = s.ratio;
+  if (s.scored && s.ratio_high < needed) {
+    r_.confirmed = true;
+    return;
+  }
+  r_.reason = "paired confirmation kept the default: " + not_surely_under(s, needed);
+  r_.winner = def;
+}
+
+std::optional<std::size_t> SearchContext::best_anchor() const {
+  std::optional<std::size_t> best;
+  for (std::size_t a : op_.anchor_indices()) {
+    const CandidateReport* c = find(a);
+    if (!c || !c->outcome.ok() || !c->timing || !(c->score > 0)) continue;
+    if (!best || c->score < find(*best)->score) best = a;
+  }
+  return best;
+}
+
+void SearchContext::pair_with_anchor() {
+  const std::vector<std::size_t> anchors = op_.anchor_indices();
+  if (std::find(anchors.begin(), anchors.end(), r_.winner) != anchors.end()) return;
+  const std::optional<std::size_t> anchor = best_anchor();
+  if (!anchor || *anchor == r_.winner) return;
+  const std::size_t win = r_.winner;
+  AnchorPairing& p = r_.anchor_pairing.emplace();
+  p.anchor = entry(*anchor).name;
+  p.candidate = entry(win).name;
+  const PairedRun run = run_pairs(*anchor);
+  switch (run.end) {
+    case PairedRun::End::unaffordable:
+      p.kept_candidate = true;
+      p.why = "the budget left no time for it (" + std::to_string(run.affordable) +
+              " pairs would fit): the measured winner stands";
+      return;
+    case PairedRun::End::not_prepared:
+    case PairedRun::End::threw:
+      p.kept_candidate = true;
+      p.why = "a side could not be prepared again: the measured winner stands";
+      return;
+    case PairedRun::End::reference_failed:
+      p.kept_candidate = true;
+      p.why =
+          "the anchor's window ended " + failure_text(run.failure) + ": the measured winner stands";
+      entry(*anchor).outcome = run.failure;  // it failed where it had passed: never chosen
+      return;
+    case PairedRun::End::winner_failed:
+      p.why = "the winner's window ended " + failure_text(run.failure) + ": the anchor stands";
+      entry(win).outcome = run.failure;
+      break;
+    case PairedRun::End::scored: {
+      p.pairs = run.score.pairs;
+      p.ratio = run.score.ratio;
+      if (run.score.scored) p.ratio_high = run.score.ratio_high;
+      const AnchorVerdict verdict = anchor_verdict(run.score, options_.decide.tie_band);
+      p.why = verdict.why;
+      p.kept_candidate = verdict.winner_stands;
+      if (verdict.winner_stands) return;
+      break;
+    }
+  }
+  // The anchor takes the decision, once it holds (its checked calls pass); one that fails
+  // them leaves the measured winner — unless that one just failed too: the decision again.
+  if (!holds(*anchor)) {
+    p.why += "; the anchor failed its checked calls";
+    if (entry(win).outcome.ok()) {
+      p.kept_candidate = true;
+      return;
+    }
+    std::optional<std::size_t> w;
+    do w = decide(r_.candidates, r_.default_index, options_.decide.tie_band);
+    while (w && !holds(*w));
+    r_.winner = w.value_or(r_.default_index);
+    return;
+  }
+  r_.winner = *anchor;
+  r_.reason = "paired with the library anchor " + p.anchor + ": " + p.why;
+}
+
+}  // namespace tunekit::detail

@@ -61,7 +61,9 @@ struct BudgetReport {
   std::size_t evaluations = 0;  // the evaluation budget, the default excluded (0: none)
   bool cut = false;             // the search ended before its strategy did: partial
   std::string stopped;          // what the budget stopped, in words (empty: nothing)
-  double reserve_seconds = 0;   // held back for the winner's rebuild (two projected builds)
+  // Held back at the end of the budget: the winner's rebuild (one projected build) and the
+  // decision's paired confirmations at their floor (at most confirm_share of the budget).
+  double reserve_seconds = 0;
   std::size_t not_started = 0;  // proposed points not started for lack of time
 };
 

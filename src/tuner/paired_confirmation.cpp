@@ -76,9 +76,16 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
   // Under a budget the pairs must fit what is left of it; too few to judge: the caller keeps
   // the measured winner, unconfirmed, and the report says so.
   const ConfirmationSize size = sized_confirmation(reference);
-  run.affordable = affordable_pairs(reference, size.launches);
-  if (run.affordable < options_.decide.confirm_pairs &&
-      run.affordable < options_.decide.paired.min_pairs) {
+  auto too_few = [&] {
+    return run.affordable < options_.decide.confirm_pairs &&
+           run.affordable < options_.decide.paired.min_pairs;
+  };
+  // Short of time, fewer launches a side before fewer pairs: the best-of-k only guards
+  // against stalls, the pairs are the evidence (the budget holds one launch a side back).
+  int launches = size.launches;
+  run.affordable = affordable_pairs(reference, launches);
+  while (too_few() && launches > 1) run.affordable = affordable_pairs(reference, --launches);
+  if (too_few()) {
     run.end = PairedRun::End::unaffordable;
     return run;
   }
@@ -95,8 +102,8 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
   auto window_for = [&](std::size_t i) {
     TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
     t.warmup = 0;
-    t.repeats_floor = size.launches;  // each side of a pair: the best of these (batches)
-    t.max_runs = size.launches;
+    t.repeats_floor = launches;  // each side of a pair: the best of these (batches)
+    t.max_runs = launches;
     t.sample_budget = 0;
     t.hopeless_against = 0;
     t.on_call = nullptr;
@@ -194,9 +201,30 @@ void SearchContext::confirm() {
   r_.winner = def;
 }
 
+const std::vector<std::size_t>& SearchContext::anchors() const {
+  if (!anchors_) anchors_ = op_.anchor_indices();
+  return *anchors_;
+}
+
+void SearchContext::project_decision_cost() {
+  decision_cost_ = 0;
+  const CandidateReport* inc = find(incumbent_index_);
+  if (options_.decide.confirm_pairs <= 0 || !inc || !inc->timing || !inc->outcome.ok()) return;
+  auto call = [](const CandidateReport& c) { return c.score * std::max(1, c.timing->depth); };
+  const double pairs = options_.decide.paired.min_pairs + 2;
+  const CandidateReport* def = find(r_.default_index);
+  if (def && def->timing && def->outcome.ok() && def != inc)
+    decision_cost_ += pairs * (call(*inc) + call(*def));
+  const bool anchored =
+      std::find(anchors().begin(), anchors().end(), inc->index) != anchors().end();
+  if (const std::optional<std::size_t> a = best_anchor();
+      a && !anchored && inc != def && *a != r_.default_index)
+    decision_cost_ += pairs * (call(*inc) + call(*find(*a)));
+}
+
 std::optional<std::size_t> SearchContext::best_anchor() const {
   std::optional<std::size_t> best;
-  for (std::size_t a : op_.anchor_indices()) {
+  for (std::size_t a : anchors()) {
     const CandidateReport* c = find(a);
     if (!c || !c->outcome.ok() || !c->timing || !(c->score > 0)) continue;
     if (!best || c->score < find(*best)->score) best = a;
@@ -205,8 +233,9 @@ std::optional<std::size_t> SearchContext::best_anchor() const {
 }
 
 void SearchContext::pair_with_anchor() {
-  const std::vector<std::size_t> anchors = op_.anchor_indices();
-  if (std::find(anchors.begin(), anchors.end(), r_.winner) != anchors.end()) return;
+  // The default is the safe side already (it wins its ties); an anchor winner is the library.
+  if (r_.winner == r_.default_index) return;
+  if (std::find(anchors().begin(), anchors().end(), r_.winner) != anchors().end()) return;
   const std::optional<std::size_t> anchor = best_anchor();
   if (!anchor || *anchor == r_.winner) return;
   const std::size_t win = r_.winner;

@@ -15,8 +15,20 @@ void SearchBudget::saw_build(double seconds) {
   projected_ = std::max(projected_, seconds);
 }
 
+void SearchBudget::hold_for_decision(std::function<double()> cost, double share) {
+  decision_cost_ = std::move(cost);
+  decision_share_ = share;
+}
+
+double SearchBudget::decision_reserve() const {
+  if (!limited() || !decision_cost_) return 0;
+  const double cost = decision_cost_();
+  if (!(cost > 0)) return 0;  // NaN, negative: nothing projected
+  return std::min(cost, std::max(0.0, decision_share_) * seconds_);
+}
+
 bool SearchBudget::admits_build() const {
-  return !limited() || elapsed() + 2 * projected_ <= seconds_;
+  return !limited() || elapsed() + projected_ + reserve() <= seconds_;
 }
 
 bool SearchBudget::admits_timing() const {

@@ -16,9 +16,15 @@ class SearchBudget {
   double elapsed() const;
   // The projection of one build: the costliest build so far (0 before the first).
   double projected_build() const { return projected_; }
-  // The reserve held back for the winner's rebuild: one projected build.
-  double reserve() const { return projected_; }
+  // The reserve held back at the end of the budget: the winner's rebuild (one projected
+  // build) and the decision's paired confirmations (decision_reserve).
+  double reserve() const { return projected_ + decision_reserve(); }
   void saw_build(double seconds);
+  // Time held for the paired confirmations that decide (against the best anchor and the
+  // default): what `cost` projects — read on every check, so it must be cheap — at most
+  // `share` of the budget, so a slow default cannot take the search's time.
+  void hold_for_decision(std::function<double()> cost, double share);
+  double decision_reserve() const;
 
   // A point may be built only while the elapsed time plus two projected builds (its own and
   // the reserve) fits.
@@ -34,6 +40,8 @@ class SearchBudget {
   std::function<double()> now_;
   double start_;
   double projected_ = 0;
+  std::function<double()> decision_cost_;
+  double decision_share_ = 0;
 };
 
 }  // namespace tunekit::detail

@@ -332,7 +332,8 @@ void SearchContext::finish(std::size_t index, Outcome outcome, std::optional<Tim
   c.timing = std::move(timing);
   if (c.outcome.ok() && c.timing) {
     c.score = score(*c.timing);
-    if (incumbent_ == 0 || c.score < incumbent_) incumbent_ = c.score;
+    if (incumbent_ == 0 || c.score < incumbent_) incumbent_ = c.score, incumbent_index_ = index;
+    project_decision_cost();
   }
   if (options_.hooks.on_progress)
     options_.hooks.on_progress(

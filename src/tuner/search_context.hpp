@@ -95,6 +95,11 @@ class SearchContext {
   void choose();
 
   double score(const TimingResult& t) const;
+  // The projected cost of the paired confirmations at their floor (paired.min_pairs + 2 pairs
+  // of one launch a side): the incumbent against the default and against the best anchor,
+  // where it would be paired with them (0: no incumbent or paired confirmation off). Kept up
+  // to date by finish(); the budget holds it back (SearchBudget::hold_for_decision).
+  double decision_cost() const { return decision_cost_; }
   // The best ok score so far (0: none): the incumbent hopeless cuts judge by.
   double incumbent() const { return incumbent_; }
 
@@ -115,6 +120,8 @@ class SearchContext {
   // takes the decision unless the winner is surely faster by the tie band.
   void pair_with_anchor();
   std::optional<std::size_t> best_anchor() const;
+  const std::vector<std::size_t>& anchors() const;  // the op's anchor indices, cached
+  void project_decision_cost();
   // One A B B A pair's projected seconds against `reference`, each side `launches` launches
   // (0: a side has no reading).
   double pair_seconds(std::size_t reference, int launches) const;
@@ -163,6 +170,9 @@ class SearchContext {
   std::function<double()> seconds_to_stop_;
   bool spawned_ = false;  // trials in a spawned worker (Device::Workers::spawned)
   double incumbent_ = 0;
+  std::size_t incumbent_index_ = 0;
+  double decision_cost_ = 0;
+  mutable std::optional<std::vector<std::size_t>> anchors_;
   double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
   std::size_t finished_ = 0;
   std::size_t total_ = 0;

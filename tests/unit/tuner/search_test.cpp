@@ -189,6 +189,28 @@ TEST(Search, ThePairedConfirmationFitsInTheBudgetOrStepsAside) {
   EXPECT_EQ(c.paired_pairs, 10);  // a noiseless 2x gap: the fewest pairs
 }
 
+// A search with more points than its budget can time used to leave no time for the paired
+// confirmation ("no time for the paired confirmation"): the budget now holds its floor back.
+TEST(Search, TheBudgetHoldsTimeBackForTheDecisionsPairs) {
+  SimulatedDevice dev;
+  dev.seconds = [](const Config& c) {
+    const bool def = c["x"].as_int() == 0 && c["y"].as_int() == 0;
+    return def ? 1e-3 : 0.5e-3 + 1e-6 * static_cast<double>(c["x"].as_int());
+  };
+  auto op = make_space_op(dev, grid_space(100), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.decide.strategy = "random";
+  o.decide.budget_seconds = 1;
+  o.decide.confirm_pairs = 16;
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  EXPECT_EQ(r.stop_reason, "time budget");
+  EXPECT_TRUE(r.confirmed) << r.reason;
+  EXPECT_GE(r.paired_pairs, o.decide.paired.min_pairs);
+  EXPECT_GT(r.budget.reserve_seconds, 0);
+  // Past the budget by at most a window's last batch and its checked calls.
+  EXPECT_LE(dev.now(), o.decide.budget_seconds + 0.02);
+}
+
 TEST(Search, TheDefaultIsMeasuredWhateverTheBudgetAndACutSearchIsStoredAsSuch) {
   testing::TempDir dir("search-budget");
   SimulatedDevice dev;

@@ -69,8 +69,51 @@ ConfirmationSize SearchContext::sized_confirmation(std::size_t reference) const 
   return size;
 }
 
-SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
+std::optional<std::pair<std::size_t, Outcome>> SearchContext::paired_windows(
+    std::size_t reference, int pairs, int launches, std::vector<double>& ref,
+    std::vector<double>& cand) {
   const std::size_t def = r_.default_index;
+  const std::size_t win = r_.winner;
+  // Each side of a pair is one short window at the depth the main window used.
+  auto window_for = [&](std::size_t i) {
+    TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
+    t.warmup = 0;
+    t.repeats_floor = launches;  // each side of a pair: the best of these (batches)
+    t.max_runs = launches;
+    t.sample_budget = 0;
+    t.hopeless_against = 0;
+    t.on_call = nullptr;
+    if (const CandidateReport* c = find(i); c && c->timing) t.fixed_depth = c->timing->depth;
+    return t;
+  };
+  std::optional<std::pair<std::size_t, Outcome>> failed;
+  for (int p = 0; p < pairs && !failed; ++p) {
+    // A B B A: the order alternates so drift hits both sides equally.
+    double a = 0, b = 0;
+    auto one = [&](std::size_t i) {
+      if (failed) return 0.0;
+      // The default's functions: no budget stop.
+      TimingResult t = window(i, window_for(i), CheckWhen::never, def);
+      // A side that crashed, hung or failed is a verdict, not a missing reading.
+      if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
+      // The minimum of the side's launches: interference only ever adds time, so the minimum
+      // is the reading least disturbed by whatever else the machine is doing.
+      return t.ok() ? t.min : 0.0;
+    };
+    if (p % 2 == 0) {
+      a = one(reference);
+      b = one(win);
+    } else {
+      b = one(win);
+      a = one(reference);
+    }
+    ref.push_back(a);
+    cand.push_back(b);
+  }
+  return failed;
+}
+
+SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
   const std::size_t win = r_.winner;
   PairedRun run;
   // Under a budget the pairs must fit what is left of it; too few to judge: the caller keeps
@@ -98,45 +141,11 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
     run.end = PairedRun::End::not_prepared;  // cannot confirm: keep the decision
     return run;
   }
-  // Each side of a pair is one short window at the depth the main window used.
-  auto window_for = [&](std::size_t i) {
-    TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
-    t.warmup = 0;
-    t.repeats_floor = launches;  // each side of a pair: the best of these (batches)
-    t.max_runs = launches;
-    t.sample_budget = 0;
-    t.hopeless_against = 0;
-    t.on_call = nullptr;
-    if (const CandidateReport* c = find(i); c && c->timing) t.fixed_depth = c->timing->depth;
-    return t;
-  };
   const auto start = Wall::now();
   std::vector<double> ref, cand;
   std::optional<std::pair<std::size_t, Outcome>> failed;  // a side whose window failed
   try {
-    for (int p = 0; p < pairs && !failed; ++p) {
-      // A B B A: the order alternates so drift hits both sides equally.
-      double a = 0, b = 0;
-      auto one = [&](std::size_t i) {
-        if (failed) return 0.0;
-        // The default's functions: no budget stop.
-        TimingResult t = window(i, window_for(i), CheckWhen::never, def);
-        // A side that crashed, hung or failed is a verdict, not a missing reading.
-        if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
-        // The minimum of the side's five: interference only ever adds time, so the minimum is
-        // the reading least disturbed by whatever else the machine is doing.
-        return t.ok() ? t.min : 0.0;
-      };
-      if (p % 2 == 0) {
-        a = one(reference);
-        b = one(win);
-      } else {
-        b = one(win);
-        a = one(reference);
-      }
-      ref.push_back(a);
-      cand.push_back(b);
-    }
+    failed = paired_windows(reference, pairs, launches, ref, cand);
   } catch (const FatalError&) {
     throw;
   } catch (...) {
@@ -275,9 +284,13 @@ void SearchContext::pair_with_anchor() {
       break;
     }
   }
+  take_anchor(*anchor, win, p);
+}
+
+void SearchContext::take_anchor(std::size_t anchor, std::size_t win, AnchorPairing& p) {
   // The anchor takes the decision, once it holds (its checked calls pass); one that fails
   // them leaves the measured winner — unless that one just failed too: the decision again.
-  if (!holds(*anchor)) {
+  if (!holds(anchor)) {
     p.why += "; the anchor failed its checked calls";
     if (entry(win).outcome.ok()) {
       p.kept_candidate = true;
@@ -289,7 +302,7 @@ void SearchContext::pair_with_anchor() {
     r_.winner = w.value_or(r_.default_index);
     return;
   }
-  r_.winner = *anchor;
+  r_.winner = anchor;
   r_.reason = "paired with the library anchor " + p.anchor + ": " + p.why;
 }
 

@@ -114,11 +114,20 @@ class SearchContext {
   };
   // A B B A windows of the winner against `reference`, sized by their measured gap.
   PairedRun run_pairs(std::size_t reference);
+  // `pairs` pairs of windows of `launches` launches a side (each side's fastest reading into
+  // `ref` and `cand`); the side whose window failed, if one did (the pairs end there).
+  std::optional<std::pair<std::size_t, Outcome>> paired_windows(std::size_t reference, int pairs,
+                                                                int launches,
+                                                                std::vector<double>& ref,
+                                                                std::vector<double>& cand);
   // The winner against the default: it stands only when surely faster by the tie band.
   void confirm();
   // The winner against the best anchor measured, when the winner is not an anchor: the anchor
   // takes the decision unless the winner is surely faster by the tie band.
   void pair_with_anchor();
+  // The anchor becomes the winner once it holds; one that fails its checked calls leaves the
+  // measured winner, or the decision again when that one failed in the pairs.
+  void take_anchor(std::size_t anchor, std::size_t win, AnchorPairing& p);
   std::optional<std::size_t> best_anchor() const;
   const std::vector<std::size_t>& anchors() const;  // the op's anchor indices, cached
   void project_decision_cost();

@@ -112,8 +112,8 @@ std::vector<PointResult> TuningEvaluator::evaluate_round(std::span<const std::si
         ++context_.report().budget.not_started;
     }
     out_of_time(
-        "timing: windows stopped or not started once the budget less the reserve for "
-        "the winner's rebuild was spent");
+        "timing: windows stopped or not started once the budget less the reserve (the "
+        "winner's rebuild, the decision's paired confirmations) was spent");
   }
   return out;
 }

@@ -44,10 +44,10 @@ double SearchContext::pair_seconds(std::size_t reference, int launches) const {
   return pair;
 }
 
-int SearchContext::affordable_pairs(std::size_t reference, int launches) const {
+int SearchContext::affordable_pairs(std::size_t reference, int launches, double keep) const {
   const double pair = pair_seconds(reference, launches);
   if (!time_left_ || pair <= 0) return options_.decide.confirm_pairs;
-  const double left = std::max(0.0, time_left_());
+  const double left = std::max(0.0, time_left_() - keep);
   return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
 }
 
@@ -113,7 +113,7 @@ std::optional<std::pair<std::size_t, Outcome>> SearchContext::paired_windows(
   return failed;
 }
 
-SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
+SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double keep) {
   const std::size_t win = r_.winner;
   PairedRun run;
   // Under a budget the pairs must fit what is left of it; too few to judge: the caller keeps
@@ -126,8 +126,8 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference) {
   // Short of time, fewer launches a side before fewer pairs: the best-of-k only guards
   // against stalls, the pairs are the evidence (the budget holds one launch a side back).
   int launches = size.launches;
-  run.affordable = affordable_pairs(reference, launches);
-  while (too_few() && launches > 1) run.affordable = affordable_pairs(reference, --launches);
+  run.affordable = affordable_pairs(reference, launches, keep);
+  while (too_few() && launches > 1) run.affordable = affordable_pairs(reference, --launches, keep);
   if (too_few()) {
     run.end = PairedRun::End::unaffordable;
     return run;
@@ -226,14 +226,14 @@ void SearchContext::project_decision_cost() {
     decision_cost_ += pairs * (call(*inc) + call(*def));
   const bool anchored =
       std::find(anchors().begin(), anchors().end(), inc->index) != anchors().end();
-  if (const std::optional<std::size_t> a = best_anchor();
-      a && !anchored && inc != def && *a != r_.default_index)
+  if (const std::optional<std::size_t> a = best_anchor(); a && !anchored && inc != def)
     decision_cost_ += pairs * (call(*inc) + call(*find(*a)));
 }
 
 std::optional<std::size_t> SearchContext::best_anchor() const {
   std::optional<std::size_t> best;
   for (std::size_t a : anchors()) {
+    if (a == r_.default_index) continue;  // an anchor that is the default: step 6 pairs it
     const CandidateReport* c = find(a);
     if (!c || !c->outcome.ok() || !c->timing || !(c->score > 0)) continue;
     if (!best || c->score < find(*best)->score) best = a;
@@ -251,7 +251,11 @@ void SearchContext::pair_with_anchor() {
   AnchorPairing& p = r_.anchor_pairing.emplace();
   p.anchor = entry(*anchor).name;
   p.candidate = entry(win).name;
-  const PairedRun run = run_pairs(*anchor);
+  // The default's confirmation comes next: its floor is kept out of this pairing's time.
+  const double keep = r_.default_score > 0 ? (options_.decide.paired.min_pairs + 2) *
+                                                 pair_seconds(r_.default_index, 1)
+                                           : 0;
+  const PairedRun run = run_pairs(*anchor, keep);
   switch (run.end) {
     case PairedRun::End::unaffordable:
       p.kept_candidate = true;
@@ -300,6 +304,8 @@ void SearchContext::take_anchor(std::size_t anchor, std::size_t win, AnchorPairi
     do w = decide(r_.candidates, r_.default_index, options_.decide.tie_band);
     while (w && !holds(*w));
     r_.winner = w.value_or(r_.default_index);
+    p.why += "; both failed: decided again without them";
+    r_.reason = "paired with the library anchor " + p.anchor + ": " + p.why;
     return;
   }
   r_.winner = anchor;

@@ -24,7 +24,9 @@ double SearchBudget::decision_reserve() const {
   if (!limited() || !decision_cost_) return 0;
   const double cost = decision_cost_();
   if (!(cost > 0)) return 0;  // NaN, negative: nothing projected
-  return std::min(cost, std::max(0.0, decision_share_) * seconds_);
+  // confirm_share 0 means "no cap" on the pairs; the reserve still stops at half the budget.
+  const double share = decision_share_ > 0 ? std::min(decision_share_, 0.5) : 0.5;
+  return std::min(cost, share * seconds_);
 }
 
 bool SearchBudget::admits_build() const {

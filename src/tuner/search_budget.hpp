@@ -22,7 +22,8 @@ class SearchBudget {
   void saw_build(double seconds);
   // Time held for the paired confirmations that decide (against the best anchor and the
   // default): what `cost` projects — read on every check, so it must be cheap — at most
-  // `share` of the budget, so a slow default cannot take the search's time.
+  // `share` of the budget (0, or over one half: one half), so a slow default cannot take the
+  // search's time.
   void hold_for_decision(std::function<double()> cost, double share);
   double decision_reserve() const;
 

@@ -387,7 +387,8 @@ void SearchContext::choose() {
   // The anchor pairing speaks for the winner when the winner is one of its two sides.
   if (const auto& p = r_.anchor_pairing; r_.confidence && p) {
     if (r_.winner_name == p->anchor) r_.confidence->anchor = p->anchor;
-    if (r_.winner_name == p->candidate && p->kept_candidate) {
+    // Only a pairing that measured a ratio speaks for a winner that stood.
+    if (r_.winner_name == p->candidate && p->kept_candidate && p->ratio > 0) {
       r_.confidence->anchor = p->anchor;
       r_.confidence->anchor_paired_ratio = p->ratio;
       r_.confidence->anchor_paired_high = p->ratio_high;

@@ -112,8 +112,9 @@ class SearchContext {
     Outcome failure;           // the failed side's outcome (reference_failed, winner_failed)
     stats::PairedScore score;  // scored: winner / reference
   };
-  // A B B A windows of the winner against `reference`, sized by their measured gap.
-  PairedRun run_pairs(std::size_t reference);
+  // A B B A windows of the winner against `reference`, sized by their measured gap, in the
+  // budget's time left less `keep` seconds.
+  PairedRun run_pairs(std::size_t reference, double keep = 0);
   // `pairs` pairs of windows of `launches` launches a side (each side's fastest reading into
   // `ref` and `cand`); the side whose window failed, if one did (the pairs end there).
   std::optional<std::pair<std::size_t, Outcome>> paired_windows(std::size_t reference, int pairs,
@@ -134,7 +135,8 @@ class SearchContext {
   // One A B B A pair's projected seconds against `reference`, each side `launches` launches
   // (0: a side has no reading).
   double pair_seconds(std::size_t reference, int launches) const;
-  int affordable_pairs(std::size_t reference, int launches) const;
+  // The pairs that fit in the time left less `keep` seconds (all of them without a budget).
+  int affordable_pairs(std::size_t reference, int launches, double keep = 0) const;
   // The pairs and launches a side the measured gap to `reference` calls for
   // (confirmation_size.hpp), within confirm_share.
   ConfirmationSize sized_confirmation(std::size_t reference) const;

@@ -22,7 +22,7 @@ void bind(const SharedLibrary& library, const char* name, F& slot, CublasApi& ap
   api.error = library.name() + ": missing symbol " + name + " (a cuBLAS older than tunekit needs)";
 }
 
-std::string joined(const std::vector<std::string>& names) {
+std::string joined_names(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
@@ -38,7 +38,8 @@ CublasApi load_cublas(const std::vector<std::string>& names) {
   auto library = std::make_shared<const SharedLibrary>(names);
   CublasApi api;
   if (!library->loaded()) {
-    api.error = "cuBLAS could not be loaded (tried " + joined(names) + "): " + library->error();
+    api.error =
+        "cuBLAS could not be loaded (tried " + joined_names(names) + "): " + library->error();
     return api;
   }
   api.owner = library;

@@ -34,7 +34,7 @@ std::string listed(const std::vector<int>& archs) {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& options) {
+std::string joined_options(const std::vector<std::string>& options) {
   std::string out;
   for (const std::string& o : options) out += (out.empty() ? "" : " ") + o;
   return out.empty() ? "(none)" : out;
@@ -105,7 +105,7 @@ cuda::ModuleImage NvrtcCompiler::compile(std::string_view source,
   cuda::ModuleImage image{arch, {}, program_log(api_, program)};
   if (result != NVRTC_SUCCESS) {
     fail("NVRTC compile for " + arch + " failed: " + nvrtc_error_name(api_, result) +
-         "; options: " + joined(options) + "; log:\n" + image.log);
+         "; options: " + joined_options(options) + "; log:\n" + image.log);
   }
   std::size_t size = 0;
   if (nvrtcResult r = api_.get_cubin_size(program, &size); r != NVRTC_SUCCESS || size == 0)

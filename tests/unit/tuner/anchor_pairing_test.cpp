@@ -20,6 +20,7 @@
 namespace tunekit {
 namespace {
 
+using fakes::FakeBehaviour;
 using fakes::FakeDevice;
 using fakes::make_fake_op;
 using testing::candidate_named;
@@ -126,6 +127,39 @@ TEST(AnchorPairing, NoPairingWhenTheWinnerIsAnAnchorOrTheOpHasNone) {
     EXPECT_EQ(r.winner_name, "own");
     EXPECT_FALSE(r.anchor_pairing);
   }
+}
+
+TEST(AnchorPairing, AnAnchorThatIsTheDefaultIsLeftToTheDefaultsConfirmation) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 3e-3};
+  dev.behaviour["own"] = {.seconds = 1e-3};
+  const TuneReport r = tune(dev, {"def", "own"}, {"def"});
+  EXPECT_EQ(r.winner_name, "own");
+  EXPECT_FALSE(r.anchor_pairing);  // paired once, against the default, by the stricter rule
+  EXPECT_TRUE(r.confirmed);
+}
+
+TEST(AnchorPairing, AnAnchorThatFailsItsCheckedCallsLeavesTheMeasuredWinner) {
+  FakeDevice dev;
+  // lib trails the default in its window (so it is ranked unchecked), then speeds up once own
+  // is measured and lies from then on: the pairs hand it the win, its checked calls refuse it.
+  dev.behaviour["def"] = {.seconds = 2e-3};
+  dev.behaviour["lib"] = {.seconds = 3e-3};
+  dev.behaviour["own"] = {.seconds = 1e-3};
+  dev.behaviour["own"].hook = [&dev] {
+    FakeBehaviour& lib = dev.behaviour["lib"];
+    lib.seconds = 0.5e-3;
+    if (lib.right_calls == 0) lib.right_calls = dev.launches["lib"];
+  };
+  const TuneReport r = tune(dev, {"def", "lib", "own"}, {"lib"});
+  ASSERT_TRUE(r.anchor_pairing);
+  EXPECT_NEAR(r.anchor_pairing->ratio, 2.0, 1e-9);
+  EXPECT_TRUE(r.anchor_pairing->kept_candidate);
+  EXPECT_NE(r.anchor_pairing->why.find("the anchor failed its checked calls"), std::string::npos)
+      << r.anchor_pairing->why;
+  EXPECT_EQ(candidate_named(r, "lib").outcome.status, Status::validation_failed);
+  EXPECT_EQ(r.winner_name, "own");
+  EXPECT_TRUE(r.confirmed);  // and then against the default
 }
 
 TEST(AnchorPairing, AWinnerThatCrashesInThePairsIsDeclinedAndTheLibraryStands) {

@@ -30,8 +30,12 @@ TEST(SearchBudget, HoldsTheDecisionsPairsBackUpToTheirShare) {
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 0);
   cost = -1;
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 0);
-  budget.hold_for_decision([] { return 1.0; }, -3);  // a nonsense share holds nothing
-  EXPECT_DOUBLE_EQ(budget.decision_reserve(), 0);
+  budget.hold_for_decision([] { return 100.0; }, 0);  // 0 ("no cap" on pairs): half the budget
+  EXPECT_DOUBLE_EQ(budget.decision_reserve(), 5);
+  budget.hold_for_decision([] { return 100.0; }, 100);  // never more than half
+  EXPECT_DOUBLE_EQ(budget.decision_reserve(), 5);
+  budget.hold_for_decision([] { return 100.0; }, -3);
+  EXPECT_DOUBLE_EQ(budget.decision_reserve(), 5);
 }
 
 TEST(SearchBudget, WithoutABudgetNothingIsHeld) {

@@ -33,10 +33,10 @@ std::string not_surely_under(const stats::PairedScore& s, double bar) {
 
 }  // namespace
 
-double SearchContext::pair_seconds(std::size_t reference, int launches) const {
+double SearchContext::pair_seconds(std::size_t a, std::size_t b, int launches) const {
   // One pair: `launches` launches (batches) of each side at the depth its window used.
   double pair = 0;
-  for (std::size_t i : {reference, r_.winner}) {
+  for (std::size_t i : {a, b}) {
     const CandidateReport* c = find(i);
     if (!c || !c->timing) return 0;
     pair += launches * c->score * std::max(1, c->timing->depth);
@@ -44,8 +44,16 @@ double SearchContext::pair_seconds(std::size_t reference, int launches) const {
   return pair;
 }
 
+double SearchContext::floor_seconds(std::size_t a, std::size_t b) const {
+  return (options_.decide.paired.min_pairs + 2) * pair_seconds(a, b, 1);
+}
+
+bool SearchContext::is_anchor(std::size_t index) const {
+  return std::find(anchors().begin(), anchors().end(), index) != anchors().end();
+}
+
 int SearchContext::affordable_pairs(std::size_t reference, int launches, double keep) const {
-  const double pair = pair_seconds(reference, launches);
+  const double pair = pair_seconds(reference, r_.winner, launches);
   if (!time_left_ || pair <= 0) return options_.decide.confirm_pairs;
   const double left = std::max(0.0, time_left_() - keep);
   return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
@@ -59,7 +67,7 @@ ConfirmationSize SearchContext::sized_confirmation(std::size_t reference) const 
   sizing.min_pairs = options_.decide.paired.min_pairs;
   sizing.max_pairs = options_.decide.confirm_pairs;
   sizing.tie_band = options_.decide.tie_band;
-  sizing.pair_seconds = pair_seconds(reference, sizing.max_launches);
+  sizing.pair_seconds = pair_seconds(reference, r_.winner, sizing.max_launches);
   sizing.search_seconds = r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring;
   sizing.share = options_.decide.confirm_share;
   const ConfirmationSize size = confirmation_pairs(*win, *ref, sizing);
@@ -217,17 +225,13 @@ const std::vector<std::size_t>& SearchContext::anchors() const {
 
 void SearchContext::project_decision_cost() {
   decision_cost_ = 0;
-  const CandidateReport* inc = find(incumbent_index_);
-  if (options_.decide.confirm_pairs <= 0 || !inc || !inc->timing || !inc->outcome.ok()) return;
-  auto call = [](const CandidateReport& c) { return c.score * std::max(1, c.timing->depth); };
-  const double pairs = options_.decide.paired.min_pairs + 2;
-  const CandidateReport* def = find(r_.default_index);
-  if (def && def->timing && def->outcome.ok() && def != inc)
-    decision_cost_ += pairs * (call(*inc) + call(*def));
-  const bool anchored =
-      std::find(anchors().begin(), anchors().end(), inc->index) != anchors().end();
-  if (const std::optional<std::size_t> a = best_anchor(); a && !anchored && inc != def)
-    decision_cost_ += pairs * (call(*inc) + call(*find(*a)));
+  const std::size_t inc = incumbent_index_;
+  const std::size_t def = r_.default_index;
+  if (options_.decide.confirm_pairs <= 0 || inc == def) return;
+  if (const CandidateReport* d = find(def); d && d->outcome.ok())
+    decision_cost_ += floor_seconds(inc, def);
+  if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(inc))
+    decision_cost_ += floor_seconds(inc, *a);
 }
 
 std::optional<std::size_t> SearchContext::best_anchor() const {
@@ -244,7 +248,7 @@ std::optional<std::size_t> SearchContext::best_anchor() const {
 void SearchContext::pair_with_anchor() {
   // The default is the safe side already (it wins its ties); an anchor winner is the library.
   if (r_.winner == r_.default_index) return;
-  if (std::find(anchors().begin(), anchors().end(), r_.winner) != anchors().end()) return;
+  if (is_anchor(r_.winner)) return;
   const std::optional<std::size_t> anchor = best_anchor();
   if (!anchor || *anchor == r_.winner) return;
   const std::size_t win = r_.winner;
@@ -252,9 +256,7 @@ void SearchContext::pair_with_anchor() {
   p.anchor = entry(*anchor).name;
   p.candidate = entry(win).name;
   // The default's confirmation comes next: its floor is kept out of this pairing's time.
-  const double keep = r_.default_score > 0 ? (options_.decide.paired.min_pairs + 2) *
-                                                 pair_seconds(r_.default_index, 1)
-                                           : 0;
+  const double keep = r_.default_score > 0 ? floor_seconds(win, r_.default_index) : 0;
   const PairedRun run = run_pairs(*anchor, keep);
   switch (run.end) {
     case PairedRun::End::unaffordable:

@@ -132,9 +132,12 @@ class SearchContext {
   std::optional<std::size_t> best_anchor() const;
   const std::vector<std::size_t>& anchors() const;  // the op's anchor indices, cached
   void project_decision_cost();
-  // One A B B A pair's projected seconds against `reference`, each side `launches` launches
-  // (0: a side has no reading).
-  double pair_seconds(std::size_t reference, int launches) const;
+  // One A B B A pair's projected seconds of candidates `a` and `b`, each side `launches`
+  // launches (0: a side has no reading).
+  double pair_seconds(std::size_t a, std::size_t b, int launches) const;
+  // A confirmation's floor: paired.min_pairs + 2 pairs of one launch a side.
+  double floor_seconds(std::size_t a, std::size_t b) const;
+  bool is_anchor(std::size_t index) const;
   // The pairs that fit in the time left less `keep` seconds (all of them without a budget).
   int affordable_pairs(std::size_t reference, int launches, double keep = 0) const;
   // The pairs and launches a side the measured gap to `reference` calls for

@@ -407,7 +407,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "  shape %zu: paired %s with the anchor %s: %d pairs, ratio %.3f "
                      "(95 %% bound %.3f), %s: %s\n",
-                     s + 1, p->candidate.c_str(), p->anchor.c_str(), p->pairs, p->ratio,
+                     s + 1, p->candidate.c_str(), p->rival.c_str(), p->pairs, p->ratio,
                      p->ratio_high, p->kept_candidate ? "kept" : "the anchor stands",
                      p->why.c_str());
     }

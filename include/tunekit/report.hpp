@@ -97,14 +97,16 @@ struct DecisionConfidence {
   double waited_share = 0;
 };
 
-// The measured winner paired A B B A with the op's best anchor (TuneReport::anchor_pairing).
-struct AnchorPairing {
-  std::string anchor;           // the anchor's candidate name
+// The measured winner paired A B B A with a rival (TuneReport::anchor_pairing, tie_pairing):
+// the rival takes the decision when the pairs' median winner / rival ratio is not under the
+// pairing's bar.
+struct PairedFinal {
+  std::string rival;            // the rival's candidate name (the anchor, the tied rival)
   std::string candidate;        // the winner it was paired with
   int pairs = 0;                // pairs scored
-  double ratio = 0;             // candidate / anchor, median of the pairs (0: too few pairs)
+  double ratio = 0;             // candidate / rival, median of the pairs (0: too few pairs)
   double ratio_high = 0;        // its 95 % upper bound (0: the pairs too noisy to bound it)
-  bool kept_candidate = false;  // the candidate stood (else the anchor became the winner)
+  bool kept_candidate = false;  // the candidate stood (else the rival became the winner)
   std::string why;              // how it ended, in words
 };
 
@@ -143,10 +145,14 @@ struct TuneReport {
   bool confirmed = false;
   double paired_ratio = 0;  // winner / default, median of the pairs
   int paired_pairs = 0;
+  // Pairing of the tie-break's pick with the fastest reading it was tied with (both own
+  // kernels, or both anchors): the rival takes the decision when the pairs show it faster by
+  // more than half the tie band, so the tie order does not cost a measurable difference.
+  std::optional<PairedFinal> tie_pairing;
   // Pairing of a measured winner that is not one of the op's anchors with the best anchor
   // measured (a library solution): the winner stands only when the pairs' median ratio is
   // under 1 / (1 + tie band), so a drift between their windows does not lose the library.
-  std::optional<AnchorPairing> anchor_pairing;
+  std::optional<PairedFinal> anchor_pairing;
   std::optional<DecisionConfidence> confidence;  // set when a search decided
   double seconds_compiling = 0;                  // wall time of the compile passes
   // Where trials ran (DESIGN §11): "worker" (a worker process each), or "in_process" (with

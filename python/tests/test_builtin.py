@@ -124,12 +124,13 @@ def test_calibrate_writes_a_profile_explain_then_uses(tmp_path):
     assert "host.json" in explained["envelope_origin"]
 
 
-def test_a_report_carries_its_anchor_pairing():
+def test_a_report_carries_its_final_pairings():
     d = small_tuner().tune("sgemm", shape=SHAPE).to_dict()
-    d.pop("anchor_pairing", None)
-    assert tunekit.Report(d).anchor_pairing is None
-    d["anchor_pairing"] = {"anchor": "algo=openblas,threads=2", "candidate": "algo=ikj",
-                           "pairs": 10, "ratio": 1.5, "ratio_high": 1.6,
-                           "kept_candidate": False, "why": "not surely faster"}
-    pairing = tunekit.Report(d).anchor_pairing
-    assert pairing["anchor"] == "algo=openblas,threads=2" and not pairing["kept_candidate"]
+    for field in ("tie_pairing", "anchor_pairing"):
+        d.pop(field, None)
+        assert getattr(tunekit.Report(d), field) is None
+        d[field] = {"rival": "algo=openblas,threads=2", "candidate": "algo=ikj",
+                    "pairs": 10, "ratio": 1.5, "ratio_high": 1.6,
+                    "kept_candidate": False, "why": "not under 0.98"}
+        pairing = getattr(tunekit.Report(d), field)
+        assert pairing["rival"] == "algo=openblas,threads=2" and not pairing["kept_candidate"]

@@ -57,9 +57,12 @@ class Report:
         self.winner_score = fields["winner_score"]
         self.default_score = fields["default_score"]
         self.candidates = [CandidateResult(c) for c in fields["candidates"]]
-        # A measured winner that is not one of the op's anchors (a library solution, e.g.
-        # OpenBLAS for the CPU sgemm) paired with the best anchor: a dict with anchor,
-        # candidate, pairs, ratio, ratio_high, kept_candidate and why; None when not paired.
+        # The final pairings of the measured winner, each a dict with rival, candidate, pairs,
+        # ratio (candidate / rival, the pairs' median), ratio_high, kept_candidate and why;
+        # None when not paired. tie_pairing: the tie order's pick against the fastest reading
+        # it was tied with; anchor_pairing: a winner that is not one of the op's anchors (a
+        # library solution, e.g. OpenBLAS for the CPU sgemm) against the best anchor.
+        self.tie_pairing = fields.get("tie_pairing")
         self.anchor_pairing = fields.get("anchor_pairing")
 
     @property

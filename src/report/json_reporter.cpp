@@ -17,6 +17,12 @@ std::string as_string(std::string_view text) {
   return std::string(text);
 }
 
+Json paired_final_json(const PairedFinal& p) {
+  return {{"rival", p.rival}, {"candidate", p.candidate},   {"pairs", p.pairs},
+          {"ratio", p.ratio}, {"ratio_high", p.ratio_high}, {"kept_candidate", p.kept_candidate},
+          {"why", p.why}};
+}
+
 }  // namespace
 
 Json report_json(const TuneReport& r) {
@@ -46,12 +52,8 @@ Json report_json(const TuneReport& r) {
   j["confirmed"] = r.confirmed;
   j["paired_ratio"] = r.paired_ratio;
   j["paired_pairs"] = r.paired_pairs;
-  if (const auto& p = r.anchor_pairing) {
-    j["anchor_pairing"] = {
-        {"anchor", p->anchor}, {"candidate", p->candidate},   {"pairs", p->pairs},
-        {"ratio", p->ratio},   {"ratio_high", p->ratio_high}, {"kept_candidate", p->kept_candidate},
-        {"why", p->why}};
-  }
+  if (const auto& p = r.tie_pairing) j["tie_pairing"] = paired_final_json(*p);
+  if (const auto& p = r.anchor_pairing) j["anchor_pairing"] = paired_final_json(*p);
   j["seconds_compiling"] = r.seconds_compiling;
   j["isolation"] = r.isolation;
   j["seconds_validating"] = r.seconds_validating;

@@ -28,8 +28,7 @@ std::optional<std::size_t> decide(std::span<const CandidateReport> candidates,
   return pick->index;
 }
 
-AnchorVerdict anchor_verdict(const stats::PairedScore& s, double tie_band) {
-  const double bar = 1 / (1 + tie_band);
+PairedVerdict paired_verdict(const stats::PairedScore& s, double bar) {
   if (!(s.ratio > 0))
     return {true, "no ratio from the pairs (" + s.why + "): the measured winner stands"};
   const std::string noisy = s.scored ? "" : " (" + s.why + ")";

@@ -17,16 +17,17 @@ namespace tunekit::detail {
 std::optional<std::size_t> decide(std::span<const CandidateReport> candidates,
                                   std::size_t default_index, double tie_band);
 
-// Whether a measured winner stands against the library anchor it was paired with (A B B A,
-// `pairs`: winner / anchor). Both are validated candidates, so the verdict is the better
-// estimate, not the safe side: the pairs' median ratio (a drift hits both sides of a pair
-// alike), even when the pairs are too noisy to bound it; the winner stands when that median
-// is under 1 / (1 + tie_band) — within the band the library stands — and when too few pairs
-// gave a ratio (nothing learned).
-struct AnchorVerdict {
+// Whether a measured winner stands against the rival it was paired with (A B B A, `pairs`:
+// winner / rival). Both are validated candidates, so the verdict is the better estimate, not
+// the safe side: the pairs' median ratio (a drift hits both sides of a pair alike), even when
+// the pairs are too noisy to bound it. The winner stands when that median is under `bar`, and
+// when too few pairs gave a ratio (nothing learned). Against a library anchor the bar is
+// 1 / (1 + tie band) (within the band the library stands); against a tied rival of the same
+// kind, 1 + tie band / 2 (the tie order stands unless the rival is measurably faster).
+struct PairedVerdict {
   bool winner_stands = false;
   std::string why;
 };
-AnchorVerdict anchor_verdict(const stats::PairedScore& pairs, double tie_band);
+PairedVerdict paired_verdict(const stats::PairedScore& pairs, double bar);
 
 }  // namespace tunekit::detail

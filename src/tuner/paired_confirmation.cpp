@@ -1,6 +1,7 @@
 // SearchContext's paired confirmations (src/tuner/search_context.hpp): the measured winner in
-// A B B A windows against the op's best anchor (a library solution) and against the default,
-// each sized by the gap the main windows measured (confirmation_size.hpp).
+// A B B A windows against the fastest reading it was tied with, the op's best anchor (a library
+// solution) and the default, each sized by the gap the main windows measured
+// (confirmation_size.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -232,6 +233,12 @@ void SearchContext::project_decision_cost() {
     decision_cost_ += floor_seconds(inc, def);
   if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(inc))
     decision_cost_ += floor_seconds(inc, *a);
+  // The tie order picks another candidate than the incumbent: the two are paired first.
+  if (const std::optional<std::size_t> pick =
+          decide(r_.candidates, def, options_.decide.tie_band)) {
+    if (const std::optional<std::size_t> rival = tied_rival(*pick))
+      decision_cost_ += floor_seconds(*pick, *rival);
+  }
 }
 
 std::optional<std::size_t> SearchContext::best_anchor() const {
@@ -251,13 +258,50 @@ void SearchContext::pair_with_anchor() {
   if (is_anchor(r_.winner)) return;
   const std::optional<std::size_t> anchor = best_anchor();
   if (!anchor || *anchor == r_.winner) return;
-  const std::size_t win = r_.winner;
-  AnchorPairing& p = r_.anchor_pairing.emplace();
-  p.anchor = entry(*anchor).name;
-  p.candidate = entry(win).name;
   // The default's confirmation comes next: its floor is kept out of this pairing's time.
-  const double keep = r_.default_score > 0 ? floor_seconds(win, r_.default_index) : 0;
-  const PairedRun run = run_pairs(*anchor, keep);
+  const double keep = r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0;
+  const Final final{.rival = *anchor,
+                    .bar = 1 / (1 + options_.decide.tie_band),
+                    .keep = keep,
+                    .what = "the library anchor"};
+  pair_final(final, r_.anchor_pairing.emplace());
+}
+
+std::optional<std::size_t> SearchContext::tied_rival(std::size_t pick) const {
+  // Ties with the default went to the default; an anchor on one side only is the anchor
+  // pairing's to judge (the library wins its ties). Otherwise the fastest reading, when it
+  // is not the pick (decide() tied them: the pick is within the band of the best).
+  if (pick == r_.default_index) return std::nullopt;
+  const CandidateReport* best = nullptr;
+  for (const CandidateReport& c : r_.candidates) {
+    if (c.index == r_.default_index || !c.outcome.ok() || !std::isfinite(c.score)) continue;
+    if (!best || c.score < best->score) best = &c;
+  }
+  if (!best || best->index == pick || is_anchor(best->index) != is_anchor(pick))
+    return std::nullopt;
+  return best->index;
+}
+
+void SearchContext::pair_with_tied_rival() {
+  const std::optional<std::size_t> rival = tied_rival(r_.winner);
+  if (!rival) return;
+  // The anchor pairing and the default's confirmation come next: their floors are kept out.
+  double keep = r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0;
+  if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(r_.winner))
+    keep += floor_seconds(r_.winner, *a);
+  const Final final{.rival = *rival,
+                    .bar = 1 + options_.decide.tie_band / 2,
+                    .keep = keep,
+                    .what = "the tied rival"};
+  pair_final(final, r_.tie_pairing.emplace());
+}
+
+void SearchContext::pair_final(const Final& f, PairedFinal& p) {
+  const std::size_t win = r_.winner;
+  p.rival = entry(f.rival).name;
+  p.candidate = entry(win).name;
+  const PairedRun run = run_pairs(f.rival, f.keep);
+  const std::string rival = std::string(f.what);
   switch (run.end) {
     case PairedRun::End::unaffordable:
       p.kept_candidate = true;
@@ -272,32 +316,33 @@ void SearchContext::pair_with_anchor() {
     case PairedRun::End::reference_failed:
       p.kept_candidate = true;
       p.why =
-          "the anchor's window ended " + failure_text(run.failure) + ": the measured winner stands";
-      entry(*anchor).outcome = run.failure;  // it failed where it had passed: never chosen
+          rival + "'s window ended " + failure_text(run.failure) + ": the measured winner stands";
+      entry(f.rival).outcome = run.failure;  // it failed where it had passed: never chosen
       return;
     case PairedRun::End::winner_failed:
-      p.why = "the winner's window ended " + failure_text(run.failure) + ": the anchor stands";
+      p.why = "the winner's window ended " + failure_text(run.failure) + ": " + rival + " stands";
       entry(win).outcome = run.failure;
       break;
     case PairedRun::End::scored: {
       p.pairs = run.score.pairs;
       p.ratio = run.score.ratio;
       if (run.score.scored) p.ratio_high = run.score.ratio_high;
-      const AnchorVerdict verdict = anchor_verdict(run.score, options_.decide.tie_band);
+      const PairedVerdict verdict = paired_verdict(run.score, f.bar);
       p.why = verdict.why;
       p.kept_candidate = verdict.winner_stands;
       if (verdict.winner_stands) return;
       break;
     }
   }
-  take_anchor(*anchor, win, p);
+  take_rival(f, win, p);
 }
 
-void SearchContext::take_anchor(std::size_t anchor, std::size_t win, AnchorPairing& p) {
-  // The anchor takes the decision, once it holds (its checked calls pass); one that fails
+void SearchContext::take_rival(const Final& f, std::size_t win, PairedFinal& p) {
+  // The rival takes the decision, once it holds (its checked calls pass); one that fails
   // them leaves the measured winner — unless that one just failed too: the decision again.
-  if (!holds(anchor)) {
-    p.why += "; the anchor failed its checked calls";
+  const std::string reason = "paired with " + std::string(f.what) + " " + p.rival + ": ";
+  if (!holds(f.rival)) {
+    p.why += "; " + std::string(f.what) + " failed its checked calls";
     if (entry(win).outcome.ok()) {
       p.kept_candidate = true;
       return;
@@ -307,11 +352,11 @@ void SearchContext::take_anchor(std::size_t anchor, std::size_t win, AnchorPairi
     while (w && !holds(*w));
     r_.winner = w.value_or(r_.default_index);
     p.why += "; both failed: decided again without them";
-    r_.reason = "paired with the library anchor " + p.anchor + ": " + p.why;
+    r_.reason = reason + p.why;
     return;
   }
-  r_.winner = anchor;
-  r_.reason = "paired with the library anchor " + p.anchor + ": " + p.why;
+  r_.winner = f.rival;
+  r_.reason = reason + p.why;
 }
 
 }  // namespace tunekit::detail

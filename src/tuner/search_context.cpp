@@ -367,9 +367,11 @@ void SearchContext::choose() {
       break;
     }
   }
-  // A winner that is not a library anchor must beat the best anchor in pairs (a drift
-  // between their windows must not lose the library's speed); then a non-default winner must
-  // beat the default.
+  // The tie order's pick against the fastest reading it was tied with (the order must not
+  // cost a difference the pairs can see); a winner that is not a library anchor must beat
+  // the best anchor in pairs (a drift between their windows must not lose the library's
+  // speed); then a non-default winner must beat the default.
+  if (w && options_.decide.confirm_pairs > 0) pair_with_tied_rival();
   if (w && options_.decide.confirm_pairs > 0) pair_with_anchor();
   if (r_.winner != r_.default_index && r_.default_score > 0 && options_.decide.confirm_pairs > 0)
     confirm();
@@ -386,10 +388,10 @@ void SearchContext::choose() {
   if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
   // The anchor pairing speaks for the winner when the winner is one of its two sides.
   if (const auto& p = r_.anchor_pairing; r_.confidence && p) {
-    if (r_.winner_name == p->anchor) r_.confidence->anchor = p->anchor;
+    if (r_.winner_name == p->rival) r_.confidence->anchor = p->rival;
     // Only a pairing that measured a ratio speaks for a winner that stood.
     if (r_.winner_name == p->candidate && p->kept_candidate && p->ratio > 0) {
-      r_.confidence->anchor = p->anchor;
+      r_.confidence->anchor = p->rival;
       r_.confidence->anchor_paired_ratio = p->ratio;
       r_.confidence->anchor_paired_high = p->ratio_high;
     }

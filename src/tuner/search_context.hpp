@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -123,12 +124,28 @@ class SearchContext {
                                                                 std::vector<double>& cand);
   // The winner against the default: it stands only when surely faster by the tie band.
   void confirm();
-  // The winner against the best anchor measured, when the winner is not an anchor: the anchor
-  // takes the decision unless the winner is surely faster by the tie band.
-  void pair_with_anchor();
-  // The anchor becomes the winner once it holds; one that fails its checked calls leaves the
+  // A final pairing of the winner with a rival: the rival takes the decision when the pairs'
+  // median winner / rival ratio is not under `bar` (paired_verdict), in the time left less
+  // `keep` seconds (the later pairings' floors).
+  struct Final {
+    std::size_t rival = 0;
+    double bar = 1;
+    double keep = 0;
+    std::string_view what;  // "the library anchor", "the tied rival": for the reasons
+  };
+  void pair_final(const Final& f, PairedFinal& p);
+  // The rival becomes the winner once it holds; one that fails its checked calls leaves the
   // measured winner, or the decision again when that one failed in the pairs.
-  void take_anchor(std::size_t anchor, std::size_t win, AnchorPairing& p);
+  void take_rival(const Final& f, std::size_t win, PairedFinal& p);
+  // The winner against the best anchor measured, when the winner is not an anchor: the anchor
+  // takes the decision unless the winner is faster by the tie band in pairs.
+  void pair_with_anchor();
+  // The tie-break's pick against the fastest reading it was tied with (tied_rival): the rival
+  // takes the decision when faster by half the tie band in pairs.
+  void pair_with_tied_rival();
+  // The fastest ok non-default reading when decide() picked `pick` over it by the tie order,
+  // both of one kind (own kernels, or anchors); nullopt when there is none to pair.
+  std::optional<std::size_t> tied_rival(std::size_t pick) const;
   std::optional<std::size_t> best_anchor() const;
   const std::vector<std::size_t>& anchors() const;  // the op's anchor indices, cached
   void project_decision_cost();

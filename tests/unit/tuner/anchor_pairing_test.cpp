@@ -53,7 +53,7 @@ TEST(AnchorPairing, TheLibraryMeasuredInASlowerMinuteIsKeptWhenItIsFasterInPairs
   // The main windows read own (2 ms) ahead of lib (3 ms): the measured winner was own.
   EXPECT_LT(candidate_named(r, "own").score, candidate_named(r, "lib").score);
   ASSERT_TRUE(r.anchor_pairing);
-  EXPECT_EQ(r.anchor_pairing->anchor, "lib");
+  EXPECT_EQ(r.anchor_pairing->rival, "lib");
   EXPECT_EQ(r.anchor_pairing->candidate, "own");
   EXPECT_FALSE(r.anchor_pairing->kept_candidate) << r.anchor_pairing->why;
   EXPECT_NEAR(r.anchor_pairing->ratio, 2.0, 1e-9);  // own / lib in pairs
@@ -97,7 +97,7 @@ TEST(AnchorPairing, TheBestOfSeveralAnchorsIsTheOnePairedWith) {
   dev.behaviour["own"] = {.seconds = 1e-3};
   const TuneReport r = tune(dev, {"def", "lib_t1", "lib_t2", "own"}, {"lib_t1", "lib_t2"});
   ASSERT_TRUE(r.anchor_pairing);
-  EXPECT_EQ(r.anchor_pairing->anchor, "lib_t2");
+  EXPECT_EQ(r.anchor_pairing->rival, "lib_t2");
 }
 
 TEST(AnchorPairing, NoPairingWhenTheWinnerIsAnAnchorOrTheOpHasNone) {
@@ -155,7 +155,8 @@ TEST(AnchorPairing, AnAnchorThatFailsItsCheckedCallsLeavesTheMeasuredWinner) {
   ASSERT_TRUE(r.anchor_pairing);
   EXPECT_NEAR(r.anchor_pairing->ratio, 2.0, 1e-9);
   EXPECT_TRUE(r.anchor_pairing->kept_candidate);
-  EXPECT_NE(r.anchor_pairing->why.find("the anchor failed its checked calls"), std::string::npos)
+  EXPECT_NE(r.anchor_pairing->why.find("the library anchor failed its checked calls"),
+            std::string::npos)
       << r.anchor_pairing->why;
   EXPECT_EQ(candidate_named(r, "lib").outcome.status, Status::validation_failed);
   EXPECT_EQ(r.winner_name, "own");

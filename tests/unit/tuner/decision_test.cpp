@@ -60,29 +60,47 @@ TEST(Decide, OnlyOkCandidatesAreRanked) {
   EXPECT_FALSE(decide(cs, 0, 0.02).has_value());
 }
 
-// The verdict against a library anchor is the pairs' median ratio, even when they are too
-// noisy to bound it; within the tie band the anchor stands.
-TEST(AnchorVerdict, ThePairsMedianDecidesEvenWhenTheyAreTooNoisyToBound) {
+// The verdict of a final pairing is the pairs' median ratio, even when they are too noisy to
+// bound it; against a library anchor (bar 1 / 1.02) the anchor stands within the tie band.
+TEST(PairedVerdict, ThePairsMedianDecidesEvenWhenTheyAreTooNoisyToBound) {
+  const double bar = 1 / 1.02;
   stats::PairedScore s;
   s.pairs = 10;
   s.ratio = 0.95;
   s.ratio_high = 1.02;  // not surely under 1 / 1.02: the default would stand, the anchor not
   s.scored = true;
-  EXPECT_TRUE(anchor_verdict(s, 0.02).winner_stands);
+  EXPECT_TRUE(paired_verdict(s, bar).winner_stands);
   s.scored = false;
   s.why = "pairs too noisy";
-  const AnchorVerdict noisy = anchor_verdict(s, 0.02);
+  const PairedVerdict noisy = paired_verdict(s, bar);
   EXPECT_TRUE(noisy.winner_stands);
   EXPECT_NE(noisy.why.find("pairs too noisy"), std::string::npos) << noisy.why;
   s.ratio = 0.99;  // within the band: the library
-  EXPECT_FALSE(anchor_verdict(s, 0.02).winner_stands);
+  EXPECT_FALSE(paired_verdict(s, bar).winner_stands);
   s.ratio = 1.3;
-  EXPECT_FALSE(anchor_verdict(s, 0.02).winner_stands);
+  EXPECT_FALSE(paired_verdict(s, bar).winner_stands);
   s.ratio = 0;  // too few pairs gave a ratio: nothing learned, the measured winner stands
   s.pairs = 2;
-  EXPECT_TRUE(anchor_verdict(s, 0.02).winner_stands);
+  EXPECT_TRUE(paired_verdict(s, bar).winner_stands);
   s.ratio = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_TRUE(anchor_verdict(s, 0.02).winner_stands);
+  EXPECT_TRUE(paired_verdict(s, bar).winner_stands);
+}
+
+// Against a tied rival (bar 1 + 0.02 / 2) the tie order's pick stands unless the rival is
+// faster by more than half the band in the pairs' median.
+TEST(PairedVerdict, ATiedRivalTakesThePickOnlyWhenFasterByHalfTheBand) {
+  const double bar = 1 + 0.02 / 2;
+  stats::PairedScore s;
+  s.pairs = 10;
+  s.scored = true;
+  s.ratio = 1.005;  // the pick 0.5 % slower: a tie the order keeps
+  EXPECT_TRUE(paired_verdict(s, bar).winner_stands);
+  s.ratio = 0.99;
+  EXPECT_TRUE(paired_verdict(s, bar).winner_stands);
+  s.ratio = 1.025;  // the pick 2.5 % slower: the rival
+  const PairedVerdict v = paired_verdict(s, bar);
+  EXPECT_FALSE(v.winner_stands);
+  EXPECT_NE(v.why.find("is not under 1.01"), std::string::npos) << v.why;
 }
 
 }  // namespace

@@ -1,0 +1,175 @@
+// The tie order's pick paired A B B A with the fastest reading it was tied with
+// (src/tuner/paired_confirmation.cpp SearchContext::pair_with_tied_rival): among candidates
+// within the tie band the order (default, preference, name) keeps a decision reproducible, but
+// must not cost a difference the pairs can measure. The rival takes the pick when the pairs'
+// median shows it faster by more than half the tie band.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fakes/fake_device.hpp"
+#include "fakes/report_lookup.hpp"
+#include "fakes/simulated_space.hpp"
+#include "tunekit/report.hpp"
+#include "tunekit/reporter.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+using fakes::FakeDevice;
+using fakes::make_fake_op;
+
+TuneReport tune(FakeDevice& dev, const std::vector<std::string>& names,
+                const std::vector<std::string>& anchors = {}, TunerOptions o = {}) {
+  auto op = make_fake_op(dev, names, "def");
+  std::vector<Config> configs;
+  for (const std::string& a : anchors) configs.push_back(Config{{"candidate", a}});
+  if (!configs.empty()) op->anchors(std::move(configs));
+  o.persist.store = "none";
+  TuneReport r;
+  Tuner(dev, o).select(*op, Key{{"n", 4}}, &r);
+  return r;
+}
+
+// "a" wins the tie by name; "b" reads 1.5 % faster, within the 2 % band.
+TEST(TiePairing, ARivalMeasurablyFasterInPairsTakesThePick) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 5e-3};
+  dev.behaviour["a"] = {.seconds = 1.015e-3};
+  dev.behaviour["b"] = {.seconds = 1e-3};
+  const TuneReport r = tune(dev, {"def", "a", "b"});
+  ASSERT_TRUE(r.tie_pairing);
+  EXPECT_EQ(r.tie_pairing->rival, "b");
+  EXPECT_EQ(r.tie_pairing->candidate, "a");
+  EXPECT_NEAR(r.tie_pairing->ratio, 1.015, 1e-9);  // a / b in pairs
+  EXPECT_GE(r.tie_pairing->pairs, 8);
+  EXPECT_FALSE(r.tie_pairing->kept_candidate) << r.tie_pairing->why;
+  EXPECT_EQ(r.winner_name, "b");
+  EXPECT_NE(r.reason.find("paired with the tied rival b"), std::string::npos) << r.reason;
+  EXPECT_TRUE(r.confirmed);  // then against the default, as any winner
+  EXPECT_FALSE(r.anchor_pairing);
+  const std::string json = to_json(r, -1);
+  EXPECT_NE(json.find("\"tie_pairing\":{\"rival\":\"b\",\"candidate\":\"a\""), std::string::npos)
+      << json;
+}
+
+// The main windows read "b" 1.5 % ahead (a faster minute); in pairs the two are equal.
+TEST(TiePairing, ATieThePairsCannotSeparateKeepsTheTieOrder) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 5e-3};
+  dev.behaviour["a"] = {.seconds = 1e-3};
+  dev.behaviour["b"] = {.seconds = 0.985e-3};
+  dev.behaviour["b"].hook = [&dev] { dev.behaviour["b"].seconds = 0.998e-3; };
+  const TuneReport r = tune(dev, {"def", "a", "b"});
+  ASSERT_TRUE(r.tie_pairing);
+  EXPECT_TRUE(r.tie_pairing->kept_candidate) << r.tie_pairing->why;
+  EXPECT_NEAR(r.tie_pairing->ratio, 1.0 / 0.998, 1e-9);
+  EXPECT_EQ(r.winner_name, "a");
+  EXPECT_TRUE(r.confirmed);
+}
+
+TEST(TiePairing, NoPairingWhenThePickIsTheFastestOrTheDefaultOrAnAnchorIsOnOneSide) {
+  {
+    FakeDevice dev;  // the tie order and the readings agree
+    dev.behaviour["def"] = {.seconds = 5e-3};
+    dev.behaviour["a"] = {.seconds = 1e-3};
+    dev.behaviour["b"] = {.seconds = 1.01e-3};
+    const TuneReport r = tune(dev, {"def", "a", "b"});
+    EXPECT_EQ(r.winner_name, "a");
+    EXPECT_FALSE(r.tie_pairing);
+    EXPECT_EQ(to_json(r, -1).find("tie_pairing"), std::string::npos);
+  }
+  {
+    FakeDevice dev;  // the default in the tie set: ties go to the default (DESIGN §6)
+    dev.behaviour["def"] = {.seconds = 1.015e-3};
+    dev.behaviour["b"] = {.seconds = 1e-3};
+    const TuneReport r = tune(dev, {"def", "b"});
+    EXPECT_EQ(r.winner_name, "def");
+    EXPECT_FALSE(r.tie_pairing);
+  }
+  {
+    FakeDevice dev;  // own pick, library fastest: the anchor pairing's rule (the library)
+    dev.behaviour["def"] = {.seconds = 5e-3};
+    dev.behaviour["a"] = {.seconds = 1.015e-3};
+    dev.behaviour["lib"] = {.seconds = 1e-3};
+    const TuneReport r = tune(dev, {"def", "a", "lib"}, {"lib"});
+    EXPECT_FALSE(r.tie_pairing);
+    ASSERT_TRUE(r.anchor_pairing);
+    EXPECT_EQ(r.winner_name, "lib");
+  }
+  {
+    FakeDevice dev;  // the paired confirmations switched off
+    dev.behaviour["def"] = {.seconds = 5e-3};
+    dev.behaviour["a"] = {.seconds = 1.015e-3};
+    dev.behaviour["b"] = {.seconds = 1e-3};
+    TunerOptions o;
+    o.decide.confirm_pairs = 0;
+    const TuneReport r = tune(dev, {"def", "a", "b"}, {}, o);
+    EXPECT_EQ(r.winner_name, "a");
+    EXPECT_FALSE(r.tie_pairing);
+  }
+}
+
+// Two thread counts of the library tied: the same rule between them, then no anchor pairing
+// (the winner is an anchor).
+TEST(TiePairing, TwoAnchorsTiedArePairedWithEachOther) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 5e-3};
+  dev.behaviour["lib_t1"] = {.seconds = 1.015e-3};
+  dev.behaviour["lib_t2"] = {.seconds = 1e-3};
+  const TuneReport r = tune(dev, {"def", "lib_t1", "lib_t2"}, {"lib_t1", "lib_t2"});
+  ASSERT_TRUE(r.tie_pairing);
+  EXPECT_EQ(r.winner_name, "lib_t2");
+  EXPECT_FALSE(r.anchor_pairing);
+}
+
+TEST(TiePairing, ARivalThatFailsInThePairsIsNeverChosen) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 5e-3};
+  dev.behaviour["a"] = {.seconds = 1.015e-3};
+  dev.behaviour["b"] = {.seconds = 1e-3};
+  // "b" throws from its launches once the pairs have begun (its first side of the first pair
+  // ran, then "a"'s).
+  dev.behaviour["a"].hook = [&dev] {
+    if (dev.launches["b"] > 0) dev.behaviour["b"].throw_at_launch = true;
+  };
+  const TuneReport r = tune(dev, {"def", "a", "b"});
+  ASSERT_TRUE(r.tie_pairing);
+  EXPECT_TRUE(r.tie_pairing->kept_candidate) << r.tie_pairing->why;
+  EXPECT_EQ(r.winner_name, "a");
+  EXPECT_EQ(testing::candidate_named(r, "b").outcome.status, Status::launch_failed);
+  EXPECT_NE(r.tie_pairing->why.find("the tied rival's window ended"), std::string::npos)
+      << r.tie_pairing->why;
+  EXPECT_TRUE(r.confirmed);
+}
+
+// Under a time budget the reserve holds the tie pairing's floor back too: the pick is paired
+// and then confirmed against the default inside the budget.
+TEST(TiePairing, TheBudgetReservesItsPairs) {
+  fakes::SimulatedDevice dev;
+  // The enumeration order (the tie order) visits the slower points of the tie set first.
+  dev.seconds = [](const Config& c) {
+    const bool def = c["x"].as_int() == 0 && c["y"].as_int() == 0;
+    return def ? 1e-3 : 0.5e-3 * (1 + 3e-4 * static_cast<double>(99 - c["x"].as_int()));
+  };
+  auto op = fakes::make_space_op(dev, fakes::grid_space(100), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o;
+  o.measure.now = dev.clock_fn();
+  o.decide.strategy = "random";
+  o.decide.budget_seconds = 1;
+  o.decide.confirm_pairs = 16;
+  o.persist.store = "none";
+  const TuneReport r = Tuner(dev, o).tune(*op, Key{{"n", 1}});
+  EXPECT_EQ(r.stop_reason, "time budget");
+  ASSERT_TRUE(r.tie_pairing) << r.reason;
+  EXPECT_GE(r.tie_pairing->pairs, o.decide.paired.min_pairs) << r.tie_pairing->why;
+  EXPECT_FALSE(r.tie_pairing->kept_candidate) << r.tie_pairing->why;
+  EXPECT_EQ(r.winner_name, r.tie_pairing->rival);
+  EXPECT_TRUE(r.confirmed) << r.reason;
+  EXPECT_LE(dev.now(), o.decide.budget_seconds + 0.02);
+}
+
+}  // namespace
+}  // namespace tunekit

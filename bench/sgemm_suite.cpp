@@ -403,13 +403,15 @@ int main(int argc, char** argv) {
           report.strategy.c_str(), evaluated, report.stop_reason.c_str(),
           report.budget.stopped.empty() ? "" : "; budget: ", report.budget.stopped.c_str(),
           report.reason.empty() ? (report.confirmed ? "confirmed" : "-") : report.reason.c_str());
-      if (const auto& p = report.anchor_pairing)
+      const auto print_pairing = [&](const tunekit::PairedFinal& p, const char* rival) {
         std::fprintf(stderr,
-                     "  shape %zu: paired %s with the anchor %s: %d pairs, ratio %.3f "
+                     "  shape %zu: paired %s with the %s %s: %d pairs, ratio %.3f "
                      "(95 %% bound %.3f), %s: %s\n",
-                     s + 1, p->candidate.c_str(), p->rival.c_str(), p->pairs, p->ratio,
-                     p->ratio_high, p->kept_candidate ? "kept" : "the anchor stands",
-                     p->why.c_str());
+                     s + 1, p.candidate.c_str(), rival, p.rival.c_str(), p.pairs, p.ratio,
+                     p.ratio_high, p.kept_candidate ? "kept" : "the rival stands", p.why.c_str());
+      };
+      if (const auto& p = report.tie_pairing) print_pairing(*p, "tied rival");
+      if (const auto& p = report.anchor_pairing) print_pairing(*p, "anchor");
     }
 
     if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));

@@ -35,12 +35,15 @@ std::string not_surely_under(const stats::PairedScore& s, double bar) {
 }  // namespace
 
 double SearchContext::pair_seconds(std::size_t a, std::size_t b, int launches) const {
-  // One pair: `launches` launches (batches) of each side at the depth its window used.
+  // One pair: `launches` launches (batches) of each side at the depth its window used, after
+  // the untimed one that restarts what a quiescing op stopped (trial_runner.cpp window_phase).
+  const int warmup = op_.quiesces() ? 1 : 0;
   double pair = 0;
   for (std::size_t i : {a, b}) {
     const CandidateReport* c = find(i);
     if (!c || !c->timing) return 0;
-    pair += launches * c->score * std::max(1, c->timing->depth);
+    pair += (launches + warmup) * c->score * std::max(1, c->timing->depth);
+    pair += window_overhead_.value();
   }
   return pair;
 }
@@ -233,12 +236,21 @@ void SearchContext::project_decision_cost() {
     decision_cost_ += floor_seconds(inc, def);
   if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(inc))
     decision_cost_ += floor_seconds(inc, *a);
-  // The tie order picks another candidate than the incumbent: the two are paired first.
-  if (const std::optional<std::size_t> pick =
-          decide(r_.candidates, def, options_.decide.tie_band)) {
-    if (const std::optional<std::size_t> rival = tied_rival(*pick))
-      decision_cost_ += floor_seconds(*pick, *rival);
+  const std::optional<std::size_t> pick = decide(r_.candidates, def, options_.decide.tie_band);
+  if (!pick) return;
+  // A pick not yet checked is checked before the pairs (holds(): a window of two samples and
+  // its checked calls), as the budget does not cut.
+  const auto checked = checked_.find(*pick);
+  const bool unchecked = checked == checked_.end() || !checked->second;
+  if (const CandidateReport* c = find(*pick);
+      c && c->timing && unchecked && options_.measure.check_calls > 0) {
+    const int warmup = op_.quiesces() ? 1 : 0;
+    decision_cost_ += (2 + warmup) * c->score * std::max(1, c->timing->depth) +
+                      options_.measure.check_calls * c->score + window_overhead_.value();
   }
+  // The tie order picks another candidate than the incumbent: the two are paired first.
+  if (const std::optional<std::size_t> rival = tied_rival(*pick))
+    decision_cost_ += floor_seconds(*pick, *rival);
 }
 
 std::optional<std::size_t> SearchContext::best_anchor() const {

@@ -288,8 +288,16 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   // A contender: within the tie band of the best checked reading (every candidate while none is).
   if (when == CheckWhen::contender && !options_.measure.check_every_candidate && best_checked_ > 0)
     after.below = best_checked_ * (1 + options_.decide.tie_band);
+  const auto start = Wall::now();
   TrialAnswer a = runner_->window(index, timing, after, window_limit(index, timing),
                                   functions_of.value_or(index));
+  // What a window costs beyond its launches (inputs restored, settling, a worker's round
+  // trip, a quiesce): the paired confirmations' projections count it for every side.
+  if (a.timing && !a.checked && a.timing->wall_seconds > 0) {
+    const double beyond = since(start) - a.worker_setup_seconds - a.timing->wall_seconds;
+    window_overhead_.sum += std::max(0.0, beyond);
+    ++window_overhead_.count;
+  }
   r_.seconds_settling += a.settle_seconds;
   if (a.checked) entry(index).checked = true;  // ran (a failure is its outcome)
   if (a.checked && a.timing && a.timing->outcome.ok()) {

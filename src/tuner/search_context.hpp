@@ -150,7 +150,8 @@ class SearchContext {
   const std::vector<std::size_t>& anchors() const;  // the op's anchor indices, cached
   void project_decision_cost();
   // One A B B A pair's projected seconds of candidates `a` and `b`, each side `launches`
-  // launches (0: a side has no reading).
+  // launches, the warmup launch a quiescing op's window adds, and the mean cost of a window
+  // beyond its launches (0: a side has no reading).
   double pair_seconds(std::size_t a, std::size_t b, int launches) const;
   // A confirmation's floor: paired.min_pairs + 2 pairs of one launch a side.
   double floor_seconds(std::size_t a, std::size_t b) const;
@@ -203,6 +204,12 @@ class SearchContext {
   double incumbent_ = 0;
   std::size_t incumbent_index_ = 0;
   double decision_cost_ = 0;
+  struct Mean {
+    double sum = 0;
+    int count = 0;
+    double value() const { return count > 0 ? sum / count : 0; }
+  };
+  Mean window_overhead_;  // seconds a window took beyond its timed launches (unchecked windows)
   mutable std::optional<std::vector<std::size_t>> anchors_;
   double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
   std::size_t finished_ = 0;

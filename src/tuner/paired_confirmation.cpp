@@ -227,15 +227,42 @@ const std::vector<std::size_t>& SearchContext::anchors() const {
   return *anchors_;
 }
 
+double SearchContext::fitting(std::initializer_list<double> floors, double room,
+                              bool first_whole) const {
+  // A pairing runs with as few as paired.min_pairs pairs; its floor is that plus two.
+  const int least = options_.decide.paired.min_pairs;
+  const double least_share = static_cast<double>(least) / (least + 2);
+  double sum = 0;
+  bool first = true;
+  for (double f : floors) {
+    const double need = first && first_whole ? f : f * least_share;
+    first = false;
+    if (!(f > 0) || sum + need > room) continue;  // its pairs would not run: nothing held
+    sum += std::min(f, room - sum);
+  }
+  return sum;
+}
+
+double SearchContext::decision_cost(double cap) const {
+  const DecisionFloors& f = decision_floors_;
+  return fitting({f.check, f.default_pairs, f.anchor_pairs, f.tie_pairs}, cap, true);
+}
+
+double SearchContext::kept_for(std::initializer_list<double> floors) const {
+  const double room = time_left_ ? std::max(0.0, time_left_()) : HUGE_VAL;
+  return fitting(floors, room, false);
+}
+
 void SearchContext::project_decision_cost() {
-  decision_cost_ = 0;
+  DecisionFloors& f = decision_floors_;
+  f = {};
   const std::size_t inc = incumbent_index_;
   const std::size_t def = r_.default_index;
   if (options_.decide.confirm_pairs <= 0 || inc == def) return;
   if (const CandidateReport* d = find(def); d && d->outcome.ok())
-    decision_cost_ += floor_seconds(inc, def);
+    f.default_pairs = floor_seconds(inc, def);
   if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(inc))
-    decision_cost_ += floor_seconds(inc, *a);
+    f.anchor_pairs = floor_seconds(inc, *a);
   const std::optional<std::size_t> pick = decide(r_.candidates, def, options_.decide.tie_band);
   if (!pick) return;
   // A pick not yet checked is checked before the pairs (holds(): a window of two samples and
@@ -245,12 +272,12 @@ void SearchContext::project_decision_cost() {
   if (const CandidateReport* c = find(*pick);
       c && c->timing && unchecked && options_.measure.check_calls > 0) {
     const int warmup = op_.quiesces() ? 1 : 0;
-    decision_cost_ += (2 + warmup) * c->score * std::max(1, c->timing->depth) +
-                      options_.measure.check_calls * c->score + window_overhead_.value();
+    f.check = (2 + warmup) * c->score * std::max(1, c->timing->depth) +
+              options_.measure.check_calls * c->score + window_overhead_.value();
   }
   // The tie order picks another candidate than the incumbent: the two are paired first.
   if (const std::optional<std::size_t> rival = tied_rival(*pick))
-    decision_cost_ += floor_seconds(*pick, *rival);
+    f.tie_pairs = floor_seconds(*pick, *rival);
 }
 
 std::optional<std::size_t> SearchContext::best_anchor() const {
@@ -271,7 +298,8 @@ void SearchContext::pair_with_anchor() {
   const std::optional<std::size_t> anchor = best_anchor();
   if (!anchor || *anchor == r_.winner) return;
   // The default's confirmation comes next: its floor is kept out of this pairing's time.
-  const double keep = r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0;
+  const double keep =
+      kept_for({r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0});
   const Final final{.rival = *anchor,
                     .bar = 1 / (1 + options_.decide.tie_band),
                     .keep = keep,
@@ -297,10 +325,11 @@ std::optional<std::size_t> SearchContext::tied_rival(std::size_t pick) const {
 void SearchContext::pair_with_tied_rival() {
   const std::optional<std::size_t> rival = tied_rival(r_.winner);
   if (!rival) return;
-  // The anchor pairing and the default's confirmation come next: their floors are kept out.
-  double keep = r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0;
-  if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(r_.winner))
-    keep += floor_seconds(r_.winner, *a);
+  // The default's confirmation and the anchor pairing come next: their floors are kept out.
+  const std::optional<std::size_t> a = best_anchor();
+  const double keep =
+      kept_for({r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0,
+                a && !is_anchor(r_.winner) ? floor_seconds(r_.winner, *a) : 0});
   const Final final{.rival = *rival,
                     .bar = 1 + options_.decide.tie_band / 2,
                     .keep = keep,

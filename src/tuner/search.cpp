@@ -223,7 +223,7 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     context.set_progress_total(std::min(op.size(), options.decide.budget_evaluations + 1));
   if (context.prepare_inputs()) {
     if (budget.limited()) {
-      budget.hold_for_decision([&context] { return context.decision_cost(); },
+      budget.hold_for_decision([&context](double cap) { return context.decision_cost(cap); },
                                options.decide.confirm_share);
       context.set_stop([&budget] { return !budget.admits_timing(); });
       context.set_time_left([&budget] { return budget.seconds() - budget.elapsed(); });

@@ -21,10 +21,10 @@ class SearchBudget {
   double reserve() const { return projected_ + decision_reserve(); }
   void saw_build(double seconds);
   // Time held for the paired confirmations that decide (against the best anchor and the
-  // default): what `cost` projects — read on every check, so it must be cheap — at most
-  // `share` of the budget (0, or over one half: one half), so a slow default cannot take the
-  // search's time.
-  void hold_for_decision(std::function<double()> cost, double share);
+  // default): what `cost(cap)` projects within `cap` — read on every check, so it must be
+  // cheap — the cap `share` of the budget (0, or over one half: one half), so a slow default
+  // cannot take the search's time.
+  void hold_for_decision(std::function<double(double cap)> cost, double share);
   double decision_reserve() const;
 
   // A point may be built only while the elapsed time plus two projected builds (its own and
@@ -41,7 +41,7 @@ class SearchBudget {
   std::function<double()> now_;
   double start_;
   double projected_ = 0;
-  std::function<double()> decision_cost_;
+  std::function<double(double)> decision_cost_;
   double decision_share_ = 0;
 };
 

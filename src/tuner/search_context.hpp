@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,11 +97,13 @@ class SearchContext {
   void choose();
 
   double score(const TimingResult& t) const;
-  // The projected cost of the paired confirmations at their floor (paired.min_pairs + 2 pairs
-  // of one launch a side): the incumbent against the default and against the best anchor,
-  // where it would be paired with them (0: no incumbent or paired confirmation off). Kept up
-  // to date by finish(); the budget holds it back (SearchBudget::hold_for_decision).
-  double decision_cost() const { return decision_cost_; }
+  // The projected cost of the decision within `cap` seconds: the check of a pick not yet
+  // checked, then the paired confirmations at their floor (paired.min_pairs + 2 pairs of one
+  // launch a side) against the default, the best anchor and a tied rival, where they would
+  // run, each only if it fits in what the ones before it left of `cap` (a floor that cannot
+  // fit is not held: those pairs would not run) (0: no incumbent or paired confirmation off).
+  // Projected by finish(); the budget holds it back (SearchBudget::hold_for_decision).
+  double decision_cost(double cap) const;
   // The best ok score so far (0: none): the incumbent hopeless cuts judge by.
   double incumbent() const { return incumbent_; }
 
@@ -149,6 +152,14 @@ class SearchContext {
   std::optional<std::size_t> best_anchor() const;
   const std::vector<std::size_t>& anchors() const;  // the op's anchor indices, cached
   void project_decision_cost();
+  // The pairings' floors that fit, in order, in `room` seconds: each held whole where it
+  // fits, or what is left of the room where its least run (paired.min_pairs pairs) fits;
+  // one whose least run does not fit is not held (its pairs would not run). `first_whole`:
+  // the first part is not a pairing (a check) and is held only whole.
+  double fitting(std::initializer_list<double> floors, double room, bool first_whole) const;
+  // The later pairings' floors that fit in the time the budget has left (all of them without
+  // a budget): what an earlier pairing keeps out of its own time.
+  double kept_for(std::initializer_list<double> floors) const;
   // One A B B A pair's projected seconds of candidates `a` and `b`, each side `launches`
   // launches, the warmup launch a quiescing op's window adds, and the mean cost of a window
   // beyond its launches (0: a side has no reading).
@@ -203,7 +214,11 @@ class SearchContext {
   bool spawned_ = false;  // trials in a spawned worker (Device::Workers::spawned)
   double incumbent_ = 0;
   std::size_t incumbent_index_ = 0;
-  double decision_cost_ = 0;
+  // The decision's projected parts (project_decision_cost), in the order they are held.
+  struct DecisionFloors {
+    double check = 0, default_pairs = 0, anchor_pairs = 0, tie_pairs = 0;
+  };
+  DecisionFloors decision_floors_;
   struct Mean {
     double sum = 0;
     int count = 0;

@@ -13,7 +13,7 @@ TEST(SearchBudget, HoldsTheDecisionsPairsBackUpToTheirShare) {
   double now = 0;
   SearchBudget budget(10, [&] { return now; });
   double cost = 1;
-  budget.hold_for_decision([&] { return cost; }, 0.25);
+  budget.hold_for_decision([&](double) { return cost; }, 0.25);
   budget.saw_build(0.5);
   EXPECT_DOUBLE_EQ(budget.reserve(), 1.5);  // the rebuild and the pairs
   now = 8.0;
@@ -30,17 +30,18 @@ TEST(SearchBudget, HoldsTheDecisionsPairsBackUpToTheirShare) {
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 0);
   cost = -1;
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 0);
-  budget.hold_for_decision([] { return 100.0; }, 0);  // 0 ("no cap" on pairs): half the budget
+  budget.hold_for_decision([](double) { return 100.0; },
+                           0);  // 0 ("no cap" on pairs): half the budget
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 5);
-  budget.hold_for_decision([] { return 100.0; }, 100);  // never more than half
+  budget.hold_for_decision([](double) { return 100.0; }, 100);  // never more than half
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 5);
-  budget.hold_for_decision([] { return 100.0; }, -3);
+  budget.hold_for_decision([](double) { return 100.0; }, -3);
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 5);
 }
 
 TEST(SearchBudget, WithoutABudgetNothingIsHeld) {
   SearchBudget budget(0, [] { return 0.0; });
-  budget.hold_for_decision([] { return 5.0; }, 0.25);
+  budget.hold_for_decision([](double) { return 5.0; }, 0.25);
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 0);
   EXPECT_TRUE(budget.admits_timing());
 }

@@ -211,6 +211,29 @@ TEST(Search, TheBudgetHoldsTimeBackForTheDecisionsPairs) {
   EXPECT_LE(dev.now(), o.decide.budget_seconds + 0.02);
 }
 
+// A default so slow that even the fewest pairs of its confirmation cannot fit in the
+// decision's share of the budget: holding time back for pairs that would not run only cut the
+// search short.
+TEST(Search, AConfirmationThatCannotFitInItsShareIsNotHeldBack) {
+  SimulatedDevice dev;
+  dev.seconds = [](const Config& c) {
+    const bool def = c["x"].as_int() == 0 && c["y"].as_int() == 0;
+    return def ? 0.05 : 0.5e-3 + 1e-6 * static_cast<double>(c["x"].as_int());
+  };
+  auto op = make_space_op(dev, grid_space(100), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.decide.strategy = "random";
+  o.decide.budget_seconds = 4;
+  o.decide.confirm_pairs = 16;
+  o.decide.confirm_share = 0.05;  // 0.2 s; the fewest pairs (8) against the default: 0.4 s
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  EXPECT_EQ(r.stop_reason, "time budget");
+  EXPECT_LT(r.budget.reserve_seconds, 0.1);
+  EXPECT_NE(r.winner_name, "x=0,y=0");
+  EXPECT_FALSE(r.confirmed);
+  EXPECT_NE(r.reason.find("no time for the paired confirmation"), std::string::npos) << r.reason;
+}
+
 TEST(Search, TheDefaultIsMeasuredWhateverTheBudgetAndACutSearchIsStoredAsSuch) {
   testing::TempDir dir("search-budget");
   SimulatedDevice dev;

@@ -34,8 +34,8 @@ bool SearchBudget::admits_build() const {
   return !limited() || elapsed() + projected_ + reserve() <= seconds_;
 }
 
-bool SearchBudget::admits_timing() const {
-  return !limited() || elapsed() < seconds_ - reserve();
+bool SearchBudget::admits_timing(double lead) const {
+  return !limited() || elapsed() + std::max(0.0, lead) < seconds_ - reserve();
 }
 
 bool SearchBudget::spent() const {

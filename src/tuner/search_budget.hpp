@@ -31,8 +31,9 @@ class SearchBudget {
   // the reserve) fits.
   bool admits_build() const;
   // A point's timing may start (and a running window goes on) only before the budget less the
-  // reserve.
-  bool admits_timing() const;
+  // reserve; a point whose admission (`lead` seconds, not cut by the budget) comes first
+  // starts only when it ends before that line too.
+  bool admits_timing(double lead = 0) const;
   // The whole budget is spent (the default's timing, exempt otherwise, does not start).
   bool spent() const;
 

@@ -192,6 +192,8 @@ bool SearchContext::admit(std::size_t index) {
   TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index));
   const double took = since(start) - a.worker_setup_seconds;  // a worker's start is no candidate's
   validated_[index] = took;
+  admission_.sum += took;
+  ++admission_.count;
   validation_call_[index] = a.validation_call_seconds;
   if (!built_[index]) {
     entry(index).compile_seconds = a.compile_seconds;

@@ -104,6 +104,9 @@ class SearchContext {
   // fit is not held: those pairs would not run) (0: no incumbent or paired confirmation off).
   // Projected by finish(); the budget holds it back (SearchBudget::hold_for_decision).
   double decision_cost(double cap) const;
+  // The mean seconds an admission (prepare, build, validation) has taken so far: a point
+  // started at the budget's line runs its admission past it (the budget does not cut one).
+  double projected_admission() const { return admission_.value(); }
   // The best ok score so far (0: none): the incumbent hopeless cuts judge by.
   double incumbent() const { return incumbent_; }
 
@@ -225,6 +228,7 @@ class SearchContext {
     double value() const { return count > 0 ? sum / count : 0; }
   };
   Mean window_overhead_;  // seconds a window took beyond its timed launches (unchecked windows)
+  Mean admission_;        // seconds an admission took (prepare, build, validation)
   mutable std::optional<std::vector<std::size_t>> anchors_;
   double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
   std::size_t finished_ = 0;

@@ -98,7 +98,8 @@ std::vector<PointResult> TuningEvaluator::evaluate_round(std::span<const std::si
   const std::size_t def = context_.default_index();
   bool refused = false;
   auto may_start = [&](std::size_t i) {
-    const bool ok = i == def ? !budget_.spent() : budget_.admits_timing();
+    const bool ok =
+        i == def ? !budget_.spent() : budget_.admits_timing(context_.projected_admission());
     refused |= !ok;
     return ok;
   };

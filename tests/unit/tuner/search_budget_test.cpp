@@ -39,6 +39,30 @@ TEST(SearchBudget, HoldsTheDecisionsPairsBackUpToTheirShare) {
   EXPECT_DOUBLE_EQ(budget.decision_reserve(), 5);
 }
 
+// The cost the budget is handed is asked for within the cap (the context leaves out what
+// cannot fit in it), and a point whose admission comes before its window starts only when the
+// admission too ends before the line.
+TEST(SearchBudget, TheCostIsAskedWithinItsCapAndAnAdmissionLeadsTheLine) {
+  double now = 0;
+  SearchBudget budget(10, [&] { return now; });
+  double asked = 0;
+  budget.hold_for_decision(
+      [&](double cap) {
+        asked = cap;
+        return 1.0;
+      },
+      0.25);
+  EXPECT_DOUBLE_EQ(budget.decision_reserve(), 1);
+  EXPECT_DOUBLE_EQ(asked, 2.5);
+  now = 8.8;
+  EXPECT_TRUE(budget.admits_timing());
+  EXPECT_TRUE(budget.admits_timing(0.1));
+  EXPECT_FALSE(budget.admits_timing(0.3));  // its admission would end past 9 (10 less 1)
+  EXPECT_TRUE(budget.admits_timing(-5));    // a negative lead is none
+  SearchBudget none(0, [&] { return now; });
+  EXPECT_TRUE(none.admits_timing(100));
+}
+
 TEST(SearchBudget, WithoutABudgetNothingIsHeld) {
   SearchBudget budget(0, [] { return 0.0; });
   budget.hold_for_decision([](double) { return 5.0; }, 0.25);

@@ -48,8 +48,14 @@ double SearchContext::pair_seconds(std::size_t a, std::size_t b, int launches) c
   return pair;
 }
 
+double SearchContext::prepare_seconds() const {
+  return acquisition_.count > 0 ? acquisition_.value() : admission_.value();
+}
+
 double SearchContext::floor_seconds(std::size_t a, std::size_t b) const {
-  return (options_.decide.paired.min_pairs + 2) * pair_seconds(a, b, 1);
+  const double pair = pair_seconds(a, b, 1);
+  if (pair <= 0) return 0;
+  return (options_.decide.paired.min_pairs + 2) * pair + 2 * prepare_seconds();
 }
 
 bool SearchContext::is_anchor(std::size_t index) const {
@@ -59,7 +65,8 @@ bool SearchContext::is_anchor(std::size_t index) const {
 int SearchContext::affordable_pairs(std::size_t reference, int launches, double keep) const {
   const double pair = pair_seconds(reference, r_.winner, launches);
   if (!time_left_ || pair <= 0) return options_.decide.confirm_pairs;
-  const double left = std::max(0.0, time_left_() - keep);
+  // Both sides are prepared again before the pairs.
+  const double left = std::max(0.0, time_left_() - keep - 2 * prepare_seconds());
   return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
 }
 

@@ -209,7 +209,12 @@ bool SearchContext::admit(std::size_t index) {
 }
 
 bool SearchContext::acquire(std::size_t index) {
-  return runner_->acquire(index);
+  const auto start = Wall::now();
+  const bool ok = runner_->acquire(index);
+  // What preparing a trial again costs: a pairing prepares both its sides first.
+  acquisition_.sum += since(start);
+  ++acquisition_.count;
+  return ok;
 }
 
 void SearchContext::drop_trial(std::size_t index) {

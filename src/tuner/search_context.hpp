@@ -167,7 +167,8 @@ class SearchContext {
   // launches, the warmup launch a quiescing op's window adds, and the mean cost of a window
   // beyond its launches (0: a side has no reading).
   double pair_seconds(std::size_t a, std::size_t b, int launches) const;
-  // A confirmation's floor: paired.min_pairs + 2 pairs of one launch a side.
+  // A confirmation's floor: paired.min_pairs + 2 pairs of one launch a side, and preparing
+  // both sides again.
   double floor_seconds(std::size_t a, std::size_t b) const;
   bool is_anchor(std::size_t index) const;
   // The pairs that fit in the time left less `keep` seconds (all of them without a budget).
@@ -229,6 +230,10 @@ class SearchContext {
   };
   Mean window_overhead_;  // seconds a window took beyond its timed launches (unchecked windows)
   Mean admission_;        // seconds an admission took (prepare, build, validation)
+  Mean acquisition_;      // seconds acquire() took (a trial prepared again)
+  // What preparing a trial again is projected to cost: the mean acquire() so far, or, before
+  // the first, the mean admission (which prepares and validates).
+  double prepare_seconds() const;
   mutable std::optional<std::vector<std::size_t>> anchors_;
   double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
   std::size_t finished_ = 0;

@@ -147,7 +147,7 @@ struct TuneReport {
   int paired_pairs = 0;
   // Pairing of the tie-break's pick with the fastest reading it was tied with (both own
   // kernels, or both anchors): the rival takes the decision when the pairs show it faster by
-  // more than half the tie band, so the tie order does not cost a measurable difference.
+  // half the tie band or more, so the tie order does not cost a measurable difference.
   std::optional<PairedFinal> tie_pairing;
   // Pairing of a measured winner that is not one of the op's anchors with the best anchor
   // measured (a library solution): the winner stands only when the pairs' median ratio is

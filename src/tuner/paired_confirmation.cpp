@@ -36,13 +36,14 @@ std::string not_surely_under(const stats::PairedScore& s, double bar) {
 
 double SearchContext::pair_seconds(std::size_t a, std::size_t b, int launches) const {
   // One pair: `launches` launches (batches) of each side at the depth its window used, after
-  // the untimed one that restarts what a quiescing op stopped (trial_runner.cpp window_phase).
+  // the single untimed call that restarts what a quiescing op stopped (trial_runner.cpp
+  // window_phase).
   const int warmup = op_.quiesces() ? 1 : 0;
   double pair = 0;
   for (std::size_t i : {a, b}) {
     const CandidateReport* c = find(i);
     if (!c || !c->timing) return 0;
-    pair += (launches + warmup) * c->score * std::max(1, c->timing->depth);
+    pair += (launches * std::max(1, c->timing->depth) + warmup) * c->score;
     pair += window_overhead_.value();
   }
   return pair;
@@ -52,10 +53,16 @@ double SearchContext::prepare_seconds() const {
   return acquisition_.count > 0 ? acquisition_.value() : admission_.value();
 }
 
-double SearchContext::floor_seconds(std::size_t a, std::size_t b) const {
+SearchContext::Floor SearchContext::floor_of(std::size_t a, std::size_t b) const {
   const double pair = pair_seconds(a, b, 1);
-  if (pair <= 0) return 0;
-  return (options_.decide.paired.min_pairs + 2) * pair + 2 * prepare_seconds();
+  if (pair <= 0) return {};
+  const int least = options_.decide.paired.min_pairs;
+  return {.whole = (least + 2) * pair + 2 * prepare_seconds(),
+          .least = least * pair + 2 * prepare_seconds()};
+}
+
+double SearchContext::floor_seconds(std::size_t a, std::size_t b) const {
+  return floor_of(a, b).whole;
 }
 
 bool SearchContext::is_anchor(std::size_t index) const {
@@ -132,7 +139,7 @@ std::optional<std::pair<std::size_t, Outcome>> SearchContext::paired_windows(
   return failed;
 }
 
-SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double keep) {
+SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double keep, double bar) {
   const std::size_t win = r_.winner;
   PairedRun run;
   // Under a budget the pairs must fit what is left of it; too few to judge: the caller keeps
@@ -182,7 +189,7 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
   }
   stats::PairedPolicy policy = options_.decide.paired;
   // Spread that cannot carry the pairs across the bar does not void them.
-  policy.bar = 1 / (1 + options_.decide.tie_band);
+  policy.bar = bar;
   run.score = stats::paired_score(ref, cand, policy);
   run.end = PairedRun::End::scored;
   return run;
@@ -191,8 +198,8 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
 void SearchContext::confirm() {
   const std::size_t def = r_.default_index;
   const std::size_t win = r_.winner;
-  const PairedRun run = run_pairs(def);
   const double needed = 1 / (1 + options_.decide.tie_band);
+  const PairedRun run = run_pairs(def, 0, needed);
   switch (run.end) {
     case PairedRun::End::unaffordable:
       r_.reason = "the budget left no time for the paired confirmation (" +
@@ -234,57 +241,42 @@ const std::vector<std::size_t>& SearchContext::anchors() const {
   return *anchors_;
 }
 
-double SearchContext::fitting(std::initializer_list<double> floors, double room,
-                              bool first_whole) const {
-  // A pairing runs with as few as paired.min_pairs pairs; its floor is that plus two.
-  const int least = options_.decide.paired.min_pairs;
-  const double least_share = static_cast<double>(least) / (least + 2);
-  double sum = 0;
-  bool first = true;
-  for (double f : floors) {
-    const double need = first && first_whole ? f : f * least_share;
-    first = false;
-    if (!(f > 0) || sum + need > room) continue;  // its pairs would not run: nothing held
-    sum += std::min(f, room - sum);
-  }
-  return sum;
-}
-
 double SearchContext::decision_cost(double cap) const {
   const DecisionFloors& f = decision_floors_;
-  return fitting({f.check, f.default_pairs, f.anchor_pairs, f.tie_pairs}, cap, true);
+  return fitting({{f.check, f.check}, f.default_pairs, f.anchor_pairs, f.tie_pairs}, cap);
 }
 
-double SearchContext::kept_for(std::initializer_list<double> floors) const {
+double SearchContext::kept_for(std::initializer_list<Floor> floors) const {
   const double room = time_left_ ? std::max(0.0, time_left_()) : HUGE_VAL;
-  return fitting(floors, room, false);
+  return fitting(floors, room);
 }
 
 void SearchContext::project_decision_cost() {
   DecisionFloors& f = decision_floors_;
   f = {};
-  const std::size_t inc = incumbent_index_;
   const std::size_t def = r_.default_index;
-  if (options_.decide.confirm_pairs <= 0 || inc == def) return;
-  if (const CandidateReport* d = find(def); d && d->outcome.ok())
-    f.default_pairs = floor_seconds(inc, def);
-  if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(inc))
-    f.anchor_pairs = floor_seconds(inc, *a);
+  if (options_.decide.confirm_pairs <= 0) return;
   const std::optional<std::size_t> pick = decide(r_.candidates, def, options_.decide.tie_band);
-  if (!pick) return;
-  // A pick not yet checked is checked before the pairs (holds(): a window of two samples and
-  // its checked calls), as the budget does not cut.
+  if (!pick || *pick == def) return;
+  // Projected for the pick the decision would make now, as choose() pairs it.
+  if (const CandidateReport* d = find(def); d && d->outcome.ok())
+    f.default_pairs = floor_of(*pick, def);
+  if (const std::optional<std::size_t> a = best_anchor(); a && !is_anchor(*pick))
+    f.anchor_pairs = floor_of(*pick, *a);
+  // A pick not yet checked is checked first (holds(): prepared again, a window of two samples
+  // and its checked calls), which the budget does not cut.
   const auto checked = checked_.find(*pick);
   const bool unchecked = checked == checked_.end() || !checked->second;
   if (const CandidateReport* c = find(*pick);
       c && c->timing && unchecked && options_.measure.check_calls > 0) {
     const int warmup = op_.quiesces() ? 1 : 0;
-    f.check = (2 + warmup) * c->score * std::max(1, c->timing->depth) +
-              options_.measure.check_calls * c->score + window_overhead_.value();
+    f.check =
+        (2 * std::max(1, c->timing->depth) + warmup + options_.measure.check_calls) * c->score +
+        window_overhead_.value() + prepare_seconds();
   }
   // The tie order picks another candidate than the incumbent: the two are paired first.
   if (const std::optional<std::size_t> rival = tied_rival(*pick))
-    f.tie_pairs = floor_seconds(*pick, *rival);
+    f.tie_pairs = floor_of(*pick, *rival);
 }
 
 std::optional<std::size_t> SearchContext::best_anchor() const {
@@ -306,26 +298,32 @@ void SearchContext::pair_with_anchor() {
   if (!anchor || *anchor == r_.winner) return;
   // The default's confirmation comes next: its floor is kept out of this pairing's time.
   const double keep =
-      kept_for({r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0});
-  const Final final{.rival = *anchor,
-                    .bar = 1 / (1 + options_.decide.tie_band),
-                    .keep = keep,
-                    .what = "the library anchor"};
-  pair_final(final, r_.anchor_pairing.emplace());
+      kept_for({r_.default_score > 0 ? floor_of(r_.winner, r_.default_index) : Floor{}});
+  const FinalPairing pairing{.rival = *anchor,
+                             .bar = 1 / (1 + options_.decide.tie_band),
+                             .keep = keep,
+                             .what = "the library anchor"};
+  pair_final(pairing, r_.anchor_pairing.emplace());
 }
 
 std::optional<std::size_t> SearchContext::tied_rival(std::size_t pick) const {
-  // Ties with the default went to the default; an anchor on one side only is the anchor
-  // pairing's to judge (the library wins its ties). Otherwise the fastest reading, when it
-  // is not the pick (decide() tied them: the pick is within the band of the best).
+  // Ties with the default went to the default. An anchor on one side only is not paired here:
+  // an own pick is paired with the best anchor next (where the library wins its ties), and an
+  // anchor pick keeps its tie with a faster own kernel (the library wins its ties). Otherwise
+  // the fastest reading, when it is not the pick (decide() tied them: the pick is within the
+  // band of the best).
   if (pick == r_.default_index) return std::nullopt;
   const CandidateReport* best = nullptr;
   for (const CandidateReport& c : r_.candidates) {
-    if (c.index == r_.default_index || !c.outcome.ok() || !std::isfinite(c.score)) continue;
+    if (c.index == r_.default_index || !c.outcome.ok() || !c.timing) continue;
+    if (!std::isfinite(c.score) || !(c.score > 0)) continue;
     if (!best || c.score < best->score) best = &c;
   }
-  if (!best || best->index == pick || is_anchor(best->index) != is_anchor(pick))
+  const CandidateReport* picked = find(pick);
+  // An equal reading is no rival: the order decides between equals.
+  if (!best || !picked || best->index == pick || !(best->score < picked->score))
     return std::nullopt;
+  if (is_anchor(best->index) != is_anchor(pick)) return std::nullopt;
   return best->index;
 }
 
@@ -335,21 +333,21 @@ void SearchContext::pair_with_tied_rival() {
   // The default's confirmation and the anchor pairing come next: their floors are kept out.
   const std::optional<std::size_t> a = best_anchor();
   const double keep =
-      kept_for({r_.default_score > 0 ? floor_seconds(r_.winner, r_.default_index) : 0,
-                a && !is_anchor(r_.winner) ? floor_seconds(r_.winner, *a) : 0});
-  const Final final{.rival = *rival,
-                    .bar = 1 + options_.decide.tie_band / 2,
-                    .keep = keep,
-                    .what = "the tied rival"};
-  pair_final(final, r_.tie_pairing.emplace());
+      kept_for({r_.default_score > 0 ? floor_of(r_.winner, r_.default_index) : Floor{},
+                a && !is_anchor(r_.winner) ? floor_of(r_.winner, *a) : Floor{}});
+  const FinalPairing pairing{.rival = *rival,
+                             .bar = 1 + options_.decide.tie_band / 2,
+                             .keep = keep,
+                             .what = "the tied rival"};
+  pair_final(pairing, r_.tie_pairing.emplace());
 }
 
-void SearchContext::pair_final(const Final& f, PairedFinal& p) {
+void SearchContext::pair_final(const FinalPairing& f, PairedFinal& p) {
   const std::size_t win = r_.winner;
   p.rival = entry(f.rival).name;
   p.candidate = entry(win).name;
-  const PairedRun run = run_pairs(f.rival, f.keep);
-  const std::string rival = std::string(f.what);
+  const PairedRun run = run_pairs(f.rival, f.keep, f.bar);
+  const std::string what(f.what);
   switch (run.end) {
     case PairedRun::End::unaffordable:
       p.kept_candidate = true;
@@ -364,11 +362,11 @@ void SearchContext::pair_final(const Final& f, PairedFinal& p) {
     case PairedRun::End::reference_failed:
       p.kept_candidate = true;
       p.why =
-          rival + "'s window ended " + failure_text(run.failure) + ": the measured winner stands";
+          what + "'s window ended " + failure_text(run.failure) + ": the measured winner stands";
       entry(f.rival).outcome = run.failure;  // it failed where it had passed: never chosen
       return;
     case PairedRun::End::winner_failed:
-      p.why = "the winner's window ended " + failure_text(run.failure) + ": " + rival + " stands";
+      p.why = "the winner's window ended " + failure_text(run.failure) + ": " + what + " stands";
       entry(win).outcome = run.failure;
       break;
     case PairedRun::End::scored: {
@@ -385,7 +383,7 @@ void SearchContext::pair_final(const Final& f, PairedFinal& p) {
   take_rival(f, win, p);
 }
 
-void SearchContext::take_rival(const Final& f, std::size_t win, PairedFinal& p) {
+void SearchContext::take_rival(const FinalPairing& f, std::size_t win, PairedFinal& p) {
   // The rival takes the decision, once it holds (its checked calls pass); one that fails
   // them leaves the measured winner — unless that one just failed too: the decision again.
   const std::string reason = "paired with " + std::string(f.what) + " " + p.rival + ": ";

@@ -4,6 +4,15 @@
 
 namespace tunekit::detail {
 
+double fitting(std::initializer_list<DecisionPart> parts, double room) {
+  double sum = 0;
+  for (const DecisionPart& p : parts) {
+    if (!(p.least > 0) || sum + p.least > room) continue;
+    sum += std::min(p.whole, room - sum);
+  }
+  return sum;
+}
+
 SearchBudget::SearchBudget(double seconds, std::function<double()> now)
     : seconds_(seconds), now_(std::move(now)), start_(now_()) {}
 

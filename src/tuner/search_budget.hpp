@@ -3,8 +3,20 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 
 namespace tunekit::detail {
+
+// A part of the decision the budget may hold time for: `whole` (a pairing's paired.min_pairs
+// + 2 pairs of one launch a side, both sides prepared again) and `least` (the fewest it runs
+// with: paired.min_pairs pairs; a check: the whole of it).
+struct DecisionPart {
+  double whole = 0, least = 0;
+};
+// The parts that fit, in order, in `room` seconds: each held whole where it fits, or what is
+// left of the room where its least run fits; one whose least run does not fit is not held (it
+// would not run) and the later ones are still tried.
+double fitting(std::initializer_list<DecisionPart> parts, double room);
 
 class SearchBudget {
  public:
@@ -20,10 +32,11 @@ class SearchBudget {
   // build) and the decision's paired confirmations (decision_reserve).
   double reserve() const { return projected_ + decision_reserve(); }
   void saw_build(double seconds);
-  // Time held for the paired confirmations that decide (against the best anchor and the
-  // default): what `cost(cap)` projects within `cap` — read on every check, so it must be
-  // cheap — the cap `share` of the budget (0, or over one half: one half), so a slow default
-  // cannot take the search's time.
+  // Time held for the decision (the check of an unchecked pick; its pairings with the
+  // default, the best anchor and a tied rival): what `cost(cap)` projects within `cap` (the
+  // parts that fit, `fitting`) — read on every check, so it must be cheap — the cap `share` of
+  // the budget (0, or over one half: one half), so a slow default cannot take the search's
+  // time.
   void hold_for_decision(std::function<double(double cap)> cost, double share);
   double decision_reserve() const;
 

@@ -189,11 +189,12 @@ bool SearchContext::admit(std::size_t index) {
     return false;
   }
   const auto start = Wall::now();
+  const double budget_start = budget_now();
   TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index));
   const double took = since(start) - a.worker_setup_seconds;  // a worker's start is no candidate's
   validated_[index] = took;
-  admission_.sum += took;
-  ++admission_.count;
+  // The budget's projections are on its own clock (a replay's or a test's simulated one).
+  admission_.add(budget_now() - budget_start - (options_.measure.now ? 0 : a.worker_setup_seconds));
   validation_call_[index] = a.validation_call_seconds;
   if (!built_[index]) {
     entry(index).compile_seconds = a.compile_seconds;
@@ -209,12 +210,16 @@ bool SearchContext::admit(std::size_t index) {
 }
 
 bool SearchContext::acquire(std::size_t index) {
-  const auto start = Wall::now();
+  const double start = budget_now();
   const bool ok = runner_->acquire(index);
   // What preparing a trial again costs: a pairing prepares both its sides first.
-  acquisition_.sum += since(start);
-  ++acquisition_.count;
+  acquisition_.add(budget_now() - start);
   return ok;
+}
+
+double SearchContext::budget_now() const {
+  if (options_.measure.now) return options_.measure.now();
+  return std::chrono::duration<double>(Wall::now().time_since_epoch()).count();
 }
 
 void SearchContext::drop_trial(std::size_t index) {
@@ -299,12 +304,10 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   TrialAnswer a = runner_->window(index, timing, after, window_limit(index, timing),
                                   functions_of.value_or(index));
   // What a window costs beyond its launches (inputs restored, settling, a worker's round
-  // trip, a quiesce): the paired confirmations' projections count it for every side.
-  if (a.timing && !a.checked && a.timing->wall_seconds > 0) {
-    const double beyond = since(start) - a.worker_setup_seconds - a.timing->wall_seconds;
-    window_overhead_.sum += std::max(0.0, beyond);
-    ++window_overhead_.count;
-  }
+  // trip, a quiesce): the paired confirmations' projections count it for every side. Only on
+  // the host's clock: an injected budget clock (a replay, a test) has none to separate.
+  if (!options_.measure.now && a.timing && !a.checked && a.timing->wall_seconds > 0)
+    window_overhead_.add(since(start) - a.worker_setup_seconds - a.timing->wall_seconds);
   r_.seconds_settling += a.settle_seconds;
   if (a.checked) entry(index).checked = true;  // ran (a failure is its outcome)
   if (a.checked && a.timing && a.timing->outcome.ok()) {

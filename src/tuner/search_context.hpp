@@ -24,6 +24,7 @@
 #include "tunekit/tuner_options.hpp"
 #include "tunekit/validate.hpp"
 #include "tuner/confirmation_size.hpp"
+#include "tuner/search_budget.hpp"
 #include "tuner/trial_runner.hpp"
 
 namespace tunekit::detail {
@@ -104,9 +105,15 @@ class SearchContext {
   // fit is not held: those pairs would not run) (0: no incumbent or paired confirmation off).
   // Projected by finish(); the budget holds it back (SearchBudget::hold_for_decision).
   double decision_cost(double cap) const;
-  // The mean seconds an admission (prepare, build, validation) has taken so far: a point
-  // started at the budget's line runs its admission past it (the budget does not cut one).
-  double projected_admission() const { return admission_.value(); }
+  // What starting point `index` costs before its window, on the budget's clock: a point not
+  // yet admitted, the mean admission so far (prepare, build, validation: the budget does not
+  // cut one); an admitted one (a racing round), preparing its trial again.
+  double projected_start(std::size_t index) const {
+    return validated_.count(index) ? prepare_seconds() : admission_.value();
+  }
+  // What preparing a trial again is projected to cost: the mean acquire() so far, or, before
+  // the first, the mean admission (which prepares and validates).
+  double prepare_seconds() const;
   // The best ok score so far (0: none): the incumbent hopeless cuts judge by.
   double incumbent() const { return incumbent_; }
 
@@ -121,7 +128,8 @@ class SearchContext {
   };
   // A B B A windows of the winner against `reference`, sized by their measured gap, in the
   // budget's time left less `keep` seconds.
-  PairedRun run_pairs(std::size_t reference, double keep = 0);
+  // `bar`: the ratio the pairs are judged against (their sign test, paired_score).
+  PairedRun run_pairs(std::size_t reference, double keep, double bar);
   // `pairs` pairs of windows of `launches` launches a side (each side's fastest reading into
   // `ref` and `cand`); the side whose window failed, if one did (the pairs end there).
   std::optional<std::pair<std::size_t, Outcome>> paired_windows(std::size_t reference, int pairs,
@@ -133,16 +141,16 @@ class SearchContext {
   // A final pairing of the winner with a rival: the rival takes the decision when the pairs'
   // median winner / rival ratio is not under `bar` (paired_verdict), in the time left less
   // `keep` seconds (the later pairings' floors).
-  struct Final {
+  struct FinalPairing {
     std::size_t rival = 0;
     double bar = 1;
     double keep = 0;
     std::string_view what;  // "the library anchor", "the tied rival": for the reasons
   };
-  void pair_final(const Final& f, PairedFinal& p);
+  void pair_final(const FinalPairing& f, PairedFinal& p);
   // The rival becomes the winner once it holds; one that fails its checked calls leaves the
   // measured winner, or the decision again when that one failed in the pairs.
-  void take_rival(const Final& f, std::size_t win, PairedFinal& p);
+  void take_rival(const FinalPairing& f, std::size_t win, PairedFinal& p);
   // The winner against the best anchor measured, when the winner is not an anchor: the anchor
   // takes the decision unless the winner is faster by the tie band in pairs.
   void pair_with_anchor();
@@ -152,24 +160,21 @@ class SearchContext {
   // The fastest ok non-default reading when decide() picked `pick` over it by the tie order,
   // both of one kind (own kernels, or anchors); nullopt when there is none to pair.
   std::optional<std::size_t> tied_rival(std::size_t pick) const;
+  using Floor = DecisionPart;
   std::optional<std::size_t> best_anchor() const;
   const std::vector<std::size_t>& anchors() const;  // the op's anchor indices, cached
   void project_decision_cost();
-  // The pairings' floors that fit, in order, in `room` seconds: each held whole where it
-  // fits, or what is left of the room where its least run (paired.min_pairs pairs) fits;
-  // one whose least run does not fit is not held (its pairs would not run). `first_whole`:
-  // the first part is not a pairing (a check) and is held only whole.
-  double fitting(std::initializer_list<double> floors, double room, bool first_whole) const;
   // The later pairings' floors that fit in the time the budget has left (all of them without
   // a budget): what an earlier pairing keeps out of its own time.
-  double kept_for(std::initializer_list<double> floors) const;
+  double kept_for(std::initializer_list<Floor> floors) const;
   // One A B B A pair's projected seconds of candidates `a` and `b`, each side `launches`
   // launches, the warmup launch a quiescing op's window adds, and the mean cost of a window
   // beyond its launches (0: a side has no reading).
   double pair_seconds(std::size_t a, std::size_t b, int launches) const;
   // A confirmation's floor: paired.min_pairs + 2 pairs of one launch a side, and preparing
-  // both sides again.
+  // both sides again (floor_of(a, b).whole).
   double floor_seconds(std::size_t a, std::size_t b) const;
+  Floor floor_of(std::size_t a, std::size_t b) const;
   bool is_anchor(std::size_t index) const;
   // The pairs that fit in the time left less `keep` seconds (all of them without a budget).
   int affordable_pairs(std::size_t reference, int launches, double keep = 0) const;
@@ -220,20 +225,20 @@ class SearchContext {
   std::size_t incumbent_index_ = 0;
   // The decision's projected parts (project_decision_cost), in the order they are held.
   struct DecisionFloors {
-    double check = 0, default_pairs = 0, anchor_pairs = 0, tie_pairs = 0;
+    double check = 0;
+    Floor default_pairs, anchor_pairs, tie_pairs;
   };
   DecisionFloors decision_floors_;
   struct Mean {
     double sum = 0;
     int count = 0;
+    void add(double x) { sum += std::max(0.0, x), ++count; }
     double value() const { return count > 0 ? sum / count : 0; }
   };
-  Mean window_overhead_;  // seconds a window took beyond its timed launches (unchecked windows)
-  Mean admission_;        // seconds an admission took (prepare, build, validation)
-  Mean acquisition_;      // seconds acquire() took (a trial prepared again)
-  // What preparing a trial again is projected to cost: the mean acquire() so far, or, before
-  // the first, the mean admission (which prepares and validates).
-  double prepare_seconds() const;
+  double budget_now() const;  // the budget's clock (measure.now, else the host's)
+  Mean window_overhead_;      // seconds a window took beyond its timed launches (unchecked windows)
+  Mean admission_;            // seconds an admission took (prepare, build, validation)
+  Mean acquisition_;          // seconds acquire() took (a trial prepared again)
   mutable std::optional<std::vector<std::size_t>> anchors_;
   double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
   std::size_t finished_ = 0;

@@ -99,7 +99,7 @@ std::vector<PointResult> TuningEvaluator::evaluate_round(std::span<const std::si
   bool refused = false;
   auto may_start = [&](std::size_t i) {
     const bool ok =
-        i == def ? !budget_.spent() : budget_.admits_timing(context_.projected_admission());
+        i == def ? !budget_.spent() : budget_.admits_timing(context_.projected_start(i));
     refused |= !ok;
     return ok;
   };

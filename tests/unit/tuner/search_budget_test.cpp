@@ -63,6 +63,19 @@ TEST(SearchBudget, TheCostIsAskedWithinItsCapAndAnAdmissionLeadsTheLine) {
   EXPECT_TRUE(none.admits_timing(100));
 }
 
+// The decision's parts in the order they are held: whole where they fit, the rest of the room
+// where their fewest pairs fit, nothing where even those do not (the later ones still tried).
+TEST(SearchBudget, DecisionPartsAreHeldOnlyWhereTheirLeastRunFits) {
+  EXPECT_DOUBLE_EQ(fitting({{1, 1}, {2, 1.6}}, 10), 3);     // both whole
+  EXPECT_DOUBLE_EQ(fitting({{1, 1}, {2, 1.6}}, 2.8), 2.8);  // the second's least fits: the rest
+  EXPECT_DOUBLE_EQ(fitting({{1, 1}, {2, 1.6}, {0.5, 0.4}}, 2.4), 1.5);  // too big, the third held
+  EXPECT_DOUBLE_EQ(fitting({{5, 4}, {1, 0.8}}, 3), 1);          // a slow default's pairs: none held
+  EXPECT_DOUBLE_EQ(fitting({{0, 0}, {-1, -1}, {1, 1}}, 3), 1);  // nothing projected, nothing held
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_DOUBLE_EQ(fitting({{nan, nan}, {1, 1}}, 3), 1);
+  EXPECT_DOUBLE_EQ(fitting({{1, 1}}, 0), 0);
+}
+
 TEST(SearchBudget, WithoutABudgetNothingIsHeld) {
   SearchBudget budget(0, [] { return 0.0; });
   budget.hold_for_decision([](double) { return 5.0; }, 0.25);

@@ -38,12 +38,11 @@ double SearchContext::pair_seconds(std::size_t a, std::size_t b, int launches) c
   // One pair: `launches` launches (batches) of each side at the depth its window used, after
   // the single untimed call that restarts what a quiescing op stopped (trial_runner.cpp
   // window_phase).
-  const int warmup = op_.quiesces() ? 1 : 0;
   double pair = 0;
   for (std::size_t i : {a, b}) {
     const CandidateReport* c = find(i);
     if (!c || !c->timing) return 0;
-    pair += (launches * std::max(1, c->timing->depth) + warmup) * c->score;
+    pair += (launches * std::max(1, c->timing->depth) + warmup_calls()) * c->score;
     pair += window_overhead_.value();
   }
   return pair;
@@ -269,10 +268,9 @@ void SearchContext::project_decision_cost() {
   const bool unchecked = checked == checked_.end() || !checked->second;
   if (const CandidateReport* c = find(*pick);
       c && c->timing && unchecked && options_.measure.check_calls > 0) {
-    const int warmup = op_.quiesces() ? 1 : 0;
-    f.check =
-        (2 * std::max(1, c->timing->depth) + warmup + options_.measure.check_calls) * c->score +
-        window_overhead_.value() + prepare_seconds();
+    f.check = (2 * std::max(1, c->timing->depth) + warmup_calls() + options_.measure.check_calls) *
+                  c->score +
+              window_overhead_.value() + prepare_seconds();
   }
   // The tie order picks another candidate than the incumbent: the two are paired first.
   if (const std::optional<std::size_t> rival = tied_rival(*pick))

@@ -175,6 +175,9 @@ class SearchContext {
   // both sides again (floor_of(a, b).whole).
   double floor_seconds(std::size_t a, std::size_t b) const;
   Floor floor_of(std::size_t a, std::size_t b) const;
+  // The untimed calls a window begins with: one where the op quiesces its candidates
+  // (trial_runner.cpp window_phase restarts what the quiesce stopped).
+  int warmup_calls() const { return op_.quiesces() ? 1 : 0; }
   bool is_anchor(std::size_t index) const;
   // The pairs that fit in the time left less `keep` seconds (all of them without a budget).
   int affordable_pairs(std::size_t reference, int launches, double keep = 0) const;

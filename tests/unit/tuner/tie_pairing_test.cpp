@@ -5,7 +5,9 @@
 // median shows it faster by more than half the tie band.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fakes/fake_device.hpp"
@@ -33,12 +35,15 @@ TuneReport tune(FakeDevice& dev, const std::vector<std::string>& names,
   return r;
 }
 
+// Each candidate's reading per launch, in seconds.
+void readings(FakeDevice& dev, std::initializer_list<std::pair<const char*, double>> seconds) {
+  for (const auto& [name, t] : seconds) dev.behaviour[name] = {.seconds = t};
+}
+
 // "a" wins the tie by name; "b" reads 1.5 % faster, within the 2 % band.
 TEST(TiePairing, ARivalMeasurablyFasterInPairsTakesThePick) {
   FakeDevice dev;
-  dev.behaviour["def"] = {.seconds = 5e-3};
-  dev.behaviour["a"] = {.seconds = 1.015e-3};
-  dev.behaviour["b"] = {.seconds = 1e-3};
+  readings(dev, {{"def", 5e-3}, {"a", 1.015e-3}, {"b", 1e-3}});
   const TuneReport r = tune(dev, {"def", "a", "b"});
   ASSERT_TRUE(r.tie_pairing);
   EXPECT_EQ(r.tie_pairing->rival, "b");
@@ -58,9 +63,7 @@ TEST(TiePairing, ARivalMeasurablyFasterInPairsTakesThePick) {
 // The main windows read "b" 1.5 % ahead (a faster minute); in pairs the two are all but equal.
 TEST(TiePairing, ATieThePairsCannotSeparateKeepsTheTieOrder) {
   FakeDevice dev;
-  dev.behaviour["def"] = {.seconds = 5e-3};
-  dev.behaviour["a"] = {.seconds = 1e-3};
-  dev.behaviour["b"] = {.seconds = 0.985e-3};
+  readings(dev, {{"def", 5e-3}, {"a", 1e-3}, {"b", 0.985e-3}});
   // "a" runs again only in the pairs (after "b"'s window): from then on "b" reads 0.998 ms.
   dev.behaviour["a"].hook = [&dev] {
     if (dev.launches["b"] > 0) dev.behaviour["b"].seconds = 0.998e-3;
@@ -77,9 +80,7 @@ TEST(TiePairing, ATieThePairsCannotSeparateKeepsTheTieOrder) {
 TEST(TiePairing, NoPairingWhenThePickIsTheFastestOrTheDefaultOrAnAnchorIsOnOneSide) {
   {
     FakeDevice dev;  // the tie order and the readings agree
-    dev.behaviour["def"] = {.seconds = 5e-3};
-    dev.behaviour["a"] = {.seconds = 1e-3};
-    dev.behaviour["b"] = {.seconds = 1.01e-3};
+    readings(dev, {{"def", 5e-3}, {"a", 1e-3}, {"b", 1.01e-3}});
     const TuneReport r = tune(dev, {"def", "a", "b"});
     EXPECT_EQ(r.winner_name, "a");
     EXPECT_FALSE(r.tie_pairing);
@@ -87,17 +88,14 @@ TEST(TiePairing, NoPairingWhenThePickIsTheFastestOrTheDefaultOrAnAnchorIsOnOneSi
   }
   {
     FakeDevice dev;  // the default in the tie set: ties go to the default (DESIGN §6)
-    dev.behaviour["def"] = {.seconds = 1.015e-3};
-    dev.behaviour["b"] = {.seconds = 1e-3};
+    readings(dev, {{"def", 1.015e-3}, {"b", 1e-3}});
     const TuneReport r = tune(dev, {"def", "b"});
     EXPECT_EQ(r.winner_name, "def");
     EXPECT_FALSE(r.tie_pairing);
   }
   {
     FakeDevice dev;  // own pick, library fastest: the anchor pairing's rule (the library)
-    dev.behaviour["def"] = {.seconds = 5e-3};
-    dev.behaviour["a"] = {.seconds = 1.015e-3};
-    dev.behaviour["lib"] = {.seconds = 1e-3};
+    readings(dev, {{"def", 5e-3}, {"a", 1.015e-3}, {"lib", 1e-3}});
     const TuneReport r = tune(dev, {"def", "a", "lib"}, {"lib"});
     EXPECT_FALSE(r.tie_pairing);
     ASSERT_TRUE(r.anchor_pairing);
@@ -105,9 +103,7 @@ TEST(TiePairing, NoPairingWhenThePickIsTheFastestOrTheDefaultOrAnAnchorIsOnOneSi
   }
   {
     FakeDevice dev;  // the paired confirmations switched off
-    dev.behaviour["def"] = {.seconds = 5e-3};
-    dev.behaviour["a"] = {.seconds = 1.015e-3};
-    dev.behaviour["b"] = {.seconds = 1e-3};
+    readings(dev, {{"def", 5e-3}, {"a", 1.015e-3}, {"b", 1e-3}});
     TunerOptions o;
     o.decide.confirm_pairs = 0;
     const TuneReport r = tune(dev, {"def", "a", "b"}, {}, o);
@@ -120,9 +116,7 @@ TEST(TiePairing, NoPairingWhenThePickIsTheFastestOrTheDefaultOrAnAnchorIsOnOneSi
 // (the winner is an anchor).
 TEST(TiePairing, TwoAnchorsTiedArePairedWithEachOther) {
   FakeDevice dev;
-  dev.behaviour["def"] = {.seconds = 5e-3};
-  dev.behaviour["lib_t1"] = {.seconds = 1.015e-3};
-  dev.behaviour["lib_t2"] = {.seconds = 1e-3};
+  readings(dev, {{"def", 5e-3}, {"lib_t1", 1.015e-3}, {"lib_t2", 1e-3}});
   const TuneReport r = tune(dev, {"def", "lib_t1", "lib_t2"}, {"lib_t1", "lib_t2"});
   ASSERT_TRUE(r.tie_pairing);
   EXPECT_EQ(r.winner_name, "lib_t2");
@@ -131,9 +125,7 @@ TEST(TiePairing, TwoAnchorsTiedArePairedWithEachOther) {
 
 TEST(TiePairing, ARivalThatFailsInThePairsIsNeverChosen) {
   FakeDevice dev;
-  dev.behaviour["def"] = {.seconds = 5e-3};
-  dev.behaviour["a"] = {.seconds = 1.015e-3};
-  dev.behaviour["b"] = {.seconds = 1e-3};
+  readings(dev, {{"def", 5e-3}, {"a", 1.015e-3}, {"b", 1e-3}});
   // "b" throws from its launches once the pairs have begun (its first side of the first pair
   // ran, then "a"'s).
   dev.behaviour["a"].hook = [&dev] {

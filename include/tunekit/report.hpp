@@ -85,11 +85,17 @@ struct DecisionConfidence {
   std::string anchor;
   double anchor_paired_ratio = 0;
   double anchor_paired_high = 0;
+  // The tie pairing (TuneReport::tie_pairing), when the winner was one of its sides and the
+  // pairs measured a ratio: the other side, and the pairs' median winner / it (under 1 + half
+  // the tie band: the winner kept by the tie order; under 1: faster in pairs).
+  std::string tie_rival;
+  double tie_paired_ratio = 0;
   // "clear": advantage_low is over 1 + the tie band; "in the tie band": the winner may be no
   // more than the band ahead; "within noise": the runner-up may be as fast (advantage_low
-  // <= 1); "kept by the decision rules (runner-up faster)": advantage < 1, the default or a
-  // preferred candidate kept within the tie band or by the paired confirmation;
-  // "no runner-up".
+  // <= 1); "kept by the tie order (the pairs put the runner-up less than half the band
+  // ahead)": advantage < 1, the runner-up the tie pairing's rival; "kept by the decision rules
+  // (runner-up faster)": advantage < 1 otherwise, the default or a preferred candidate kept
+  // within the tie band or by a paired confirmation; "no runner-up".
   std::string verdict;
   // The share of the measured candidates' kept readings during which their threads waited for
   // a CPU (TimingResult::waited): over a few percent, the machine was busy while deciding and

@@ -82,6 +82,10 @@ std::string to_json(const ModelReport& r, int indent) {
       j["measured_confidence"]["anchor_paired_ratio"] = c->anchor_paired_ratio;
       j["measured_confidence"]["anchor_paired_high"] = c->anchor_paired_high;
     }
+    if (!c->tie_rival.empty()) {
+      j["measured_confidence"]["tie_rival"] = c->tie_rival;
+      j["measured_confidence"]["tie_paired_ratio"] = c->tie_paired_ratio;
+    }
   }
   OrderedJson cands = OrderedJson::array();
   for (const ModelCandidate& c : r.candidates) {

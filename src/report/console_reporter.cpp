@@ -175,6 +175,9 @@ std::string confidence_text(const DecisionConfidence& d) {
   } else if (!d.anchor.empty()) {
     text += fmt::format("; the library anchor {} kept in pairs", terminal_safe(d.anchor));
   }
+  if (!d.tie_rival.empty() && d.tie_paired_ratio > 0)
+    text += fmt::format("; paired with the tied {}: winner/it {:.3g}", terminal_safe(d.tie_rival),
+                        d.tie_paired_ratio);
   if (d.paired_high > 0)
     text += fmt::format("; paired vs the default: winner/default <= {:.3g} (95 %)", d.paired_high);
   if (d.waited_share >= kBusyWaitedShare)

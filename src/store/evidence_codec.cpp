@@ -1,6 +1,7 @@
 #include "store/evidence_codec.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 
@@ -195,6 +196,10 @@ Json confidence_json(const DecisionConfidence& d) {
     j["anchor_paired_ratio"] = d.anchor_paired_ratio;
     j["anchor_paired_high"] = d.anchor_paired_high;
   }
+  if (!d.tie_rival.empty()) {
+    j["tie_rival"] = d.tie_rival;
+    j["tie_paired_ratio"] = d.tie_paired_ratio;
+  }
   j["verdict"] = d.verdict;
   if (d.waited_share > 0) j["waited_share"] = d.waited_share;
   return j;
@@ -211,6 +216,9 @@ DecisionConfidence confidence_from_json(const Json& j) {
   d.anchor_paired_high = get<double>(j, "anchor_paired_high", 0);
   if (!(d.anchor_paired_ratio >= 0)) d.anchor_paired_ratio = 0;  // damaged: unknown
   if (!(d.anchor_paired_high >= 0)) d.anchor_paired_high = 0;
+  d.tie_rival = get<std::string>(j, "tie_rival", "");
+  d.tie_paired_ratio = get<double>(j, "tie_paired_ratio", 0);
+  if (!(d.tie_paired_ratio >= 0) || !std::isfinite(d.tie_paired_ratio)) d.tie_paired_ratio = 0;
   d.verdict = get<std::string>(j, "verdict", "");
   d.waited_share = get<double>(j, "waited_share", 0);
   if (!(d.waited_share >= 0 && d.waited_share <= 1)) d.waited_share = 0;  // damaged: unknown

@@ -20,6 +20,18 @@ std::string number(double x) {
   return buffer;
 }
 
+// Pairs past the floor only while they fit in share x search_seconds.
+int within_share(int pairs, int floor_pairs, const ConfirmationSizing& s, std::string& why) {
+  if (pairs <= floor_pairs || !(s.share > 0) || !(s.pair_seconds > 0) || !(s.search_seconds > 0))
+    return pairs;
+  const double fit = std::floor(s.share * s.search_seconds / s.pair_seconds);
+  const int capped = std::max(floor_pairs, static_cast<int>(std::min<double>(pairs, fit)));
+  if (capped < pairs)
+    why += ", capped to " + std::to_string(capped) + " (" + number(s.share) + " of the search's " +
+           number(s.search_seconds) + " s)";
+  return capped;
+}
+
 }  // namespace
 
 ConfirmationSize confirmation_pairs(const CandidateReport& winner, const CandidateReport& fallback,
@@ -35,33 +47,26 @@ ConfirmationSize confirmation_pairs(const CandidateReport& winner, const Candida
     return out;
   }
   const double ratio = winner.score / fallback.score;
-  const double bar = 1 / (1 + s.tie_band);
-  if (!(ratio < bar)) {
-    out.pairs = s.max_pairs;
-    out.why =
-        "the measured ratio " + number(ratio) + " is not under " + number(bar) + ": the most pairs";
-    return out;
+  const double bar = s.bar > 0 ? s.bar : 1 / (1 + s.tie_band);
+  const double distance = std::abs(bar - ratio);
+  int pairs = s.max_pairs;
+  if (!(distance > 0) || !std::isfinite(ratio)) {
+    out.why = "the measured ratio " + number(ratio) + " is on the bar " + number(bar) +
+              ": the most pairs";
+  } else {
+    const double noise =
+        std::hypot(relative_sigma(*winner.timing), relative_sigma(*fallback.timing));
+    const double needed = std::pow(2 * 1.96 * 1.2533 * noise * ratio / distance, 2);
+    pairs = static_cast<int>(std::min<double>(s.max_pairs, std::ceil(needed)));
+    pairs = std::clamp(pairs, floor_pairs, s.max_pairs);
+    if (floor_pairs > 0)
+      out.launches = static_cast<int>(std::clamp(std::ceil(out.launches * needed / floor_pairs),
+                                                 1.0, static_cast<double>(out.launches)));
+    out.why = "ratio " + number(ratio) + " against the bar " + number(bar) + ", pair noise " +
+              number(noise) + ": " + std::to_string(pairs) + " pairs, each side the best of " +
+              std::to_string(out.launches) + " launch" + (out.launches == 1 ? "" : "es");
   }
-  const double noise = std::hypot(relative_sigma(*winner.timing), relative_sigma(*fallback.timing));
-  const double needed = std::pow(2 * 1.96 * 1.2533 * noise * ratio / (bar - ratio), 2);
-  int pairs = static_cast<int>(std::min<double>(s.max_pairs, std::ceil(needed)));
-  pairs = std::clamp(pairs, floor_pairs, s.max_pairs);
-  if (floor_pairs > 0)
-    out.launches = static_cast<int>(std::clamp(std::ceil(out.launches * needed / floor_pairs), 1.0,
-                                               static_cast<double>(out.launches)));
-  out.why = "ratio " + number(ratio) + " against the bar " + number(bar) + ", pair noise " +
-            number(noise) + ": " + std::to_string(pairs) + " pairs, each side the best of " +
-            std::to_string(out.launches) + " launch" + (out.launches == 1 ? "" : "es");
-  if (pairs > floor_pairs && s.share > 0 && s.pair_seconds > 0 && s.search_seconds > 0) {
-    const double fit = std::floor(s.share * s.search_seconds / s.pair_seconds);
-    const int capped = std::max(floor_pairs, static_cast<int>(std::min<double>(pairs, fit)));
-    if (capped < pairs) {
-      out.why += ", capped to " + std::to_string(capped) + " (" + number(s.share) +
-                 " of the search's " + number(s.search_seconds) + " s)";
-      pairs = capped;
-    }
-  }
-  out.pairs = pairs;
+  out.pairs = within_share(pairs, floor_pairs, s, out.why);
   return out;
 }
 

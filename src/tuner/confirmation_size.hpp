@@ -13,6 +13,7 @@ struct ConfirmationSizing {
   int min_pairs = 8;          // a confirmation with fewer pairs is no confirmation
   int max_pairs = 16;         // DecideOptions::confirm_pairs
   double tie_band = 0.02;     // the winner must be surely under 1 / (1 + tie_band)
+  double bar = 0;             // the ratio the pairs are judged against (0: 1 / (1 + tie_band))
   double pair_seconds = 0;    // one pair's projected cost (0: unknown, no cap)
   double search_seconds = 0;  // what the search has spent so far
   double share = 0.25;        // pairs beyond min_pairs only within share x search_seconds
@@ -25,14 +26,15 @@ struct ConfirmationSize {
   std::string why;   // how the number was reached, for the debug log and the report
 };
 
-// The pairs that would show the winner's paired ratio surely under the bar: with r the main
-// windows' winner / default and s the relative noise of one pair's ratio (each side's sigma
-// ~ 1.4826 MAD / median, combined), the paired bound r + 1.96 x 1.2533 x s x r / sqrt(n) is
-// under 1 / (1 + tie_band) once n >= (2 x 1.96 x 1.2533 x s x r / (bar - r))^2 (a margin of
-// 2: a pair's two sides are short windows, noisier than the main ones). Clamped to
-// [min_pairs + 2, max_pairs] (two spare pairs: a dropped one must not leave the winner
-// unscored); pairs past that floor only while they fit in share x search_seconds. A winner
-// without a clean reading, or one not under the bar, gets max_pairs.
+// The pairs that would put the winner's paired ratio surely on one side of the bar (under
+// 1 / (1 + tie_band) for a confirmation; the tie pairing's 1 + tie_band / 2 either way): with r
+// the main windows' winner / rival and s the relative noise of one pair's ratio (each side's
+// sigma ~ 1.4826 MAD / median, combined), the paired interval r +- 1.96 x 1.2533 x s x r /
+// sqrt(n) clears the bar once n >= (2 x 1.96 x 1.2533 x s x r / |bar - r|)^2 (a margin of 2: a
+// pair's two sides are short windows, noisier than the main ones). Clamped to [min_pairs + 2,
+// max_pairs] (two spare pairs: a dropped one must not leave the winner unscored); pairs past
+// that floor only while they fit in share x search_seconds, whatever sized them. A winner
+// without a clean reading, or one on the bar, gets max_pairs (within that share).
 // Launches per side: n is already the pairs single launches need (s is one sample's noise),
 // so the best-of-k of each side is a guard against stalls, worth its cost only as n nears the
 // floor: k = ceil(max_launches x n / floor), clamped to [1, max_launches]. A gap of many noise

@@ -27,6 +27,29 @@ double waited_share(const TuneReport& r) {
   return readings > 0 ? static_cast<double>(waited) / static_cast<double>(readings) : 0;
 }
 
+// What the final pairings measured for the winner, where it was one of their sides.
+void pairings(const TuneReport& r, DecisionConfidence& d) {
+  if (const auto& p = r.anchor_pairing) {
+    if (r.winner_name == p->rival) d.anchor = p->rival;
+    // Only a pairing that measured a ratio speaks for a winner that stood.
+    if (r.winner_name == p->candidate && p->kept_candidate && p->ratio > 0) {
+      d.anchor = p->rival;
+      d.anchor_paired_ratio = p->ratio;
+      d.anchor_paired_high = p->ratio_high;
+    }
+  }
+  if (const auto& p = r.tie_pairing; p && p->ratio > 0) {
+    // candidate / rival in pairs; a rival that took the decision is the winner: rival / candidate.
+    if (r.winner_name == p->candidate && p->kept_candidate) {
+      d.tie_rival = p->rival;
+      d.tie_paired_ratio = p->ratio;
+    } else if (r.winner_name == p->rival && !p->kept_candidate) {
+      d.tie_rival = p->candidate;
+      d.tie_paired_ratio = 1 / p->ratio;
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
@@ -39,6 +62,7 @@ std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
   }
   DecisionConfidence d;
   d.waited_share = waited_share(r);
+  pairings(r, d);
   if (!runner_up) {
     d.verdict = "no runner-up";
     return d;
@@ -50,10 +74,16 @@ std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
   d.advantage_low = std::max(0.0, low / high);
   // A winner slower than its runner-up was kept by the rules, not by speed: the default (or
   // a preferred candidate) within the tie band, or the paired confirmation against the default.
-  d.verdict = d.advantage < 1                    ? "kept by the decision rules (runner-up faster)"
-              : d.advantage_low > 1 + r.tie_band ? "clear"
-              : d.advantage_low > 1              ? "in the tie band"
-                                                 : "within noise";
+  const bool kept_by_tie_pairs = d.tie_rival == d.runner_up && d.tie_paired_ratio > 0;
+  d.verdict =
+      d.advantage < 1
+          ? (kept_by_tie_pairs
+                 ? "kept by the tie order (the pairs put the runner-up less than half the band "
+                   "ahead)"
+                 : "kept by the decision rules (runner-up faster)")
+      : d.advantage_low > 1 + r.tie_band ? "clear"
+      : d.advantage_low > 1              ? "in the tie band"
+                                         : "within noise";
   return d;
 }
 

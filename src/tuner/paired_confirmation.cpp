@@ -76,7 +76,7 @@ int SearchContext::affordable_pairs(std::size_t reference, int launches, double 
   return static_cast<int>(std::min<double>(options_.decide.confirm_pairs, std::floor(left / pair)));
 }
 
-ConfirmationSize SearchContext::sized_confirmation(std::size_t reference) const {
+ConfirmationSize SearchContext::sized_confirmation(std::size_t reference, double bar) const {
   const CandidateReport* ref = find(reference);
   const CandidateReport* win = find(r_.winner);
   if (!ref || !win) return {.pairs = options_.decide.confirm_pairs};
@@ -84,6 +84,7 @@ ConfirmationSize SearchContext::sized_confirmation(std::size_t reference) const 
   sizing.min_pairs = options_.decide.paired.min_pairs;
   sizing.max_pairs = options_.decide.confirm_pairs;
   sizing.tie_band = options_.decide.tie_band;
+  sizing.bar = bar;
   sizing.pair_seconds = pair_seconds(reference, r_.winner, sizing.max_launches);
   sizing.search_seconds = r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring;
   sizing.share = options_.decide.confirm_share;
@@ -143,7 +144,7 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
   PairedRun run;
   // Under a budget the pairs must fit what is left of it; too few to judge: the caller keeps
   // the measured winner, unconfirmed, and the report says so.
-  const ConfirmationSize size = sized_confirmation(reference);
+  const ConfirmationSize size = sized_confirmation(reference, bar);
   auto too_few = [&] {
     return run.affordable < options_.decide.confirm_pairs &&
            run.affordable < options_.decide.paired.min_pairs;

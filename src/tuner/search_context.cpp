@@ -404,16 +404,6 @@ void SearchContext::choose() {
   r_.confidence = decision_confidence(r_);
   // The paired bound is the winner's only when the confirmation kept it.
   if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
-  // The anchor pairing speaks for the winner when the winner is one of its two sides.
-  if (const auto& p = r_.anchor_pairing; r_.confidence && p) {
-    if (r_.winner_name == p->rival) r_.confidence->anchor = p->rival;
-    // Only a pairing that measured a ratio speaks for a winner that stood.
-    if (r_.winner_name == p->candidate && p->kept_candidate && p->ratio > 0) {
-      r_.confidence->anchor = p->rival;
-      r_.confidence->anchor_paired_ratio = p->ratio;
-      r_.confidence->anchor_paired_high = p->ratio_high;
-    }
-  }
 }
 
 bool SearchContext::holds(std::size_t index) {

@@ -183,7 +183,7 @@ class SearchContext {
   int affordable_pairs(std::size_t reference, int launches, double keep = 0) const;
   // The pairs and launches a side the measured gap to `reference` calls for
   // (confirmation_size.hpp), within confirm_share.
-  ConfirmationSize sized_confirmation(std::size_t reference) const;
+  ConfirmationSize sized_confirmation(std::size_t reference, double bar) const;
   void choose_runner();
   WorkerProcess::Spawn spawn_worker(std::uint64_t memory) const;
   double rebuild_allowance(std::size_t index) const;

@@ -87,11 +87,40 @@ TEST(ConfirmationSize, NoReadingOrNoGapTakesTheMost) {
   CandidateReport bare;
   EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).pairs, 16);
   EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).launches, 5);
-  EXPECT_EQ(confirmation_pairs(measured(0.99e-3, 0), measured(1e-3, 0), {}).pairs, 16);
-  EXPECT_EQ(confirmation_pairs(measured(0.99e-3, 0), measured(1e-3, 0), {}).launches, 5);
+  // 0.99 against the bar 0.980 with 1 % noise a side: far more pairs than 16 to settle it.
+  const auto over = confirmation_pairs(measured(0.99e-3, 0.01e-3), measured(1e-3, 0.01e-3), {});
+  EXPECT_EQ(over.pairs, 16) << over.why;
+  EXPECT_EQ(over.launches, 5) << over.why;
+  ConfirmationSizing on_bar;
+  on_bar.bar = 0.5;  // exactly on the bar: no number of pairs is enough
+  const auto tied = confirmation_pairs(measured(0.5e-3, 0), measured(1e-3, 0), on_bar);
+  EXPECT_EQ(tied.pairs, 16) << tied.why;
   ConfirmationSizing few;
   few.max_pairs = 4;  // confirm_pairs under min_pairs: never more than asked
   EXPECT_EQ(confirmation_pairs(measured(0.5e-3, 0), measured(1e-3, 0), few).pairs, 4);
+}
+
+TEST(ConfirmationSize, ATiePairingIsSizedByItsDistanceToItsOwnBar) {
+  // The tie pairing's bar is 1 + tie_band / 2: the pick 1.5 % behind its rival in the main
+  // windows, 0.5 % from the bar; the rival 8 % ahead, 7 % from it. The closer, the more pairs.
+  ConfirmationSizing tie;
+  tie.bar = 1.01;
+  const double noise = 0.01 / 1.4826;  // 1 % sigma a side
+  const auto close =
+      confirmation_pairs(measured(1.015e-3, noise * 1.015e-3), measured(1e-3, noise * 1e-3), tie);
+  EXPECT_EQ(close.pairs, 16) << close.why;
+  EXPECT_EQ(close.launches, 5) << close.why;
+  const auto far =
+      confirmation_pairs(measured(1.08e-3, noise * 1.08e-3), measured(1e-3, noise * 1e-3), tie);
+  EXPECT_EQ(far.pairs, 10) << far.why;  // n = (2 x 1.96 x 1.2533 x 0.0141 x 1.08 / 0.07)^2 = 1.2
+  EXPECT_EQ(far.launches, 1) << far.why;
+  // Whatever sized them, pairs past the floor fit in the share of the search.
+  tie.pair_seconds = 0.01;
+  tie.search_seconds = 0.44;  // a quarter is 0.11 s: 11 pairs
+  EXPECT_EQ(
+      confirmation_pairs(measured(1.015e-3, noise * 1.015e-3), measured(1e-3, noise * 1e-3), tie)
+          .pairs,
+      11);
 }
 
 // The default's launches in a whole select on a fresh fake device (its jitter seeded the same).

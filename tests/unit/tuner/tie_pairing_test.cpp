@@ -13,6 +13,9 @@
 #include "fakes/fake_device.hpp"
 #include "fakes/report_lookup.hpp"
 #include "fakes/simulated_space.hpp"
+#include "fakes/temp_dir.hpp"
+#include "report/console_reporter.hpp"
+#include "tunekit/model_report.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/reporter.hpp"
 #include "tunekit/tuner.hpp"
@@ -55,9 +58,44 @@ TEST(TiePairing, ARivalMeasurablyFasterInPairsTakesThePick) {
   EXPECT_NE(r.reason.find("paired with the tied rival b"), std::string::npos) << r.reason;
   EXPECT_TRUE(r.confirmed);  // then against the default, as any winner
   EXPECT_FALSE(r.anchor_pairing);
+  ASSERT_TRUE(r.confidence);  // the winner / the pick it displaced, in pairs
+  EXPECT_EQ(r.confidence->tie_rival, "a");
+  EXPECT_NEAR(r.confidence->tie_paired_ratio, 1 / 1.015, 1e-9);
   const std::string json = to_json(r, -1);
   EXPECT_NE(json.find("\"tie_pairing\":{\"rival\":\"b\",\"candidate\":\"a\""), std::string::npos)
       << json;
+}
+
+// Sized by the main windows' gap to the pairing's bar (1 + tie_band / 2), as a confirmation is
+// to its own: readings without noise need only the fewest pairs, one launch a side; 5 %
+// jitter a side, 0.5 % from the bar, would need hundreds, so the most — capped by the share of
+// the search's time the confirmations may take.
+TEST(TiePairing, ItsPairsAreSizedByTheGapAndCappedByTheShare) {
+  FakeDevice clean;
+  readings(clean, {{"def", 5e-3}, {"a", 1.015e-3}, {"b", 1e-3}});
+  TuneReport r = tune(clean, {"def", "a", "b"});
+  ASSERT_TRUE(r.tie_pairing);
+  EXPECT_EQ(r.tie_pairing->pairs, 10) << r.tie_pairing->why;
+
+  auto noisy = [](double share, double a = 1.015e-3, double jitter = 0.05) {
+    FakeDevice dev;
+    dev.behaviour["def"] = {.seconds = 5e-3, .jitter = jitter};
+    dev.behaviour["a"] = {.seconds = a, .jitter = jitter};
+    dev.behaviour["b"] = {.seconds = 1e-3, .jitter = jitter};
+    TunerOptions o;
+    o.decide.confirm_share = share;
+    return tune(dev, {"def", "a", "b"}, {}, o);
+  };
+  const TuneReport uncapped = noisy(0);
+  const TuneReport capped = noisy(0.01);  // a hundredth of the search: no pair past the floor
+  ASSERT_TRUE(uncapped.tie_pairing);      // the seeded jitter leaves "a" first in the order
+  ASSERT_TRUE(capped.tie_pairing);
+  EXPECT_EQ(uncapped.tie_pairing->pairs, 16) << uncapped.tie_pairing->why;
+  EXPECT_EQ(capped.tie_pairing->pairs, 10) << capped.tie_pairing->why;
+  // 0.5 % apart with 1 % jitter: near the tie bar (1.01), far from a confirmation's (0.98).
+  const TuneReport near = noisy(0, 1.005e-3, 0.01);
+  ASSERT_TRUE(near.tie_pairing);
+  EXPECT_EQ(near.tie_pairing->pairs, 16) << near.tie_pairing->why;
 }
 
 // The main windows read "b" 1.5 % ahead (a faster minute); in pairs the two are all but equal.
@@ -75,6 +113,44 @@ TEST(TiePairing, ATieThePairsCannotSeparateKeepsTheTieOrder) {
   EXPECT_NEAR(r.tie_pairing->ratio, 1.0 / 0.998, 1e-9);
   EXPECT_EQ(r.winner_name, "a");
   EXPECT_TRUE(r.confirmed);
+  // The confidence says why a slower runner-up did not win: the pairs, not the order alone.
+  ASSERT_TRUE(r.confidence);
+  EXPECT_EQ(r.confidence->runner_up, "b");
+  EXPECT_EQ(r.confidence->tie_rival, "b");
+  EXPECT_NEAR(r.confidence->tie_paired_ratio, 1.0 / 0.998, 1e-9);
+  EXPECT_EQ(r.confidence->verdict,
+            "kept by the tie order (the pairs put the runner-up less than half the band ahead)");
+}
+
+// What the tie pairing measured is kept with the stored decision; `explain` and `cache show`
+// say it.
+TEST(TiePairing, TheStoreKeepsWhatThePairsMeasuredAndExplainSaysIt) {
+  testing::TempDir dir;
+  FakeDevice dev;
+  readings(dev, {{"def", 5e-3}, {"a", 1e-3}, {"b", 0.985e-3}});
+  dev.behaviour["a"].hook = [&dev] {
+    if (dev.launches["b"] > 0) dev.behaviour["b"].seconds = 0.998e-3;
+  };
+  auto op = make_fake_op(dev, {"def", "a", "b"}, "def");
+  TunerOptions o;
+  o.persist.store = "sqlite:" + (dir / "choices.db").string();
+  Tuner tuner(dev, o);
+  TuneReport r;
+  tuner.select(*op, Key{{"n", 4}}, &r);
+  ASSERT_EQ(r.winner_name, "a");
+  const auto entries = tuner.store()->list("fake");
+  ASSERT_EQ(entries.size(), 1u);
+  ASSERT_TRUE(entries[0].search && entries[0].search->confidence);
+  const DecisionConfidence& kept = *entries[0].search->confidence;
+  EXPECT_EQ(kept.tie_rival, "b");
+  EXPECT_DOUBLE_EQ(kept.tie_paired_ratio, r.tie_pairing->ratio);
+  EXPECT_EQ(kept.verdict, r.confidence->verdict);
+  const std::string text = detail::confidence_text(kept);
+  EXPECT_NE(text.find("paired with the tied b: winner/it 1"), std::string::npos) << text;
+  const ModelReport m = tuner.explain(*op, Key{{"n", 4}});
+  ASSERT_TRUE(m.measured_confidence);
+  EXPECT_EQ(m.measured_confidence->tie_rival, "b");
+  EXPECT_NE(to_json(m).find("\"tie_paired_ratio\""), std::string::npos);
 }
 
 TEST(TiePairing, NoPairingWhenThePickIsTheFastestOrTheDefaultOrAnAnchorIsOnOneSide) {

@@ -102,7 +102,8 @@ struct DecideOptions {
   // than the tie band, else the default stands. `confirm_pairs` is the most pairs (0: off);
   // how many run is sized by the gap the main windows measured, in units of their noise
   // (paired.min_pairs + 2 when the gap is many MADs, more near the band), and pairs past
-  // that floor only while they fit in `confirm_share` of the search's time so far (0: no
+  // that floor only while they fit in `confirm_share` of the search's time so far — one share
+  // for all the decision's pairings (the tie order's, the library's, the default's) — (0: no
   // cap). docs/guide.md "How a search decides", step 6.
   int confirm_pairs = 16;
   double confirm_share = 0.25;

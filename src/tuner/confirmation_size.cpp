@@ -20,15 +20,18 @@ std::string number(double x) {
   return buffer;
 }
 
-// Pairs past the floor only while they fit in share x search_seconds.
+// Pairs past the floor only while they fit in what the earlier pairings left of the share.
 int within_share(int pairs, int floor_pairs, const ConfirmationSizing& s, std::string& why) {
-  if (pairs <= floor_pairs || !(s.share > 0) || !(s.pair_seconds > 0) || !(s.search_seconds > 0))
+  const double pair = s.pair_seconds;
+  if (pairs <= floor_pairs || !(s.share > 0) || !(pair > 0) || !(s.search_seconds > 0))
     return pairs;
-  const double fit = std::floor(s.share * s.search_seconds / s.pair_seconds);
+  const double room = std::max(0.0, s.share * s.search_seconds - s.paired_seconds);
+  const double fit = std::floor(room / pair);
   const int capped = std::max(floor_pairs, static_cast<int>(std::min<double>(pairs, fit)));
   if (capped < pairs)
     why += ", capped to " + std::to_string(capped) + " (" + number(s.share) + " of the search's " +
-           number(s.search_seconds) + " s)";
+           number(s.search_seconds) + " s, less " + number(s.paired_seconds) +
+           " s of earlier pairs)";
   return capped;
 }
 

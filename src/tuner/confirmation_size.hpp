@@ -14,8 +14,11 @@ struct ConfirmationSizing {
   int max_pairs = 16;         // DecideOptions::confirm_pairs
   double tie_band = 0.02;     // the winner must be surely under 1 / (1 + tie_band)
   double bar = 0;             // the ratio the pairs are judged against (0: 1 / (1 + tie_band))
-  double pair_seconds = 0;    // one pair's projected cost (0: unknown, no cap)
-  double search_seconds = 0;  // what the search has spent so far
+  // One pair's projected cost at max_launches a side (0: unknown, no cap): pairs past the
+  // floor are sized only where n is large enough to take every launch.
+  double pair_seconds = 0;
+  double search_seconds = 0;  // what the search has spent so far, earlier pairings excluded
+  double paired_seconds = 0;  // what earlier pairings of this decision have spent
   double share = 0.25;        // pairs beyond min_pairs only within share x search_seconds
   int max_launches = 5;       // each side of a pair: the best of at most this many launches
 };
@@ -33,7 +36,9 @@ struct ConfirmationSize {
 // sqrt(n) clears the bar once n >= (2 x 1.96 x 1.2533 x s x r / |bar - r|)^2 (a margin of 2: a
 // pair's two sides are short windows, noisier than the main ones). Clamped to [min_pairs + 2,
 // max_pairs] (two spare pairs: a dropped one must not leave the winner unscored); pairs past
-// that floor only while they fit in share x search_seconds, whatever sized them. A winner
+// that floor only while they fit in what is left of share x search_seconds after the earlier
+// pairings of the decision (all the pairings together stay within the share, their floors
+// excepted), whatever sized them. A winner
 // without a clean reading, or one on the bar, gets max_pairs (within that share).
 // Launches per side: n is already the pairs single launches need (s is one sample's noise),
 // so the best-of-k of each side is a guard against stalls, worth its cost only as n nears the

@@ -86,7 +86,10 @@ ConfirmationSize SearchContext::sized_confirmation(std::size_t reference, double
   sizing.tie_band = options_.decide.tie_band;
   sizing.bar = bar;
   sizing.pair_seconds = pair_seconds(reference, r_.winner, sizing.max_launches);
-  sizing.search_seconds = r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring;
+  // The pairings' own time is what the share is taken from, not what it is a share of.
+  sizing.paired_seconds = paired_seconds_;
+  sizing.search_seconds =
+      r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring - paired_seconds_;
   sizing.share = options_.decide.confirm_share;
   const ConfirmationSize size = confirmation_pairs(*win, *ref, sizing);
   if (options_.hooks.log.enabled(LogLevel::debug))
@@ -180,7 +183,9 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
     return run;
   }
   drop_trial(reference), drop_trial(win);
-  r_.seconds_measuring += seconds_since(start);
+  const double spent = seconds_since(start);
+  r_.seconds_measuring += spent;
+  paired_seconds_ += spent;
   if (failed) {
     run.end =
         failed->first == win ? PairedRun::End::winner_failed : PairedRun::End::reference_failed;

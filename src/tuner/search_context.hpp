@@ -244,6 +244,7 @@ class SearchContext {
   Mean acquisition_;          // seconds acquire() took (a trial prepared again)
   mutable std::optional<std::vector<std::size_t>> anchors_;
   double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
+  double paired_seconds_ = 0;  // what the decision's pairings have spent in their windows
   std::size_t finished_ = 0;
   std::size_t total_ = 0;
 };

@@ -83,6 +83,21 @@ TEST(ConfirmationSize, PairsBeyondTheFloorFitInTheShareOfTheSearch) {
   EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 16);
 }
 
+// The share is one for the whole decision: what the earlier pairings (the tie pairing, the
+// library's) spent is taken from it.
+TEST(ConfirmationSize, TheShareIsSpentByEveryPairingOfTheDecision) {
+  ConfirmationSizing s;
+  s.pair_seconds = 0.01;
+  s.search_seconds = 0.48;  // a quarter: 0.12 s
+  const CandidateReport near = measured(0.97e-3, 0.01e-3);
+  const CandidateReport def = measured(1e-3, 0.01e-3);
+  ASSERT_EQ(confirmation_pairs(near, def, s).launches, 5);
+  s.paired_seconds = 0.01;  // 0.11 s left: 11 pairs
+  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 11) << confirmation_pairs(near, def, s).why;
+  s.paired_seconds = 0.5;  // the share spent: the floor still runs
+  EXPECT_EQ(confirmation_pairs(near, def, s).pairs, 10);
+}
+
 TEST(ConfirmationSize, NoReadingOrNoGapTakesTheMost) {
   CandidateReport bare;
   EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).pairs, 16);

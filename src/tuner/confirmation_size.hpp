@@ -10,10 +10,10 @@
 namespace tunekit::detail {
 
 struct ConfirmationSizing {
-  int min_pairs = 8;          // a confirmation with fewer pairs is no confirmation
-  int max_pairs = 16;         // DecideOptions::confirm_pairs
-  double tie_band = 0.02;     // the winner must be surely under 1 / (1 + tie_band)
-  double bar = 0;             // the ratio the pairs are judged against (0: 1 / (1 + tie_band))
+  int min_pairs = 8;       // a confirmation with fewer pairs is no confirmation
+  int max_pairs = 16;      // DecideOptions::confirm_pairs
+  double tie_band = 0.02;  // the winner must be surely under 1 / (1 + tie_band)
+  double bar = 0;          // the ratio the pairs are judged against (0: 1 / (1 + tie_band))
   // One pair's projected cost at max_launches a side (0: unknown, no cap): pairs past the
   // floor are sized only where n is large enough to take every launch.
   double pair_seconds = 0;

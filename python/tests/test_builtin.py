@@ -134,3 +134,14 @@ def test_a_report_carries_its_final_pairings():
                     "kept_candidate": False, "why": "not under 0.98"}
         pairing = getattr(tunekit.Report(d), field)
         assert pairing["rival"] == "algo=openblas,threads=2" and not pairing["kept_candidate"]
+
+
+def test_a_report_says_how_sure_its_decision_is():
+    report = small_tuner().tune("sgemm", shape=SHAPE)
+    confidence = report.confidence
+    assert confidence is not None and confidence["verdict"]
+    if confidence["runner_up"]:
+        assert confidence["runner_up"] != report.winner and confidence["advantage"] > 0
+    d = report.to_dict()
+    d.pop("search")
+    assert tunekit.Report(d).confidence is None

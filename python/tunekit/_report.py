@@ -64,6 +64,12 @@ class Report:
         # library solution, e.g. OpenBLAS for the CPU sgemm) against the best anchor.
         self.tie_pairing = fields.get("tie_pairing")
         self.anchor_pairing = fields.get("anchor_pairing")
+        # How sure the decision is (a dict: runner_up, advantage = runner-up / winner,
+        # advantage_low its 95 % lower bound, verdict, and what the pairings measured:
+        # paired_high, anchor, anchor_paired_ratio, tie_rival, tie_paired_ratio, waited_share);
+        # None when no search decided by timing (docs/guide.md "How a search decides").
+        search = fields.get("search") or {}
+        self.confidence = search.get("confidence")
 
     @property
     def searched(self):

@@ -85,9 +85,11 @@ struct DecisionConfidence {
   std::string anchor;
   double anchor_paired_ratio = 0;
   double anchor_paired_high = 0;
-  // The tie pairing (TuneReport::tie_pairing), when the winner was one of its sides and the
-  // pairs measured a ratio: the other side, and the pairs' median winner / it (under 1 + half
-  // the tie band: the winner kept by the tie order; under 1: faster in pairs).
+  // The tie pairing (TuneReport::tie_pairing), when the pairs decided for the winner: the
+  // other side, and the pairs' median winner / it (under 1 + half the tie band: the winner
+  // kept by the tie order; under 1 / (1 + half the band): the rival that took the decision).
+  // Empty and 0 otherwise (not paired, too few pairs, or a pick kept because the rival the
+  // pairs preferred failed its checked calls).
   std::string tie_rival;
   double tie_paired_ratio = 0;
   // "clear": advantage_low is over 1 + the tie band; "in the tie band": the winner may be no

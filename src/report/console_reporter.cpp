@@ -176,7 +176,8 @@ std::string confidence_text(const DecisionConfidence& d) {
     text += fmt::format("; the library anchor {} kept in pairs", terminal_safe(d.anchor));
   }
   if (!d.tie_rival.empty() && d.tie_paired_ratio > 0)
-    text += fmt::format("; paired with the tied {}: winner/it {:.3g}", terminal_safe(d.tie_rival),
+    // Four digits: the tie pairing's bar is 1.01, its ratios within a percent or two of 1.
+    text += fmt::format("; paired with the tied {}: winner/it {:.4g}", terminal_safe(d.tie_rival),
                         d.tie_paired_ratio);
   if (d.paired_high > 0)
     text += fmt::format("; paired vs the default: winner/default <= {:.3g} (95 %)", d.paired_high);

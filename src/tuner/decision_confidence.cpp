@@ -40,7 +40,8 @@ void pairings(const TuneReport& r, DecisionConfidence& d) {
   }
   if (const auto& p = r.tie_pairing; p && p->ratio > 0) {
     // candidate / rival in pairs; a rival that took the decision is the winner: rival / candidate.
-    if (r.winner_name == p->candidate && p->kept_candidate) {
+    // A candidate kept by the pairs (not because its rival then failed its checked calls).
+    if (r.winner_name == p->candidate && p->kept_candidate && p->ratio < 1 + r.tie_band / 2) {
       d.tie_rival = p->rival;
       d.tie_paired_ratio = p->ratio;
     } else if (r.winner_name == p->rival && !p->kept_candidate) {

@@ -142,6 +142,48 @@ TEST(EvidenceCodec, TheSearchRecordRoundTrips) {
   expect_same_candidate(back.candidates[0], full_candidate());
 }
 
+// The decision's confidence with what the final pairings measured; an entry written before
+// the tie pairing's fields, and damaged values, read as "not measured".
+TEST(EvidenceCodec, TheConfidenceRoundTripsAndADamagedTieRatioReadsAsUnmeasured) {
+  SearchRecord s = full_search();
+  DecisionConfidence d;
+  d.runner_up = "b";
+  d.advantage = 0.995;
+  d.advantage_low = 0.98;
+  d.verdict = "kept by the tie order (the pairs put the runner-up less than half the band ahead)";
+  d.anchor = "lib";
+  d.anchor_paired_ratio = 0.5;
+  d.tie_rival = "b";
+  d.tie_paired_ratio = 1.004;
+  s.confidence = d;
+  const DecodedEvidence back = evidence_from_text(evidence_text({}, s));
+  ASSERT_TRUE(back.search && back.search->confidence);
+  EXPECT_EQ(back.search->confidence->tie_rival, "b");
+  EXPECT_DOUBLE_EQ(back.search->confidence->tie_paired_ratio, 1.004);
+  EXPECT_EQ(back.search->confidence->verdict, d.verdict);
+  EXPECT_DOUBLE_EQ(back.search->confidence->anchor_paired_ratio, 0.5);
+  s.confidence->tie_rival.clear();  // not paired: the keys are not written
+  EXPECT_FALSE(evidence_json({}, s).at("search").at("confidence").contains("tie_rival"));
+  auto with_ratio = [](const std::string& ratio) {
+    return evidence_from_text(std::string(R"({"search": {"confidence": {"runner_up": "b",
+        "tie_rival": "b", "tie_paired_ratio": )") +
+                              ratio + "}}, \"candidates\": []}");
+  };
+  for (const char* ratio : {"-1", "\"1.004\"", "null", "[]"}) {
+    const DecodedEvidence damaged = with_ratio(ratio);
+    ASSERT_TRUE(damaged.search && damaged.search->confidence) << ratio;
+    EXPECT_EQ(damaged.search->confidence->tie_paired_ratio, 0) << ratio;
+  }
+  // A number past a double's range is no JSON the parser takes: the evidence is unreadable
+  // as a whole (the store's rule for text it cannot read), never an infinite ratio.
+  EXPECT_FALSE(with_ratio("1e999").readable);
+  const DecodedEvidence old = evidence_from_text(
+      R"({"search": {"confidence": {"runner_up": "b", "advantage": 1.5}}, "candidates": []})");
+  ASSERT_TRUE(old.search && old.search->confidence);
+  EXPECT_EQ(old.search->confidence->tie_rival, "");
+  EXPECT_EQ(old.search->confidence->tie_paired_ratio, 0);
+}
+
 TEST(EvidenceCodec, ABucketedEntrysBucketRoundTripsAndIsAbsentForAnExactKey) {
   SearchRecord s = full_search();
   EXPECT_FALSE(evidence_json({}, s).at("search").contains("bucket"));  // the format unchanged

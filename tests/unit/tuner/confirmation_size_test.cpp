@@ -102,7 +102,7 @@ TEST(ConfirmationSize, NoReadingOrNoGapTakesTheMost) {
   CandidateReport bare;
   EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).pairs, 16);
   EXPECT_EQ(confirmation_pairs(bare, measured(1e-3, 0), {}).launches, 5);
-  // 0.99 against the bar 0.980 with 1 % noise a side: far more pairs than 16 to settle it.
+  // 0.99 against the bar 0.980, MADs of 1 %: far more pairs than 16 to settle it.
   const auto over = confirmation_pairs(measured(0.99e-3, 0.01e-3), measured(1e-3, 0.01e-3), {});
   EXPECT_EQ(over.pairs, 16) << over.why;
   EXPECT_EQ(over.launches, 5) << over.why;
@@ -120,7 +120,7 @@ TEST(ConfirmationSize, ATiePairingIsSizedByItsDistanceToItsOwnBar) {
   // windows, 0.5 % from the bar; the rival 8 % ahead, 7 % from it. The closer, the more pairs.
   ConfirmationSizing tie;
   tie.bar = 1.01;
-  const double noise = 0.01 / 1.4826;  // 1 % sigma a side
+  const double noise = 0.01 / 1.4826;  // a MAD for 1 % sigma a side
   const auto close =
       confirmation_pairs(measured(1.015e-3, noise * 1.015e-3), measured(1e-3, noise * 1e-3), tie);
   EXPECT_EQ(close.pairs, 16) << close.why;
@@ -129,6 +129,13 @@ TEST(ConfirmationSize, ATiePairingIsSizedByItsDistanceToItsOwnBar) {
       confirmation_pairs(measured(1.08e-3, noise * 1.08e-3), measured(1e-3, noise * 1e-3), tie);
   EXPECT_EQ(far.pairs, 10) << far.why;  // n = (2 x 1.96 x 1.2533 x 0.0141 x 1.08 / 0.07)^2 = 1.2
   EXPECT_EQ(far.launches, 1) << far.why;
+  // What a tie pairing meets (its ratio is in (1, 1 + tie band]): a rival 0.02 % ahead in
+  // windows of 0.01 % noise is 1 % from the bar: the fewest pairs, one launch a side.
+  const double quiet = 0.0001 / 1.4826;
+  const auto tight =
+      confirmation_pairs(measured(1.0002e-3, quiet * 1e-3), measured(1e-3, quiet * 1e-3), tie);
+  EXPECT_EQ(tight.pairs, 10) << tight.why;
+  EXPECT_EQ(tight.launches, 1) << tight.why;
   // Whatever sized them, pairs past the floor fit in the share of the search.
   tie.pair_seconds = 0.01;
   tie.search_seconds = 0.44;  // a quarter is 0.11 s: 11 pairs

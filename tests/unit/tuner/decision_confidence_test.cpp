@@ -92,6 +92,43 @@ TEST(DecisionConfidence, ALoneMeasuredWinnerHasNoRunnerUpAndAnUnmeasuredOneNoCon
   EXPECT_FALSE(detail::decision_confidence(report_deciding({failed}, 0)));
 }
 
+// What the tie pairing measured speaks for the winner only where the pairs decided for it.
+TEST(DecisionConfidence, TheTiePairingSpeaksForAWinnerThePairsDecidedFor) {
+  auto report = [](std::size_t winner, bool kept, double ratio) {
+    TuneReport r = report_deciding({measured_candidate(0, "def", 5e-3, 1e-8, 16),
+                                    measured_candidate(1, "a", 1.015e-3, 1e-8, 16),
+                                    measured_candidate(2, "b", 1.0e-3, 1e-8, 16)},
+                                   winner);
+    r.winner_name = r.candidates[winner].name;
+    r.tie_pairing = PairedFinal{
+        .rival = "b", .candidate = "a", .pairs = 10, .ratio = ratio, .kept_candidate = kept};
+    return r;
+  };
+  // The rival took the decision: winner / the pick it displaced.
+  const auto took = detail::decision_confidence(report(2, false, 1.02));
+  ASSERT_TRUE(took);
+  EXPECT_EQ(took->tie_rival, "a");
+  EXPECT_NEAR(took->tie_paired_ratio, 1 / 1.02, 1e-12);
+  // The pick kept by the pairs: the runner-up read faster, the order kept it.
+  const auto kept = detail::decision_confidence(report(1, true, 1.004));
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->tie_rival, "b");
+  EXPECT_NEAR(kept->tie_paired_ratio, 1.004, 1e-12);
+  EXPECT_EQ(kept->verdict,
+            "kept by the tie order (the pairs put the runner-up less than half the band ahead)");
+  // Kept although the pairs preferred the rival (it then failed its checked calls): the pairs
+  // did not decide for the winner.
+  const auto failed_rival = detail::decision_confidence(report(1, true, 1.03));
+  ASSERT_TRUE(failed_rival);
+  EXPECT_EQ(failed_rival->tie_rival, "");
+  EXPECT_EQ(failed_rival->tie_paired_ratio, 0);
+  EXPECT_EQ(failed_rival->verdict, "kept by the decision rules (runner-up faster)");
+  // A winner on neither side (the default, after the confirmation): nothing from the pairs.
+  const auto other = detail::decision_confidence(report(0, false, 1.02));
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->tie_rival, "");
+}
+
 // Two fake candidates (def 2 ms, fast 1 ms) searched into an SQLite store; every reading
 // waited `waited` seconds for a CPU (-1: the clock cannot tell).
 struct StoredSearch {

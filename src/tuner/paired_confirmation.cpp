@@ -86,10 +86,10 @@ ConfirmationSize SearchContext::sized_confirmation(std::size_t reference, double
   sizing.tie_band = options_.decide.tie_band;
   sizing.bar = bar;
   sizing.pair_seconds = pair_seconds(reference, r_.winner, sizing.max_launches);
-  // The pairings' own time is what the share is taken from, not what it is a share of.
+  // The search's time so far on the budget's clock (a replay's or a test's simulated one);
+  // the pairings' own time is what the share is taken from, not what it is a share of.
   sizing.paired_seconds = paired_seconds_;
-  sizing.search_seconds =
-      r_.seconds_compiling + r_.seconds_validating + r_.seconds_measuring - paired_seconds_;
+  sizing.search_seconds = budget_now() - started_ - paired_seconds_;
   sizing.share = options_.decide.confirm_share;
   const ConfirmationSize size = confirmation_pairs(*win, *ref, sizing);
   if (options_.hooks.log.enabled(LogLevel::debug))
@@ -171,6 +171,7 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
     return run;
   }
   const auto start = Wall::now();
+  const double budget_start = budget_now();
   std::vector<double> ref, cand;
   std::optional<std::pair<std::size_t, Outcome>> failed;  // a side whose window failed
   try {
@@ -183,9 +184,8 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
     return run;
   }
   drop_trial(reference), drop_trial(win);
-  const double spent = seconds_since(start);
-  r_.seconds_measuring += spent;
-  paired_seconds_ += spent;
+  r_.seconds_measuring += seconds_since(start);
+  paired_seconds_ += budget_now() - budget_start;
   if (failed) {
     run.end =
         failed->first == win ? PairedRun::End::winner_failed : PairedRun::End::reference_failed;

@@ -41,6 +41,7 @@ SearchContext::SearchContext(Device& device, const OpBase& op, const Key& key,
   r_.winner = r_.default_index;
   r_.winner_name = r_.default_name;
   total_ = r_.space_size;
+  started_ = budget_now();
 }
 
 SearchContext::~SearchContext() = default;

@@ -243,8 +243,11 @@ class SearchContext {
   Mean admission_;            // seconds an admission took (prepare, build, validation)
   Mean acquisition_;          // seconds acquire() took (a trial prepared again)
   mutable std::optional<std::vector<std::size_t>> anchors_;
-  double paired_high_ = 0;     // the paired confirmation's bound of winner / default, when scored
-  double paired_seconds_ = 0;  // what the decision's pairings have spent in their windows
+  double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
+  // On the budget's clock (budget_now): when the search began, and what the decision's
+  // pairings have spent — the confirmation share is of the first less the second.
+  double started_ = 0;
+  double paired_seconds_ = 0;
   std::size_t finished_ = 0;
   std::size_t total_ = 0;
 };

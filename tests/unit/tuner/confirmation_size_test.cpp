@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/simulated_space.hpp"
 #include "tunekit/tuner.hpp"
 
 namespace tunekit::detail {
@@ -143,6 +144,33 @@ TEST(ConfirmationSize, ATiePairingIsSizedByItsDistanceToItsOwnBar) {
       confirmation_pairs(measured(1.015e-3, noise * 1.015e-3), measured(1e-3, noise * 1e-3), tie)
           .pairs,
       11);
+}
+
+// The share is of the search's time on the budget's clock (a replay's or a test's simulated
+// one, as the budget's is): a simulated search of seconds affords every pair a close winner
+// asks for at share 1, and the floor at a millionth. (On the host's clock this simulated
+// search took microseconds: the floor at both.)
+TEST(ConfirmationSize, TheShareIsOfTheSearchsTimeOnTheBudgetsClock) {
+  auto confirmation = [](double share) {
+    fakes::SimulatedDevice dev;
+    int call = 0;
+    dev.seconds = [&call](const Config& c) {
+      const bool def = c["x"].as_int() == 0 && c["y"].as_int() == 0;
+      const bool best = c["x"].as_int() == 5 && c["y"].as_int() == 5;
+      const double noise = 1 + 0.03 * ((call++ % 7) - 3) / 3.0;  // +-3 %, deterministic
+      return (def ? 1e-3 : best ? 0.965e-3 : 2e-3) * noise;
+    };
+    auto op = fakes::make_space_op(dev, fakes::grid_space(10), Config{{"x", 0}, {"y", 0}});
+    TunerOptions o;
+    o.measure.now = dev.clock_fn();
+    o.decide.confirm_share = share;
+    o.persist.store = "none";
+    const TuneReport r = Tuner(dev, o).tune(*op, Key{{"n", 1}});
+    EXPECT_FALSE(r.tie_pairing);  // one close winner, confirmed against the default alone
+    return r.paired_pairs;
+  };
+  EXPECT_EQ(confirmation(1.0), 16);
+  EXPECT_EQ(confirmation(1e-6), 10);
 }
 
 // The default's launches in a whole select on a fresh fake device (its jitter seeded the same).

@@ -95,7 +95,9 @@ struct DecisionConfidence {
   // "clear": advantage_low is over 1 + the tie band; "in the tie band": the winner may be no
   // more than the band ahead; "within noise": the runner-up may be as fast (advantage_low
   // <= 1); "kept by the tie order (the pairs put the runner-up less than half the band
-  // ahead)": advantage < 1, the runner-up the tie pairing's rival; "kept by the decision rules
+  // ahead)": advantage < 1, the runner-up the tie pairing's rival; "taken by the library
+  // anchor in pairs (the runner-up not surely faster than it)": advantage < 1, the anchor
+  // pairing gave the anchor the decision over the runner-up; "kept by the decision rules
   // (runner-up faster)": advantage < 1 otherwise, the default or a preferred candidate kept
   // within the tie band or by a paired confirmation; "no runner-up".
   std::string verdict;

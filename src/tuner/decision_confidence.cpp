@@ -51,6 +51,17 @@ void pairings(const TuneReport& r, DecisionConfidence& d) {
   }
 }
 
+// A winner whose runner-up read faster: which rule kept it.
+const char* slower_winner_verdict(const TuneReport& r, const DecisionConfidence& d) {
+  if (d.tie_rival == d.runner_up && d.tie_paired_ratio > 0)
+    return "kept by the tie order (the pairs put the runner-up less than half the band ahead)";
+  // The library anchor took the decision from the runner-up in pairs (step 7).
+  if (const auto& p = r.anchor_pairing; p && !p->kept_candidate && r.winner_name == p->rival &&
+                                        p->candidate == d.runner_up && p->ratio > 0)
+    return "taken by the library anchor in pairs (the runner-up not surely faster than it)";
+  return "kept by the decision rules (runner-up faster)";
+}
+
 }  // namespace
 
 std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
@@ -75,16 +86,10 @@ std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
   d.advantage_low = std::max(0.0, low / high);
   // A winner slower than its runner-up was kept by the rules, not by speed: the default (or
   // a preferred candidate) within the tie band, or the paired confirmation against the default.
-  const bool kept_by_tie_pairs = d.tie_rival == d.runner_up && d.tie_paired_ratio > 0;
-  d.verdict =
-      d.advantage < 1
-          ? (kept_by_tie_pairs
-                 ? "kept by the tie order (the pairs put the runner-up less than half the band "
-                   "ahead)"
-                 : "kept by the decision rules (runner-up faster)")
-      : d.advantage_low > 1 + r.tie_band ? "clear"
-      : d.advantage_low > 1              ? "in the tie band"
-                                         : "within noise";
+  d.verdict = d.advantage < 1                    ? slower_winner_verdict(r, d)
+              : d.advantage_low > 1 + r.tie_band ? "clear"
+              : d.advantage_low > 1              ? "in the tie band"
+                                                 : "within noise";
   return d;
 }
 

@@ -129,6 +129,30 @@ TEST(DecisionConfidence, TheTiePairingSpeaksForAWinnerThePairsDecidedFor) {
   EXPECT_EQ(other->tie_rival, "");
 }
 
+// The library anchor took the decision from a kernel that read faster in its window: the
+// verdict names the rule, and only where the pairs measured a ratio.
+TEST(DecisionConfidence, AnAnchorTakenInPairsOverAFasterReadingSaysSo) {
+  auto report = [](double ratio) {
+    TuneReport r = report_deciding({measured_candidate(0, "def", 5e-3, 1e-8, 16),
+                                    measured_candidate(1, "own", 1.0e-3, 1e-8, 16),
+                                    measured_candidate(2, "lib", 1.05e-3, 1e-8, 16)},
+                                   2);
+    r.winner_name = "lib";
+    r.anchor_pairing = PairedFinal{
+        .rival = "lib", .candidate = "own", .pairs = 10, .ratio = ratio, .kept_candidate = false};
+    return r;
+  };
+  const auto taken = detail::decision_confidence(report(1.01));
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->runner_up, "own");
+  EXPECT_EQ(taken->anchor, "lib");
+  EXPECT_EQ(taken->verdict,
+            "taken by the library anchor in pairs (the runner-up not surely faster than it)");
+  // No ratio from the pairs (the winner's side failed): not the pairs' verdict.
+  EXPECT_EQ(detail::decision_confidence(report(0))->verdict,
+            "kept by the decision rules (runner-up faster)");
+}
+
 // Two fake candidates (def 2 ms, fast 1 ms) searched into an SQLite store; every reading
 // waited `waited` seconds for a CPU (-1: the clock cannot tell).
 struct StoredSearch {

@@ -38,9 +38,8 @@ struct ConfirmationSize {
 // max_pairs] (two spare pairs: a dropped one must not leave the winner unscored); pairs past
 // that floor only while they fit in what is left of share x search_seconds after the earlier
 // pairings of the decision (all the pairings together stay within the share, their floors
-// excepted), whatever sized them. A winner
-// on the bar gets max_pairs (within that share); one without a clean reading max_pairs
-// (nothing to cost them by: uncapped).
+// excepted), whatever sized them. A winner on the bar gets max_pairs (within that share); one
+// without a clean reading max_pairs (nothing to cost them by: uncapped).
 // Launches per side: n is already the pairs single launches need (s is one sample's noise),
 // so the best-of-k of each side is a guard against stalls, worth its cost only as n nears the
 // floor: k = ceil(max_launches x n / floor), clamped to [1, max_launches]. A gap of many noise

@@ -7,6 +7,7 @@
 //   sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] [--strategy SPEC]
 //               [--budget SECONDS] [--threads P] [--calibrate | --profile FILE] [--no-tuner]
 //               [--same-process] [--log-rounds] [--pause SECONDS] [--settle SECONDS]
+//               [--finalists N]
 //
 // Each shape runs in its own process (this program again, `--shapes N --row-only`) unless
 // --same-process: a shape then finds nothing an earlier one left behind (OpenBLAS's threads,
@@ -27,6 +28,7 @@
 // --log-rounds prints each round's medians, --pause waits that long between the tune and them.
 // --settle sets the tuner's TimingOptions::settle_seconds (0: the tuner does not wait out
 // threads a candidate left spinning before a window; default: the library's).
+// --finalists sets DecideOptions::finalists (0: no final race; default: the library's).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -208,7 +210,8 @@ int main(int argc, char** argv) {
   bool row_only = false;  // a child of rows_in_own_processes: its table rows only
   bool log_rounds = false;
   double pause = 0;
-  double settle = -1;  // -1: the library's default
+  double settle = -1;       // -1: the library's default
+  int race_finalists = -1;  // -1: the library's default
   std::string profile;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -249,12 +252,14 @@ int main(int argc, char** argv) {
       pause = std::clamp(std::atof(next()), 0.0, 600.0);
     } else if (!std::strcmp(argv[i], "--settle")) {
       settle = std::clamp(std::atof(next()), 0.0, 60.0);
+    } else if (!std::strcmp(argv[i], "--finalists")) {
+      race_finalists = std::clamp(std::atoi(next()), 0, 1000);
     } else {
       std::fprintf(stderr,
                    "usage: sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] "
                    "[--strategy SPEC] [--budget SECONDS] [--threads P] [--calibrate | --profile "
                    "FILE] [--no-tuner] [--same-process] [--log-rounds] [--pause SECONDS] "
-                   "[--settle SECONDS]\n");
+                   "[--settle SECONDS] [--finalists N]\n");
       return 2;
     }
   }
@@ -376,6 +381,7 @@ int main(int argc, char** argv) {
       if (envelope) options.model.envelope = envelope;
       options.model.profile = profile;
       if (settle >= 0) options.measure.timing.settle_seconds = settle;
+      if (race_finalists >= 0) options.decide.finalists = race_finalists;
       Tuner t(device, options);
       const auto start = WallClock::now();
       tuner_report = t.tune(op, key);
@@ -410,6 +416,12 @@ int main(int argc, char** argv) {
                      s + 1, p.candidate.c_str(), rival, p.rival.c_str(), p.pairs, p.ratio,
                      p.ratio_high, p.kept_candidate ? "kept" : "the rival stands", p.why.c_str());
       };
+      if (const FinalRace& f = report.final_race; f.finalists > 0)
+        std::fprintf(stderr,
+                     "  shape %zu: final race: %zu finalists, %.2f s; the search's pick %s\n",
+                     s + 1, f.finalists, f.seconds, f.search_pick.c_str());
+      else
+        std::fprintf(stderr, "  shape %zu: no final race: %s\n", s + 1, f.note.c_str());
       if (const auto& p = report.tie_pairing) print_pairing(*p, "tied rival");
       if (const auto& p = report.anchor_pairing) print_pairing(*p, "anchor");
     }

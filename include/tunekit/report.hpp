@@ -53,6 +53,10 @@ struct CandidateReport {
   // is ok without them (it cannot be chosen), and a winner not yet checked is checked before
   // the decision stands.
   bool checked = false;
+  // Timed again in the final race (TuneReport::final_race): its timing and score are the
+  // race's, and search_score is what the search's window read (0: not a finalist).
+  bool finalist = false;
+  double search_score = 0;
 };
 
 // What a budget allowed and what it stopped (DESIGN §7).
@@ -65,6 +69,15 @@ struct BudgetReport {
   // decision's paired confirmations at their floor (at most confirm_share of the budget).
   double reserve_seconds = 0;
   std::size_t not_started = 0;  // proposed points not started for lack of time
+};
+
+// The final race of a search (DecideOptions::finalists): the best readings re-timed in
+// interleaved windows, the decision taken on those.
+struct FinalRace {
+  std::size_t finalists = 0;  // points timed again (0: it did not run, `note` says why)
+  double seconds = 0;         // its wall time
+  std::string search_pick;    // what the search's own readings would have picked
+  std::string note;           // why it did not run, or what cut it (empty: it ran)
 };
 
 // How sure a measured decision is (issue #17): the winner against the runner-up (the best
@@ -163,6 +176,7 @@ struct TuneReport {
   // measured (a library solution): the winner stands only when the pairs' median ratio is
   // under 1 / (1 + tie band), so a drift between their windows does not lose the library.
   std::optional<PairedFinal> anchor_pairing;
+  FinalRace final_race;
   std::optional<DecisionConfidence> confidence;  // set when a search decided
   double seconds_compiling = 0;                  // wall time of the compile passes
   // Where trials ran (DESIGN §11): "worker" (a worker process each), or "in_process" (with

@@ -38,6 +38,8 @@ struct SearchRecord {
   std::string bucket;
   // How sure the decision was (TuneReport::confidence); absent for older entries and imports.
   std::optional<DecisionConfidence> confidence;
+  // The final race (TuneReport::final_race); empty for older entries.
+  FinalRace final_race;
 };
 
 // The search record of a report.

@@ -107,6 +107,14 @@ struct DecideOptions {
   // cap). docs/guide.md "How a search decides", step 6.
   int confirm_pairs = 16;
   double confirm_share = 0.25;
+  // The final race (docs/guide.md "How a search decides", step 4): once the strategy ends,
+  // the `finalists` best readings within `finalist_band` of the best are timed again in
+  // racing's round-robin windows, and the decision is taken on those fresh readings only. The
+  // search's best readings are the luckiest of many windows, taken minutes apart on a machine
+  // whose speed drifts; interleaved windows give every finalist the same minutes. Skipped
+  // when the finalists were raced together already (one racing batch). 0: off; else >= 2.
+  int finalists = 8;
+  double finalist_band = 0.25;
   stats::PairedPolicy paired;
   ShareOptions share;
 };

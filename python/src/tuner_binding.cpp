@@ -76,6 +76,8 @@ void apply_decide(nb::dict& o, DecideOptions& d) {
   if (auto v = take<std::string>(o, "statistic")) d.statistic = statistic_from(*v);
   if (auto v = take<double>(o, "tie_band")) d.tie_band = *v;
   if (auto v = take<int>(o, "confirm_pairs")) d.confirm_pairs = *v;
+  if (auto v = take<int>(o, "finalists")) d.finalists = *v;
+  if (auto v = take<double>(o, "finalist_band")) d.finalist_band = *v;
   if (auto v = take<std::string>(o, "numerics")) {
     auto policy = numerics_from_string(*v);
     if (!policy)

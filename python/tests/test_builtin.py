@@ -136,6 +136,23 @@ def test_a_report_carries_its_final_pairings():
         assert pairing["rival"] == "algo=openblas,threads=2" and not pairing["kept_candidate"]
 
 
+def test_a_report_says_what_its_final_race_timed_again():
+    report = small_tuner(finalist_band=10.0).tune("sgemm", shape=SHAPE)
+    race = report.final_race
+    assert race is not None
+    finals = [c for c in report.candidates if c.finalist]
+    if race["finalists"]:
+        assert len(finals) == race["finalists"] >= 2 and race["search_pick"]
+        assert all(c.search_score > 0 and c.ok for c in finals)
+    else:
+        assert race["note"] and not finals
+    off = small_tuner(finalists=0).tune("sgemm", shape=SHAPE)
+    assert off.final_race["note"] == "off (finalists 0)"
+    assert not any(c.finalist for c in off.candidates)
+    with pytest.raises(tunekit.UsageError, match="at least 2"):
+        small_tuner(finalists=1)
+
+
 def test_a_report_says_how_sure_its_decision_is():
     report = small_tuner().tune("sgemm", shape=SHAPE)
     confidence = report.confidence

@@ -18,6 +18,10 @@ class CandidateResult:
         self.vs_default = fields["vs_default"]  # default's score / this score (>1: faster)
         # Its checked calls ran after a window: only candidates that could win are checked.
         self.checked = fields.get("checked", False)
+        # Timed again in the final race: its reading is the race's, and search_score what the
+        # search's own window read (None when not a finalist).
+        self.finalist = fields.get("finalist", False)
+        self.search_score = fields.get("search_score")
         timing = fields.get("timing") or {}
         self.median = timing.get("median")  # seconds per call, None when not timed
         self.min = timing.get("min")
@@ -70,6 +74,9 @@ class Report:
         # None when no search decided by timing (docs/guide.md "How a search decides").
         search = fields.get("search") or {}
         self.confidence = search.get("confidence")
+        # The final race (a dict: finalists timed again, seconds, search_pick — what the
+        # search's own readings picked — and note, why it did not run); None when absent.
+        self.final_race = search.get("final_race")
 
     @property
     def searched(self):

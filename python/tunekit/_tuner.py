@@ -37,7 +37,7 @@ class Tuner:
     only, "sqlite" for the default file), mode (off | cached | tune | force), strategy
     ("genetic:pop=20"), schedule ("full" | "racing"), seed, budget (seconds), budget_evals,
     statistic (median | min), tie_band, numerics (bitwise | reassociates | approximate),
-    confirm_pairs, isolation (automatic | worker | in_process), timing (isolated | queued),
+    confirm_pairs, finalists, finalist_band, isolation (automatic | worker | in_process), timing (isolated | queued),
     evict, rotate, check_every_candidate, artifact_dir, profile, wait_for_device (seconds);
     threads: the built-in ops' worker threads (0: one per core)."""
 

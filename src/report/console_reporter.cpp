@@ -107,6 +107,8 @@ std::string note_of(const CandidateReport& c, bool checks) {
   if (c.retries > 0) note = fmt::format("retried {}×", c.retries);
   auto add = [&](const std::string& more) { note += (note.empty() ? "" : ", ") + more; };
   if (checks && !c.checked) add("not checked (behind)");
+  // The median shown is the final race's; what the search's own window read beside it.
+  if (c.finalist) add("final race (the search read " + format_seconds(c.search_score) + ")");
   if (c.timing && c.timing->contended) add("contended");
   // Readings the scheduler stretched: kept (counted), or refused and taken again.
   if (c.timing && c.timing->waited > 0) add(fmt::format("{} waited for a CPU", c.timing->waited));
@@ -186,6 +188,16 @@ std::string confidence_text(const DecisionConfidence& d) {
         "; decided under load: {:.0f} % of the readings waited for a CPU (tune "
         "again with --mode force when the machine is quiet)",
         100 * d.waited_share);
+  return text;
+}
+
+std::string final_race_text(const FinalRace& race, std::string_view winner) {
+  if (race.finalists == 0) return terminal_safe(race.note);
+  std::string text = fmt::format("{} finalists timed again side by side ({})", race.finalists,
+                                 format_seconds(race.seconds));
+  if (!race.search_pick.empty() && race.search_pick != winner)
+    text += fmt::format("; the search's own readings picked {}", terminal_safe(race.search_pick));
+  if (!race.note.empty()) text += "; " + terminal_safe(race.note);
   return text;
 }
 
@@ -282,6 +294,9 @@ void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
     if (r.budget.cut) line += " (partial: stored as budget_cut)";
     field("search", line);
     if (!r.budget.stopped.empty()) field("stopped", r.budget.stopped);
+    if (const std::string race = final_race_text(report.final_race, report.winner_name);
+        !race.empty())
+      field("final race", race);
   }
   if (r.seconds_total > 0) {
     std::string settling;  // what the windows waited for the device to settle, where they did

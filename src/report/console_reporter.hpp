@@ -19,6 +19,9 @@ std::string format_seconds(double seconds);
 // A decision's confidence in words: "ahead of B by 1.23x (95 % low 1.18x): clear" (names
 // escaped for the terminal), plus the paired bound when the confirmation ran.
 std::string confidence_text(const DecisionConfidence& confidence);
+// The final race in one line (empty when it neither ran nor says why not); `winner`: the
+// decision's winner, to say when the race changed the search's pick.
+std::string final_race_text(const FinalRace& race, std::string_view winner);
 
 // "2026-12-01T16:42:00Z" (UTC); the number itself when it is no representable time.
 std::string iso_time(std::int64_t unix_seconds);

@@ -112,6 +112,8 @@ void print_evidence(const StoredChoice& c, std::ostream& out) {
                s->schedule, s->seed, s->evaluated, s->space_size, s->stop_reason))
         << '\n';
     if (s->confidence) out << "  confidence   " << confidence_text(*s->confidence) << '\n';
+    if (s->final_race.finalists > 0)
+      out << "  final race   " << final_race_text(s->final_race, c.winner) << '\n';
   }
   if (c.evidence.empty()) {
     out << "  evidence     (none stored)\n";

@@ -154,6 +154,10 @@ Json candidate_json(const CandidateReport& c) {
   j["retries"] = c.retries;
   j["compile_seconds"] = c.compile_seconds;
   j["checked"] = c.checked;
+  if (c.finalist) {
+    j["finalist"] = true;
+    j["search_score"] = c.search_score;
+  }
   j["timing"] = c.timing ? timing_json(*c.timing) : Json(nullptr);
   return j;
 }
@@ -178,6 +182,9 @@ CandidateReport candidate_from_json(const Json& c, std::size_t position) {
   r.compile_seconds = get<double>(c, "compile_seconds", 0);  // absent before the compile pass
   // Absent before checks were kept to contenders: every candidate measured ok was checked.
   r.checked = get<bool>(c, "checked", r.outcome.ok());
+  r.finalist = get<bool>(c, "finalist", false);
+  r.search_score = get<double>(c, "search_score", 0);
+  if (!(r.search_score >= 0) || !std::isfinite(r.search_score)) r.search_score = 0;  // damaged
   if (c.is_object() && c.contains("timing") && c["timing"].is_object())
     r.timing = timing_from_json(c["timing"]);
   return r;
@@ -225,6 +232,25 @@ DecisionConfidence confidence_from_json(const Json& j) {
   return d;
 }
 
+Json final_race_json(const FinalRace& f) {
+  Json j;
+  j["finalists"] = f.finalists;
+  j["seconds"] = f.seconds;
+  j["search_pick"] = f.search_pick;
+  j["note"] = f.note;
+  return j;
+}
+
+FinalRace final_race_from_json(const Json& j) {
+  FinalRace f;
+  f.finalists = get<std::size_t>(j, "finalists", 0);
+  f.seconds = get<double>(j, "seconds", 0);
+  if (!(f.seconds >= 0) || !std::isfinite(f.seconds)) f.seconds = 0;  // damaged: unknown
+  f.search_pick = get<std::string>(j, "search_pick", "");
+  f.note = get<std::string>(j, "note", "");
+  return f;
+}
+
 }  // namespace
 
 Json search_json(const SearchRecord& s) {
@@ -238,6 +264,8 @@ Json search_json(const SearchRecord& s) {
   j["budget"] = budget_json(s.budget);
   if (!s.bucket.empty()) j["bucket"] = s.bucket;  // absent: an exact key (older entries too)
   if (s.confidence) j["confidence"] = confidence_json(*s.confidence);
+  if (s.final_race.finalists > 0 || !s.final_race.note.empty())
+    j["final_race"] = final_race_json(s.final_race);
   return j;
 }
 
@@ -253,6 +281,8 @@ SearchRecord search_from_json(const Json& j) {
   s.bucket = get<std::string>(j, "bucket", "");
   if (j.is_object() && j.contains("confidence") && j["confidence"].is_object())
     s.confidence = confidence_from_json(j["confidence"]);
+  if (j.is_object() && j.contains("final_race") && j["final_race"].is_object())
+    s.final_race = final_race_from_json(j["final_race"]);
   return s;
 }
 

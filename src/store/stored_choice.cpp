@@ -25,6 +25,7 @@ SearchRecord search_record(const TuneReport& r) {
   s.budget = r.budget;
   s.bucket = r.bucket;
   s.confidence = r.confidence;
+  s.final_race = r.final_race;
   return s;
 }
 

@@ -6,13 +6,20 @@
 
 namespace tunekit::detail {
 
+bool final_race_ran(std::span<const CandidateReport> candidates) {
+  for (const CandidateReport& c : candidates)
+    if (c.finalist && c.outcome.ok()) return true;
+  return false;
+}
+
 std::optional<std::size_t> decide(std::span<const CandidateReport> candidates,
                                   std::size_t default_index, double tie_band) {
   double best = std::numeric_limits<double>::infinity();
   // A non-finite score (NaN compares false with everything) never takes part: it would pass
   // the tie-band test below. Measured scores are finite; a model score may not be.
-  const auto usable = [](const CandidateReport& c) {
-    return c.outcome.ok() && std::isfinite(c.score);
+  const bool finals = final_race_ran(candidates);
+  const auto usable = [finals](const CandidateReport& c) {
+    return c.outcome.ok() && std::isfinite(c.score) && (c.finalist || !finals);
   };
   for (const auto& c : candidates)
     if (usable(c) && c.score < best) best = c.score;

@@ -11,9 +11,13 @@
 
 namespace tunekit::detail {
 
-// Among candidates with status ok, those whose score is within tie_band of the best are
-// tied; the default wins a tie, then the lower preference rank, then the name. nullopt when
-// no candidate is ok.
+// Whether a final race re-timed some of `candidates` (SearchContext::final_race): then only
+// its finalists take part in the decision — the others' readings are of other minutes.
+bool final_race_ran(std::span<const CandidateReport> candidates);
+
+// Among candidates with status ok (once a final race ran, its finalists only), those whose
+// score is within tie_band of the best are tied; the default wins a tie, then the lower
+// preference rank, then the name. nullopt when no candidate is ok.
 std::optional<std::size_t> decide(std::span<const CandidateReport> candidates,
                                   std::size_t default_index, double tie_band);
 

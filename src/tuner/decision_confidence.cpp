@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tuner/decision.hpp"
+
 namespace tunekit::detail {
 
 namespace {
@@ -68,8 +70,10 @@ std::optional<DecisionConfidence> decision_confidence(const TuneReport& r) {
   const CandidateReport* winner = r.find(r.winner);
   if (!winner || !measured_cleanly(*winner)) return std::nullopt;
   const CandidateReport* runner_up = nullptr;
+  // After a final race, the runner-up is a finalist (the others' readings are of other minutes).
+  const bool finals = final_race_ran(r.candidates);
   for (const CandidateReport& c : r.candidates) {
-    if (c.index == r.winner || !measured_cleanly(c)) continue;
+    if (c.index == r.winner || !measured_cleanly(c) || (finals && !c.finalist)) continue;
     if (!runner_up || c.score < runner_up->score) runner_up = &c;
   }
   DecisionConfidence d;

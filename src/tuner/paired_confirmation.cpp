@@ -248,7 +248,8 @@ const std::vector<std::size_t>& SearchContext::anchors() const {
 
 double SearchContext::decision_cost(double cap) const {
   const DecisionFloors& f = decision_floors_;
-  return fitting({{f.check, f.check}, f.default_pairs, f.anchor_pairs, f.tie_pairs}, cap);
+  const Floor race = final_race_started_ ? Floor{} : f.final_race;
+  return fitting({{f.check, f.check}, f.default_pairs, f.anchor_pairs, f.tie_pairs, race}, cap);
 }
 
 double SearchContext::kept_for(std::initializer_list<Floor> floors) const {
@@ -259,6 +260,7 @@ double SearchContext::kept_for(std::initializer_list<Floor> floors) const {
 void SearchContext::project_decision_cost() {
   DecisionFloors& f = decision_floors_;
   f = {};
+  f.final_race = final_race_floor();
   const std::size_t def = r_.default_index;
   if (options_.decide.confirm_pairs <= 0) return;
   const std::optional<std::size_t> pick = decide(r_.candidates, def, options_.decide.tie_band);
@@ -318,8 +320,10 @@ std::optional<std::size_t> SearchContext::tied_rival(std::size_t pick) const {
   // band of the best).
   if (pick == r_.default_index) return std::nullopt;
   const CandidateReport* best = nullptr;
+  const bool finals = final_race_ran(r_.candidates);  // then the finalists' readings only
   for (const CandidateReport& c : r_.candidates) {
     if (c.index == r_.default_index || !c.outcome.ok() || !c.timing) continue;
+    if (finals && !c.finalist) continue;
     if (!std::isfinite(c.score) || !(c.score > 0)) continue;
     if (!best || c.score < best->score) best = &c;
   }

@@ -7,6 +7,11 @@
 // limit, when every survivor has a full window's worth of samples, or at max_samples. Every point
 // is validated once, then re-prepared for each of its windows, so only one candidate's buffers are
 // alive at a time.
+//
+// The final race (final_race.cpp) runs the same rounds over points the search validated and
+// measured already, on fresh readings only: no admission, no incumbent (the search's readings
+// are what it doubts), and what each finalist measured replaces its search reading
+// (SearchContext::refresh) only when every finalist got its first window.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,6 +29,7 @@ struct Runner {
   bool alive = true;
   double accumulated = 0;  // seconds of timed batches so far
   bool full = false;       // alone: its full window is complete
+  bool failed = false;     // its outcome is a failure now (finished by the race)
 };
 
 double stat(const std::vector<double>& xs, Statistic s) {
@@ -32,16 +38,19 @@ double stat(const std::vector<double>& xs, Statistic s) {
 
 class RacingSchedule final : public Schedule {
  public:
-  RacingSchedule(int round, double z, int min_samples, int max_samples, int round_warmup)
+  RacingSchedule(int round, double z, int min_samples, int max_samples, int round_warmup,
+                 bool fresh = false)
       : round_(round),
         z_(z),
         min_samples_(min_samples),
         max_samples_(max_samples),
-        round_warmup_(round_warmup) {}
-  std::string_view name() const override { return "racing"; }
+        round_warmup_(round_warmup),
+        fresh_(fresh) {}
+  std::string_view name() const override { return fresh_ ? "final race" : "racing"; }
 
   std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,
                                const std::function<bool(std::size_t)>& may_start) override {
+    if (fresh_) return run_again(points, context, may_start);
     std::vector<Runner> runners;
     std::vector<PointResult> out;
     for (std::size_t i : points) {
@@ -54,6 +63,9 @@ class RacingSchedule final : public Schedule {
         out.push_back(point_result(context, i));
       }
     }
+    std::vector<std::size_t> raced;
+    for (const Runner& r : runners) raced.push_back(r.index);
+    context.raced_together(raced);
     bool out_of_time = false;
     race(runners, context, may_start, out_of_time);
     for (const Runner& r : runners) context.drop_trial(r.index);
@@ -79,6 +91,32 @@ class RacingSchedule final : public Schedule {
   }
 
  private:
+  // The final race: points validated and measured already, re-timed in rounds. A failure
+  // (a window that crashed or read wrong) is the point's outcome; a window the budget stopped,
+  // or one not started, leaves every point as the search measured it unless each had a window.
+  std::vector<PointResult> run_again(std::span<const std::size_t> points, SearchContext& context,
+                                     const std::function<bool(std::size_t)>& may_start) {
+    std::vector<Runner> runners;
+    for (std::size_t i : points) runners.push_back({i, {}, true});
+    bool out_of_time = false;
+    race(runners, context, may_start, out_of_time);
+    for (const Runner& r : runners) context.drop_trial(r.index);
+    const bool every_one = std::all_of(runners.begin(), runners.end(), [](const Runner& r) {
+      return r.failed || !r.all.samples.empty();
+    });
+    std::vector<PointResult> out;
+    for (Runner& r : runners) {
+      if (!r.failed && every_one) {
+        summarise(r.all, context.options().measure.timing);
+        r.all.outcome = Outcome::success();
+        r.all.contended = false;
+        context.refresh(r.index, std::move(r.all));
+      }
+      out.push_back(point_result(context, r.index));
+    }
+    return out;
+  }
+
   void race(std::vector<Runner>& runners, SearchContext& context,
             const std::function<bool(std::size_t)>& may_start, bool& out_of_time) {
     const TunerOptions& opt = context.options();
@@ -100,6 +138,7 @@ class RacingSchedule final : public Schedule {
         }
         if (!context.acquire(r.index)) {
           r.alive = false;
+          r.failed = true;
           context.finish(r.index, {Status::launch_failed, "could not be prepared again"},
                          std::nullopt);
           continue;
@@ -109,8 +148,13 @@ class RacingSchedule final : public Schedule {
         TimingResult t = context.measure(r.index, round_options(r, context, first_round, alone));
         r.full = alone && !first_round;
         if (runners.size() > 1) context.drop_trial(r.index);
+        if (!t.ok() && fresh_ && t.outcome.status == Status::stopped) {
+          out_of_time = true;  // the budget stopped it: the search's readings stand
+          return;
+        }
         if (!t.ok()) {
           r.alive = false;
+          r.failed = true;
           Outcome o = t.outcome;
           context.finish(r.index, std::move(o), std::move(t));
           continue;
@@ -133,7 +177,7 @@ class RacingSchedule final : public Schedule {
       for (Runner& r : runners)
         if (r.alive) alive.push_back(&r);
       if (alive.empty()) return;
-      drop_far_behind(runners, context);
+      drop_far_behind(runners, context, fresh_ ? 0 : context.incumbent());
       std::erase_if(alive, [](const Runner* r) { return !r->alive; });
       if (alive.empty()) return;
       if (static_cast<int>(alive.front()->all.samples.size()) < min_samples_) continue;
@@ -147,8 +191,8 @@ class RacingSchedule final : public Schedule {
           lead = k;
       }
       // Drop the clearly slower ones: slower than this batch's leader, or than the best of
-      // the batches before (the incumbent).
-      const double incumbent = context.incumbent();
+      // the batches before (the incumbent; none in the final race).
+      const double incumbent = fresh_ ? 0 : context.incumbent();
       for (std::size_t k = 0; k < alive.size(); ++k) {
         const bool behind_leader = k != lead && ci[k].low > ci[lead].high * band;
         const bool behind_incumbent = incumbent > 0 && ci[k].low > incumbent * band &&
@@ -203,10 +247,10 @@ class RacingSchedule final : public Schedule {
   // min_samples: a runner whose fastest reading is that far behind the best median known (this
   // race's leader or an earlier batch's winner) leaves the race. The default never does (the
   // floor: it is measured in full).
-  static void drop_far_behind(std::vector<Runner>& runners, SearchContext& context) {
+  static void drop_far_behind(std::vector<Runner>& runners, SearchContext& context,
+                              double incumbent) {
     const Statistic statistic = context.options().decide.statistic;
-    double best =
-        context.incumbent() > 0 ? context.incumbent() : std::numeric_limits<double>::infinity();
+    double best = incumbent > 0 ? incumbent : std::numeric_limits<double>::infinity();
     for (const Runner& r : runners)
       if (r.alive && !r.all.samples.empty()) best = std::min(best, stat(r.all.samples, statistic));
     if (!std::isfinite(best)) return;
@@ -223,18 +267,30 @@ class RacingSchedule final : public Schedule {
   int min_samples_;
   int max_samples_;
   int round_warmup_;
+  bool fresh_;
 };
 
 }  // namespace
 
-std::unique_ptr<Schedule> make_racing_schedule(SpecOptions& options) {
+namespace {
+std::unique_ptr<Schedule> racing_from(SpecOptions& options, bool fresh) {
   const int round = static_cast<int>(options.count("round", 4, 1, 1024));
   const double z = options.number("z", 1.96, 0.1, 10);
   const int min_samples = static_cast<int>(options.count("min_samples", 8, 2, 100000));
   const int max_samples = static_cast<int>(options.count("max_samples", 64, 2, 1000000));
   const int round_warmup = static_cast<int>(options.count("round_warmup", 0, 0, 100));
   return std::make_unique<RacingSchedule>(round, z, min_samples, std::max(min_samples, max_samples),
-                                          round_warmup);
+                                          round_warmup, fresh);
+}
+}  // namespace
+
+std::unique_ptr<Schedule> make_racing_schedule(SpecOptions& options) {
+  return racing_from(options, false);
+}
+
+std::unique_ptr<Schedule> make_final_race() {
+  SpecOptions defaults = SpecOptions::parse("schedule", "racing", "");
+  return racing_from(defaults, true);
 }
 
 }  // namespace tunekit::detail

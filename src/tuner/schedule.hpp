@@ -34,6 +34,9 @@ const ScheduleRegistry& builtin_schedules();
 
 std::unique_ptr<Schedule> make_full_schedule(SpecOptions& options);
 std::unique_ptr<Schedule> make_racing_schedule(SpecOptions& options);
+// The final race (SearchContext::final_race): racing's rounds, at its default options, over
+// points validated and measured already, their fresh readings replacing the search's.
+std::unique_ptr<Schedule> make_final_race();
 
 // The value a strategy learns from a finished candidate: its score when ok, its partial
 // reading when cut as hopeless, +inf otherwise.

@@ -261,6 +261,10 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
               : "the strategy pruned: " + std::to_string(left) +
                     " points left unmeasured by design";
     }
+    // The best readings timed again side by side, in what the budget held for it.
+    context.final_race([&](std::size_t) {
+      return !budget.limited() || budget.admits_timing(context.prepare_seconds());
+    });
     context.choose();
     const CandidateReport* def = context.find(r.default_index);
     if (def && def->outcome.status == Status::stopped) {

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -92,6 +93,18 @@ class SearchContext {
 
   // Records a final outcome (and score from the timing) and reports progress.
   void finish(std::size_t index, Outcome outcome, std::optional<TimingResult> timing);
+
+  // The final race (final_race.cpp): the finalists (finalists()) timed again in racing's
+  // rounds, each window started only when `may_start` says so; the decision is then taken on
+  // their fresh readings (refresh). Fills TuneReport::final_race.
+  void final_race(const std::function<bool(std::size_t)>& may_start);
+  // The final race's points: the ok readings within finalist_band of the best, at most
+  // `finalists` of them, fastest first (fewer than two: no race).
+  std::vector<std::size_t> finalists() const;
+  // A finalist's fresh timing replaces its search reading (kept as search_score).
+  void refresh(std::size_t index, TimingResult fresh);
+  // The points of one racing batch were raced together: their readings share minutes.
+  void raced_together(std::span<const std::size_t> points);
 
   // Decides the winner among ok candidates (tie band), then confirms a non-default winner
   // with paired A B B A windows against the default. Fills the report's decision fields.
@@ -230,7 +243,14 @@ class SearchContext {
   struct DecisionFloors {
     double check = 0;
     Floor default_pairs, anchor_pairs, tie_pairs;
+    Floor final_race;  // held last: the pairings come first
   };
+  // The final race's projected cost: each finalist's first two rounds (racing's min_samples)
+  // and preparing it for each.
+  Floor final_race_floor() const;
+  bool final_race_started_ = false;               // its part is no longer held (it is being spent)
+  std::unordered_map<std::size_t, int> race_of_;  // index -> the racing batch that timed it
+  int races_ = 0;
   DecisionFloors decision_floors_;
   struct Mean {
     double sum = 0;

@@ -167,6 +167,13 @@ void check_tuner_options(const TunerOptions& o) {
   real_in(decide, "limit", d.limit, 0, kYear, " (seconds per launch; 0: off)");
   integer_in(decide, "confirm_pairs", d.confirm_pairs, 0, 10000, " (0: off)");
   real_in(decide, "confirm_share", d.confirm_share, 0, 100, " (0: no cap)");
+  integer_in(decide, "finalists", d.finalists, 0, 1000, " (0: no final race)");
+  if (d.finalists == 1)
+    throw UsageError(
+        "TunerOptions: decide.finalists must be 0 (no final race) or at least 2 (a race needs "
+        "two), got 1");
+  real_in(decide, "finalist_band", d.finalist_band, 0, 10,
+          " (a share of the best reading: 0.25 takes points within 25 % of it)");
   integer_in(decide, "paired.min_pairs", d.paired.min_pairs, 1, 10000);
   real_in(decide, "paired.max_relative_mad", d.paired.max_relative_mad, 0, 100);
   real_in(decide, "paired.sign_p", d.paired.sign_p, 0, 1);

@@ -59,6 +59,10 @@ TEST(CliOptions, TuneNumericFlagsRefuseNanNegativeAndHugeValues) {
       {kTuneWithoutStore + "--tie-band 1", "tie_band", "[0, 1)"},  // the library's half-open range
       {kTuneWithoutStore + "--rotate 65", "--rotate", "[0, 64]"},
       {kTuneWithoutStore + "--confirm-pairs -1", "--confirm-pairs", "[0, 10000]"},
+      {kTuneWithoutStore + "--finalists 1001", "--finalists", "[0, 1000]"},
+      {kTuneWithoutStore + "--finalists 1", "finalists", "at least 2"},  // the library's rule
+      {kTuneWithoutStore + "--finalist-band nan", "--finalist-band", "got nan"},
+      {kTuneWithoutStore + "--finalist-band 11", "--finalist-band", "[0, 10]"},
       {kTuneWithoutStore + "--seed -1", "--seed", "got -1"},  // CLI11 alone wraps it to 2^64 - 1
   };
   for (const Refusal& r : cases) expect_refused(r);

@@ -184,6 +184,47 @@ TEST(EvidenceCodec, TheConfidenceRoundTripsAndADamagedTieRatioReadsAsUnmeasured)
   EXPECT_EQ(old.search->confidence->tie_paired_ratio, 0);
 }
 
+TEST(EvidenceCodec, TheFinalRaceRoundTripsAndDamagedValuesReadAsUnknown) {
+  SearchRecord s = full_search();
+  EXPECT_FALSE(evidence_json({}, s).at("search").contains("final_race"));  // none: not written
+  s.final_race = {.finalists = 3, .seconds = 0.25, .search_pick = "b", .note = ""};
+  CandidateReport a;
+  a.name = "a";
+  a.outcome = Outcome::success();
+  a.score = 1e-3;
+  a.finalist = true;
+  a.search_score = 1.2e-3;
+  CandidateReport b;
+  b.name = "b";
+  b.outcome = Outcome::success();
+  b.score = 1.1e-3;
+  EXPECT_FALSE(candidate_json(b).contains("finalist"));  // not a finalist: the format unchanged
+  const DecodedEvidence back = evidence_from_text(evidence_text({a, b}, s));
+  ASSERT_TRUE(back.search);
+  EXPECT_EQ(back.search->final_race.finalists, 3u);
+  EXPECT_DOUBLE_EQ(back.search->final_race.seconds, 0.25);
+  EXPECT_EQ(back.search->final_race.search_pick, "b");
+  ASSERT_EQ(back.candidates.size(), 2u);
+  EXPECT_TRUE(back.candidates[0].finalist);
+  EXPECT_DOUBLE_EQ(back.candidates[0].search_score, 1.2e-3);
+  EXPECT_FALSE(back.candidates[1].finalist);
+  EXPECT_EQ(back.candidates[1].search_score, 0);
+  for (const char* value : {"-1", "\"0.2\"", "null", "[]"}) {
+    const DecodedEvidence damaged = evidence_from_text(
+        std::string(R"({"search": {"final_race": {"finalists": 2, "seconds": )") + value +
+        R"(}}, "candidates": [{"name": "a", "finalist": true, "search_score": )" + value + "}]}");
+    ASSERT_TRUE(damaged.search) << value;
+    EXPECT_EQ(damaged.search->final_race.seconds, 0) << value;
+    ASSERT_EQ(damaged.candidates.size(), 1u) << value;
+    EXPECT_EQ(damaged.candidates[0].search_score, 0) << value;
+  }
+  const DecodedEvidence old =
+      evidence_from_text(R"({"search": {}, "candidates": [{"name": "a"}]})");
+  ASSERT_TRUE(old.search);
+  EXPECT_EQ(old.search->final_race.finalists, 0u);
+  EXPECT_FALSE(old.candidates.at(0).finalist);
+}
+
 TEST(EvidenceCodec, ABucketedEntrysBucketRoundTripsAndIsAbsentForAnExactKey) {
   SearchRecord s = full_search();
   EXPECT_FALSE(evidence_json({}, s).at("search").contains("bucket"));  // the format unchanged

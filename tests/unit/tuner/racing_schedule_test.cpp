@@ -156,6 +156,7 @@ TEST(Racing, ShortCircuitLimitAndBadOptions) {
   auto op = fakes::make_fake_op(dev, {"def", "best", "close", "slow", "slower"}, "def");
   TunerOptions o;
   o.decide.schedule = "racing:min_samples=4,round=4";
+  o.decide.finalists = 0;   // the race's own samples (no final race after it)
   o.decide.limit = 0.9e-3;  // "best" is already good enough at the first check
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
@@ -181,6 +182,7 @@ TEST(Racing, RoundWarmupLaunchesBeforeEveryRoundAfterTheFirst) {
     auto op = fakes::make_fake_op(dev, {"def", "best", "close"}, "def");
     TunerOptions o;
     o.decide.schedule = schedule;
+    o.decide.finalists = 0;  // the race's own rounds (no final race after it)
     TuneReport r;
     Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
     return r;
@@ -218,6 +220,7 @@ TEST(Racing, AQuiescingOpIsStoppedAfterEveryWindowAndWarmedBeforeTheNext) {
     if (quiesce) op->quiesce([stops](const Candidate& c) { ++(*stops)[c.name]; });
     TunerOptions o;
     o.decide.schedule = "racing";
+    o.decide.finalists = 0;  // the race's own windows (no final race after it)
     TuneReport r;
     Tuner(dev, o).select(*op, Key{{"n", 2}}, &r);
     return r;

@@ -93,6 +93,7 @@ TEST(Search, AnAttemptThatWouldOverrunTheBudgetIsNotStarted) {
   TunerOptions o = simulated(dev);
   o.decide.budget_seconds = 5;
   o.measure.build_threads = 1;
+  o.decide.finalists = 0;  // the reserve is the rebuild only (no final race held)
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   // The default builds at 0 and is timed (~26 ms); the next batch is built before it is timed:
   // at 1.03 and 2.03 s; a third would leave no reserve for the winner's rebuild (3.03 + 2 > 5).

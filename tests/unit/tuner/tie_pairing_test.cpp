@@ -33,6 +33,8 @@ TuneReport tune(FakeDevice& dev, const std::vector<std::string>& names,
   for (const std::string& a : anchors) configs.push_back(Config{{"candidate", a}});
   if (!configs.empty()) op->anchors(std::move(configs));
   o.persist.store = "none";
+  // The pairing is judged on the readings each test scripts: no final race times them again.
+  o.decide.finalists = 0;
   TuneReport r;
   Tuner(dev, o).select(*op, Key{{"n", 4}}, &r);
   return r;
@@ -127,6 +129,7 @@ TEST(TiePairing, TheStoreKeepsWhatThePairsMeasuredAndExplainSaysIt) {
   };
   auto op = make_fake_op(dev, {"def", "a", "b"}, "def");
   TunerOptions o;
+  o.decide.finalists = 0;  // the scripted readings decide (no final race)
   o.persist.store = "sqlite:" + (dir / "choices.db").string();
   Tuner tuner(dev, o);
   TuneReport r;
@@ -225,6 +228,7 @@ void budget_reserves_the_pairs(bool quiescing_op) {
   // launch a side a pair costs twice its timed launches, and the reserve must know it.
   if (quiescing_op) op->quiesce([](const Candidate&) {});
   TunerOptions o;
+  o.decide.finalists = 0;  // the scripted readings decide (no final race)
   o.measure.now = dev.clock_fn();
   o.decide.strategy = "random";
   o.decide.budget_seconds = 1;

@@ -4,6 +4,7 @@
 //                   [--budget 90s] [--budget-evals N] [--build-threads N]
 //                   [--timing isolated|queued]
 //                   [--limit SECONDS] [--numerics CLASS] [--confirm-pairs N]
+//                   [--finalists N] [--finalist-band X]
 //                   [--isolation automatic|worker|in_process]
 //                   [--save-artifact] [--artifact-dir D]
 //                   [--model] [--profile F]
@@ -74,6 +75,8 @@ struct TuneCommand {
   std::string numerics;
   std::string isolation;  // automatic | worker | in_process
   int confirm_pairs = -1;
+  int finalists = -1;  // -1: the library's default
+  double finalist_band = -1;
   int rotate = 0;
   bool quiet = false;        // -q (the tool's flag): no progress bar
   Log log;                   // the tool's log (-v/-q, TUNEKIT_LOG)
@@ -216,6 +219,8 @@ void apply_search_flags(const TuneCommand& command, TunerOptions& options) {
     options.decide.numerics_policy = *policy;
   }
   if (command.confirm_pairs >= 0) options.decide.confirm_pairs = command.confirm_pairs;
+  if (command.finalists >= 0) options.decide.finalists = command.finalists;
+  if (command.finalist_band >= 0) options.decide.finalist_band = command.finalist_band;
   if (!command.isolation.empty()) {
     auto mode = isolation_mode_from_string(command.isolation);
     if (!mode)
@@ -428,6 +433,13 @@ void register_tune(CLI::App& app) {
   tune->add_option("--confirm-pairs", command->confirm_pairs,
                    "A B B A pairs confirming a non-default winner (0: off; default 16)")
       ->transform(integer_in(0, 10000));
+  tune->add_option("--finalists", command->finalists,
+                   "The best readings timed again side by side once the search ends, the "
+                   "decision taken on those (0: off; default 8)")
+      ->transform(integer_in(0, 1000));
+  tune->add_option("--finalist-band", command->finalist_band,
+                   "Finalists are within this fraction of the best reading (default 0.25)")
+      ->check(real_in(0, 10));
   tune->add_option("--isolation", command->isolation,
                    "Where trials run: automatic (a worker process on the CPU, in process on "
                    "OpenCL/CUDA) | worker (on OpenCL/CUDA: a spawned process with its own "

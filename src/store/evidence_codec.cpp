@@ -244,6 +244,7 @@ Json final_race_json(const FinalRace& f) {
 FinalRace final_race_from_json(const Json& j) {
   FinalRace f;
   f.finalists = get<std::size_t>(j, "finalists", 0);
+  if (f.finalists > 100000) f.finalists = 0;  // damaged (a negative count read unsigned)
   f.seconds = get<double>(j, "seconds", 0);
   if (!(f.seconds >= 0) || !std::isfinite(f.seconds)) f.seconds = 0;  // damaged: unknown
   f.search_pick = get<std::string>(j, "search_pick", "");

@@ -19,15 +19,33 @@ std::vector<std::size_t> SearchContext::finalists() const {
     if (c.outcome.ok() && c.timing && std::isfinite(c.score) && c.score > 0) ok.push_back(&c);
   const auto most = static_cast<std::size_t>(std::max(0, options_.decide.finalists));
   if (ok.size() < 2 || most < 2) return {};
-  std::stable_sort(ok.begin(), ok.end(), [](const CandidateReport* a, const CandidateReport* b) {
-    return a->score < b->score;
-  });
+  // Called after every finish() (the budget's projection): only the best `most` are ordered.
+  const auto faster = [](const CandidateReport* a, const CandidateReport* b) {
+    return a->score < b->score || (a->score == b->score && a->index < b->index);
+  };
+  const auto top = ok.begin() + static_cast<std::ptrdiff_t>(std::min(most, ok.size()));
+  std::partial_sort(ok.begin(), top, ok.end(), faster);
   const double line = ok.front()->score * (1 + options_.decide.finalist_band);
   std::vector<std::size_t> out;
-  for (const CandidateReport* c : ok)
-    if (c->score <= line && out.size() < most) out.push_back(c->index);
+  for (auto c = ok.begin(); c != top; ++c)
+    if ((*c)->score <= line) out.push_back((*c)->index);
+  // The default wins its ties (step 5): within the band it races too, past the count.
+  const CandidateReport* def = find(r_.default_index);
+  if (def && def->outcome.ok() && def->timing && def->score > 0 && def->score <= line &&
+      std::find(out.begin(), out.end(), r_.default_index) == out.end())
+    out.push_back(r_.default_index);
   if (out.size() < 2) out.clear();
   return out;
+}
+
+bool SearchContext::raced_already(const std::vector<std::size_t>& points) const {
+  if (points.empty()) return false;
+  const auto first = race_of_.find(points.front());
+  if (first == race_of_.end()) return false;
+  return std::all_of(points.begin(), points.end(), [&](std::size_t i) {
+    const auto it = race_of_.find(i);
+    return it != race_of_.end() && it->second == first->second;
+  });
 }
 
 void SearchContext::raced_together(std::span<const std::size_t> points) {
@@ -43,58 +61,77 @@ void SearchContext::refresh(std::size_t index, TimingResult fresh) {
   c.finalist = true;
 }
 
-SearchContext::Floor SearchContext::final_race_floor() const {
-  const std::vector<std::size_t> points = finalists();
-  if (points.empty()) return {};
+double SearchContext::first_rounds_seconds(std::size_t index) const {
   // Racing's first rounds: min_samples (8) samples in windows of `round` (4), each window
   // prepared again, the first after the op's warmup.
   constexpr int kSamples = 8, kWindows = 2;
-  const TimingOptions& timing = options_.measure.timing;
+  const CandidateReport* c = find(index);
+  if (!c || !c->timing) return 0;
+  const int depth = std::max(1, c->timing->depth);
+  const int warmup = timing_options(index).warmup;  // an op's own protocol included
+  return (kSamples * depth + warmup + kWindows * warmup_calls()) * c->score +
+         kWindows * (prepare_seconds() + window_overhead_.value());
+}
+
+SearchContext::Floor SearchContext::final_race_floor() const {
+  const std::vector<std::size_t> points = finalists();
+  if (points.empty() || raced_already(points)) return {};
   Floor f;
   for (std::size_t k = 0; k < points.size(); ++k) {
-    const CandidateReport* c = find(points[k]);
-    const int depth = std::max(1, c->timing->depth);
-    const double seconds =
-        (kSamples * depth + timing.warmup + kWindows * warmup_calls()) * c->score +
-        kWindows * (prepare_seconds() + window_overhead_.value());
+    const double seconds = first_rounds_seconds(points[k]);
     f.whole += seconds;
     if (k < 2) f.least += seconds;
   }
   return f;
 }
 
-void SearchContext::final_race(const std::function<bool(std::size_t)>& may_start) {
+std::size_t SearchContext::fitting_finalists(const std::vector<std::size_t>& points,
+                                             double seconds) const {
+  std::size_t fit = 0;
+  double sum = 0;
+  for (std::size_t i : points) {
+    sum += first_rounds_seconds(i);
+    if (sum > seconds) break;
+    ++fit;
+  }
+  return fit;
+}
+
+void SearchContext::final_race(const std::function<bool(std::size_t)>& may_start,
+                               const std::function<double()>& room) {
   FinalRace& race = r_.final_race;
   if (options_.decide.finalists == 0) {
     race.note = "off (finalists 0)";
     return;
   }
-  const std::vector<std::size_t> points = finalists();
+  std::vector<std::size_t> points = finalists();
   if (points.empty()) {
     race.note = "no second reading within the finalist band";
     return;
   }
-  const auto same_race = [&](std::size_t i) {
-    const auto it = race_of_.find(i), first = race_of_.find(points.front());
-    return it != race_of_.end() && first != race_of_.end() && it->second == first->second;
-  };
-  if (std::all_of(points.begin(), points.end(), same_race)) {
+  if (raced_already(points)) {
     race.note = "the finalists were raced together already";
     return;
   }
   if (const std::optional<std::size_t> pick =
           decide(r_.candidates, r_.default_index, options_.decide.tie_band))
     race.search_pick = entry(*pick).name;
-  // From here the race spends the time held for it (the pairings' floors stay held).
+  // From here the race spends the time held for it (the pairings' floors stay held): as many
+  // finalists, best first, as their first rounds fit in.
   final_race_started_ = true;
+  points.resize(fitting_finalists(points, room()));
+  if (points.size() < 2) {
+    race.note = "the budget left no time for it: the search's readings decide";
+    return;
+  }
   const double start = budget_now();
-  const std::vector<PointResult> results = make_final_race()->run(points, *this, may_start);
+  make_final_race()->run(points, *this, may_start);
   race.seconds = budget_now() - start;
   for (std::size_t i : points) race.finalists += find(i)->finalist;
-  if (race.finalists == 0)
+  if (race.finalists == 0 && race.note.empty())
     race.note =
-        "the budget stopped it before every finalist had a window: the search's readings "
-        "decide";
+        "no finalist finished it cleanly (each failed, or its windows were contended): "
+        "the search's readings decide";
 }
 
 }  // namespace tunekit::detail

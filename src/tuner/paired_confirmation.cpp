@@ -16,6 +16,12 @@
 namespace tunekit::detail {
 namespace {
 
+// The anchors are compared on the search's own readings: a final race may have timed one of
+// them again (its reading then of other minutes than the others').
+double search_reading(const CandidateReport& c) {
+  return c.finalist ? c.search_score : c.score;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -291,7 +297,7 @@ std::optional<std::size_t> SearchContext::best_anchor() const {
     if (a == r_.default_index) continue;  // an anchor that is the default: step 6 pairs it
     const CandidateReport* c = find(a);
     if (!c || !c->outcome.ok() || !c->timing || !(c->score > 0)) continue;
-    if (!best || c->score < find(*best)->score) best = a;
+    if (!best || search_reading(*c) < search_reading(*find(*best))) best = a;
   }
   return best;
 }

@@ -11,7 +11,7 @@
 // The final race (final_race.cpp) runs the same rounds over points the search validated and
 // measured already, on fresh readings only: no admission, no incumbent (the search's readings
 // are what it doubts), and what each finalist measured replaces its search reading
-// (SearchContext::refresh) only when every finalist got its first window.
+// (SearchContext::refresh) once at least two finalists had a window.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,7 +30,16 @@ struct Runner {
   double accumulated = 0;  // seconds of timed batches so far
   bool full = false;       // alone: its full window is complete
   bool failed = false;     // its outcome is a failure now (finished by the race)
+  bool unjudged = false;   // final race: left it without a verdict (its search reading stands)
 };
+
+// What a window's failure says of the kernel itself. Contention, a timeout against limits
+// drawn from others' readings, a missing reading or a budget stop do not: in the final race
+// such a point keeps its search reading (and leaves the decision to the others).
+bool verdict_on_kernel(Status s) {
+  return s == Status::validation_failed || s == Status::crashed || s == Status::launch_failed ||
+         s == Status::out_of_memory || s == Status::device_lost;
+}
 
 double stat(const std::vector<double>& xs, Statistic s) {
   return s == Statistic::min ? stats::min(xs) : stats::median(xs);
@@ -101,12 +110,26 @@ class RacingSchedule final : public Schedule {
     bool out_of_time = false;
     race(runners, context, may_start, out_of_time);
     for (const Runner& r : runners) context.drop_trial(r.index);
-    const bool every_one = std::all_of(runners.begin(), runners.end(), [](const Runner& r) {
-      return r.failed || !r.all.samples.empty();
+    // The finalists with fresh readings decide; when the budget stopped the race before two
+    // had a window, nothing was compared side by side and the search's readings decide.
+    const auto timed = [](const Runner& r) {
+      return !r.failed && !r.unjudged && !r.all.samples.empty();
+    };
+    const auto fresh = std::count_if(runners.begin(), runners.end(), timed);
+    const auto waiting = std::count_if(runners.begin(), runners.end(), [](const Runner& r) {
+      return !r.failed && !r.unjudged && r.all.samples.empty();
     });
+    std::string& note = context.report().final_race.note;
+    if (waiting > 0 && fresh < 2)
+      note =
+          "the budget stopped it before two finalists had a window: the search's readings "
+          "decide";
+    else if (waiting > 0)
+      note = "the budget stopped it before " + std::to_string(waiting) +
+             " finalists had a window: they stay out of the decision";
     std::vector<PointResult> out;
     for (Runner& r : runners) {
-      if (!r.failed && every_one) {
+      if (timed(r) && (fresh >= 2 || waiting == 0)) {
         summarise(r.all, context.options().measure.timing);
         r.all.outcome = Outcome::success();
         r.all.contended = false;
@@ -138,6 +161,10 @@ class RacingSchedule final : public Schedule {
         }
         if (!context.acquire(r.index)) {
           r.alive = false;
+          if (fresh_) {
+            r.unjudged = true;  // validated and measured before: not a verdict on the kernel
+            continue;
+          }
           r.failed = true;
           context.finish(r.index, {Status::launch_failed, "could not be prepared again"},
                          std::nullopt);
@@ -151,6 +178,11 @@ class RacingSchedule final : public Schedule {
         if (!t.ok() && fresh_ && t.outcome.status == Status::stopped) {
           out_of_time = true;  // the budget stopped it: the search's readings stand
           return;
+        }
+        if (!t.ok() && fresh_ && !verdict_on_kernel(t.outcome.status)) {
+          r.alive = false;
+          r.unjudged = true;
+          continue;
         }
         if (!t.ok()) {
           r.alive = false;

@@ -25,6 +25,7 @@ ReplayRun replay_search(const Recording& recording, const ReplaySearchOptions& o
   // A recording has one reading per configuration: confirming a winner in pairs would only
   // spend simulated time re-reading the same numbers.
   t.decide.confirm_pairs = 0;
+  t.decide.finalists = 0;  // nor timing the best again in a final race
   t.hooks.log = options.log;
   if (options.share) {
     t.persist.store = options.store;

@@ -262,9 +262,14 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
                     " points left unmeasured by design";
     }
     // The best readings timed again side by side, in what the budget held for it.
-    context.final_race([&](std::size_t) {
-      return !budget.limited() || budget.admits_timing(context.prepare_seconds());
-    });
+    context.final_race(
+        [&](std::size_t) {
+          return !budget.limited() || budget.admits_timing(context.prepare_seconds());
+        },
+        [&] {
+          return budget.limited() ? budget.seconds() - budget.reserve() - budget.elapsed()
+                                  : HUGE_VAL;
+        });
     context.choose();
     const CandidateReport* def = context.find(r.default_index);
     if (def && def->outcome.status == Status::stopped) {

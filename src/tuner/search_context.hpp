@@ -95,16 +95,22 @@ class SearchContext {
   void finish(std::size_t index, Outcome outcome, std::optional<TimingResult> timing);
 
   // The final race (final_race.cpp): the finalists (finalists()) timed again in racing's
-  // rounds, each window started only when `may_start` says so; the decision is then taken on
-  // their fresh readings (refresh). Fills TuneReport::final_race.
-  void final_race(const std::function<bool(std::size_t)>& may_start);
+  // rounds — as many, best first, as their first rounds fit in `room()` seconds (the budget's
+  // time left less the pairings' floors; infinite without a budget) — each window started only
+  // when `may_start` says so; the decision is then taken on their fresh readings (refresh).
+  // Fills TuneReport::final_race.
+  void final_race(const std::function<bool(std::size_t)>& may_start,
+                  const std::function<double()>& room);
   // The final race's points: the ok readings within finalist_band of the best, at most
-  // `finalists` of them, fastest first (fewer than two: no race).
+  // `finalists` of them, fastest first, and the default when it is within the band (it wins
+  // its ties); fewer than two: no race.
   std::vector<std::size_t> finalists() const;
   // A finalist's fresh timing replaces its search reading (kept as search_score).
   void refresh(std::size_t index, TimingResult fresh);
   // The points of one racing batch were raced together: their readings share minutes.
   void raced_together(std::span<const std::size_t> points);
+  // Whether all of `points` were timed in one racing batch (no final race needed).
+  bool raced_already(const std::vector<std::size_t>& points) const;
 
   // Decides the winner among ok candidates (tie band), then confirms a non-default winner
   // with paired A B B A windows against the default. Fills the report's decision fields.
@@ -246,8 +252,11 @@ class SearchContext {
     Floor final_race;  // held last: the pairings come first
   };
   // The final race's projected cost: each finalist's first two rounds (racing's min_samples)
-  // and preparing it for each.
+  // and preparing it for each (first_rounds_seconds); the finalists of `points`, best first,
+  // whose first rounds fit in `seconds`.
   Floor final_race_floor() const;
+  double first_rounds_seconds(std::size_t index) const;
+  std::size_t fitting_finalists(const std::vector<std::size_t>& points, double seconds) const;
   bool final_race_started_ = false;               // its part is no longer held (it is being spent)
   std::unordered_map<std::size_t, int> race_of_;  // index -> the racing batch that timed it
   int races_ = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,12 +75,19 @@ TEST(FinalRace, AWindowTakenInASlowSpellNoLongerLosesItsPointTheDecision) {
 TEST(FinalRace, OnlyTheFinalistsDecideOnceTheRaceRan) {
   FakeDevice dev;
   dev.behaviour["def"] = {.seconds = 5e-3};
-  dev.behaviour["c"] = {.seconds = 1.4e-3};  // timed last: the machine slows after it
+  // c is timed last; the machine slows by 1.5x once a runs again (the race): every kernel,
+  // c included, is 1.5x slower from then on.
+  bool slowed = false;
+  dev.behaviour["c"] = {.seconds = 1.4e-3};
+  dev.behaviour["c"].hook = [&dev, &slowed] {
+    dev.behaviour["c"].seconds = slowed ? 2.1e-3 : 1.4e-3;
+  };
   for (const char* name : {"a", "b"}) {
     const double base = name[0] == 'a' ? 1.0e-3 : 1.1e-3;
     dev.behaviour[name] = {.seconds = base};
-    dev.behaviour[name].hook = [&dev, name, base] {
-      dev.behaviour[name].seconds = dev.launches["c"] > 0 ? 1.5 * base : base;
+    dev.behaviour[name].hook = [&dev, &slowed, name, base] {
+      slowed |= dev.launches["c"] > 0;
+      dev.behaviour[name].seconds = slowed ? 1.5 * base : base;
     };
   }
   const TuneReport r = tune(dev, {"def", "a", "b", "c"});
@@ -90,6 +98,74 @@ TEST(FinalRace, OnlyTheFinalistsDecideOnceTheRaceRan) {
   EXPECT_LT(candidate_named(r, "c").score, candidate_named(r, "a").score);  // stale, and faster
   ASSERT_TRUE(r.confidence);
   EXPECT_EQ(r.confidence->runner_up, "b");
+}
+
+// A finalist whose kernel fails in the race (a launch that throws now) is out, with that
+// outcome; the others decide. One that only could not be timed cleanly keeps its search reading.
+TEST(FinalRace, AFinalistThatFailsInTheRaceIsOutAndTheOthersDecide) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 5e-3};
+  dev.behaviour["a"] = {.seconds = 1.0e-3};
+  dev.behaviour["b"] = {.seconds = 1.05e-3};
+  dev.behaviour["a"].hook = [&dev] {  // b is timed after a: a's next launch is the race's
+    if (dev.launches["b"] > 0) throw std::runtime_error("fails from its second window on");
+  };
+  const TuneReport r = tune(dev, {"def", "a", "b"});
+  EXPECT_EQ(r.winner_name, "b");
+  EXPECT_EQ(candidate_named(r, "a").outcome.status, Status::launch_failed);
+  EXPECT_EQ(r.final_race.finalists, 1u);
+  EXPECT_TRUE(candidate_named(r, "b").finalist);
+}
+
+// The default wins its ties: within the band it races even when the count is full.
+TEST(FinalRace, TheDefaultWithinTheBandRacesPastTheCount) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 1.1e-3};
+  dev.behaviour["a"] = {.seconds = 1.0e-3};
+  dev.behaviour["b"] = {.seconds = 1.05e-3};
+  dev.behaviour["c"] = {.seconds = 1.06e-3};
+  TunerOptions o;
+  o.decide.finalists = 2;
+  const TuneReport r = tune(dev, {"def", "a", "b", "c"}, o);
+  EXPECT_EQ(r.final_race.finalists, 3u);
+  EXPECT_TRUE(candidate_named(r, "def").finalist);
+  EXPECT_FALSE(candidate_named(r, "c").finalist);
+}
+
+// A race the budget cannot hold (its first rounds do not fit what is left) is not started, or
+// stopped before two finalists had a window: the search's readings decide, the report says why.
+TEST(FinalRace, ARaceTheBudgetStopsLeavesTheSearchReadingsToDecide) {
+  auto run = [](int finalists, double& ended) {
+    fakes::SimulatedDevice dev;
+    dev.build_seconds = 0.01;
+    dev.seconds = [](const Config& c) {
+      return 0.05 * (1 + 0.01 * static_cast<double>(c["x"].as_int() + c["y"].as_int()));
+    };
+    auto op = fakes::make_space_op(dev, fakes::grid_space(4), Config{{"x", 3}, {"y", 3}});
+    TunerOptions o;
+    o.measure.now = dev.clock_fn();
+    o.decide.confirm_pairs = 0;
+    o.decide.finalists = finalists;
+    o.decide.budget_seconds = 5;
+    // The decision's share of the budget (0.25 s) holds less than two finalists' first rounds
+    // (2 x 8 x 50 ms): nothing is held for the race.
+    o.decide.confirm_share = 0.05;
+    o.measure.build_threads = 1;
+    const TuneReport r = Tuner(dev, o).tune(*op, Key{{"n", 1}});
+    ended = dev.now();
+    return r;
+  };
+  double raced_end = 0, plain_end = 0;
+  const TuneReport r = run(8, raced_end);
+  const TuneReport plain = run(0, plain_end);
+  EXPECT_EQ(r.final_race.finalists, 0u);
+  EXPECT_NE(r.final_race.note.find("budget"), std::string::npos) << r.final_race.note;
+  for (const CandidateReport& c : r.candidates) EXPECT_FALSE(c.finalist) << c.name;
+  EXPECT_EQ(r.winner_name, r.final_race.search_pick);
+  // It cost nothing: the search and its end are those of a search without a race.
+  EXPECT_EQ(r.winner_name, plain.winner_name);
+  EXPECT_EQ(r.candidates.size(), plain.candidates.size());
+  EXPECT_DOUBLE_EQ(raced_end, plain_end);
 }
 
 TEST(FinalRace, TheFinalistsAreTheBestReadingsWithinTheBandAtMostTheirCount) {
@@ -136,6 +212,18 @@ TEST(FinalRace, FinalistsRacedTogetherAlreadyAreNotRacedAgain) {
   close.behaviour["b"] = {.seconds = 1.05e-3};
   const TuneReport again = tune(close, {"def", "a", "b"}, o);
   EXPECT_EQ(again.final_race.finalists, 3u);
+
+  // Under a budget nothing is held for a race that will not run (paired confirmation off:
+  // the reserve is the race's alone, over a build of nothing), and a full schedule holds it.
+  FakeDevice held;
+  held.behaviour["def"] = {.seconds = 5e-3};
+  held.behaviour["a"] = {.seconds = 1.0e-3};
+  held.behaviour["b"] = {.seconds = 1.05e-3};
+  o.decide.budget_seconds = 100;
+  o.decide.confirm_pairs = 0;
+  EXPECT_LT(tune(held, {"def", "a", "b"}, o).budget.reserve_seconds, 1e-3);
+  o.decide.schedule = "full";
+  EXPECT_GT(tune(held, {"def", "a", "b"}, o).budget.reserve_seconds, 16e-3);  // 2 x 8 x 1 ms
 }
 
 // Under a budget the race's first rounds are held in the reserve after the pairings' floors,

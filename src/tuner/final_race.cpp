@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "tuner/decision.hpp"
 #include "tuner/schedule.hpp"
 #include "tuner/search_context.hpp"
@@ -69,7 +71,9 @@ double SearchContext::first_rounds_seconds(std::size_t index) const {
   if (!c || !c->timing) return 0;
   const int depth = std::max(1, c->timing->depth);
   const int warmup = timing_options(index).warmup;  // an op's own protocol included
-  return (kSamples * depth + warmup + kWindows * warmup_calls()) * c->score +
+  // A contender's first window is followed by its checked calls (once per candidate).
+  const int checks = checked_.count(index) && checked_.at(index) ? 0 : options_.measure.check_calls;
+  return (kSamples * depth + warmup + kWindows * warmup_calls() + checks) * c->score +
          kWindows * (prepare_seconds() + window_overhead_.value());
 }
 
@@ -119,7 +123,14 @@ void SearchContext::final_race(const std::function<bool(std::size_t)>& may_start
   // From here the race spends the time held for it (the pairings' floors stay held): as many
   // finalists, best first, as their first rounds fit in.
   final_race_started_ = true;
-  points.resize(fitting_finalists(points, room()));
+  const double seconds = room();
+  const std::size_t proposed = points.size();
+  points.resize(fitting_finalists(points, seconds));
+  double projected = 0;
+  for (std::size_t i : points) projected += first_rounds_seconds(i);
+  options_.hooks.log.debug(fmt::format(
+      "final race of {} {}: {} of {} finalists fit in {:.3g} s (their first rounds: {:.3g} s)",
+      op_.name(), key_.text(), points.size(), proposed, seconds, projected));
   if (points.size() < 2) {
     race.note = "the budget left no time for it: the search's readings decide";
     return;
@@ -127,6 +138,8 @@ void SearchContext::final_race(const std::function<bool(std::size_t)>& may_start
   const double start = budget_now();
   make_final_race()->run(points, *this, may_start);
   race.seconds = budget_now() - start;
+  options_.hooks.log.debug(
+      fmt::format("final race of {} {}: took {:.3g} s", op_.name(), key_.text(), race.seconds));
   for (std::size_t i : points) race.finalists += find(i)->finalist;
   if (race.finalists == 0 && race.note.empty())
     race.note =

@@ -272,6 +272,11 @@ class RacingSchedule final : public Schedule {
     if (alone && r.index != context.default_index() && context.incumbent() > 0 &&
         context.options().decide.statistic == Statistic::median)
       w.hopeless_against = context.incumbent();
+    // The final race's windows are short and each starts only when the host's budget admits
+    // it (may_start); the budget's stop() is left out, as the pairings leave it: a forked
+    // worker asks its own copy of the search's state, forked before the race released the
+    // time held for it, and would stop every window at once.
+    if (fresh_) w.stop = context.options().measure.timing.stop;
     return w;
   }
 

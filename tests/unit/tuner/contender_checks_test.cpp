@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/fake_tune.hpp"
 #include "fakes/report_lookup.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -15,14 +16,10 @@ namespace tunekit {
 namespace {
 
 using fakes::FakeDevice;
-using fakes::make_fake_op;
 using testing::candidate_named;
 
 TuneReport tune(FakeDevice& dev, const std::vector<std::string>& names, TunerOptions o = {}) {
-  auto op = make_fake_op(dev, names, "def");
-  TuneReport r;
-  Tuner(dev, o).select(*op, Key{{"n", 4}}, &r);
-  return r;
+  return fakes::select_fake(dev, names, o);
 }
 
 void set_up(FakeDevice& dev) {

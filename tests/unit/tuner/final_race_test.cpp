@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fakes/fake_device.hpp"
+#include "fakes/fake_tune.hpp"
 #include "fakes/report_lookup.hpp"
 #include "fakes/simulated_space.hpp"
 #include "tunekit/errors.hpp"
@@ -20,15 +21,10 @@ namespace tunekit {
 namespace {
 
 using fakes::FakeDevice;
-using fakes::make_fake_op;
 using testing::candidate_named;
 
 TuneReport tune(FakeDevice& dev, const std::vector<std::string>& names, TunerOptions o = {}) {
-  auto op = make_fake_op(dev, names, "def");
-  o.persist.store = "none";
-  TuneReport r;
-  Tuner(dev, o).select(*op, Key{{"n", 4}}, &r);
-  return r;
+  return fakes::select_fake(dev, names, o);
 }
 
 // "a" is the faster kernel (1.00 ms against b's 1.05 ms), but the machine was in a slow spell

@@ -23,10 +23,6 @@ namespace {
 using fakes::FakeDevice;
 using testing::candidate_named;
 
-TuneReport tune(FakeDevice& dev, const std::vector<std::string>& names, TunerOptions o = {}) {
-  return fakes::select_fake(dev, names, o);
-}
-
 // "a" is the faster kernel (1.00 ms against b's 1.05 ms), but the machine was in a slow spell
 // while the search timed it (1.2 ms until b first ran).
 void slow_spell_over_a(FakeDevice& dev) {
@@ -41,7 +37,7 @@ void slow_spell_over_a(FakeDevice& dev) {
 TEST(FinalRace, AWindowTakenInASlowSpellNoLongerLosesItsPointTheDecision) {
   FakeDevice dev;
   slow_spell_over_a(dev);
-  const TuneReport r = tune(dev, {"def", "a", "b"});
+  const TuneReport r = fakes::select_fake(dev, {"def", "a", "b"});
   EXPECT_EQ(r.winner_name, "a");
   EXPECT_EQ(r.final_race.finalists, 2u);  // the default, 5x behind, is outside the band
   EXPECT_EQ(r.final_race.search_pick, "b");
@@ -59,7 +55,7 @@ TEST(FinalRace, AWindowTakenInASlowSpellNoLongerLosesItsPointTheDecision) {
   slow_spell_over_a(off);
   TunerOptions o;
   o.decide.finalists = 0;
-  const TuneReport without = tune(off, {"def", "a", "b"}, o);
+  const TuneReport without = fakes::select_fake(off, {"def", "a", "b"}, o);
   EXPECT_EQ(without.winner_name, "b");
   EXPECT_EQ(without.final_race.finalists, 0u);
   EXPECT_EQ(without.final_race.note, "off (finalists 0)");
@@ -86,7 +82,7 @@ TEST(FinalRace, OnlyTheFinalistsDecideOnceTheRaceRan) {
       dev.behaviour[name].seconds = slowed ? 1.5 * base : base;
     };
   }
-  const TuneReport r = tune(dev, {"def", "a", "b", "c"});
+  const TuneReport r = fakes::select_fake(dev, {"def", "a", "b", "c"});
   EXPECT_EQ(r.winner_name, "a");
   EXPECT_EQ(r.final_race.finalists, 2u);
   EXPECT_FALSE(candidate_named(r, "c").finalist);  // 1.4 ms: outside 25 % of a's 1.0
@@ -106,7 +102,7 @@ TEST(FinalRace, AFinalistThatFailsInTheRaceIsOutAndTheOthersDecide) {
   dev.behaviour["a"].hook = [&dev] {  // b is timed after a: a's next launch is the race's
     if (dev.launches["b"] > 0) throw std::runtime_error("fails from its second window on");
   };
-  const TuneReport r = tune(dev, {"def", "a", "b"});
+  const TuneReport r = fakes::select_fake(dev, {"def", "a", "b"});
   EXPECT_EQ(r.winner_name, "b");
   EXPECT_EQ(candidate_named(r, "a").outcome.status, Status::launch_failed);
   EXPECT_EQ(r.final_race.finalists, 1u);
@@ -122,7 +118,7 @@ TEST(FinalRace, TheDefaultWithinTheBandRacesPastTheCount) {
   dev.behaviour["c"] = {.seconds = 1.06e-3};
   TunerOptions o;
   o.decide.finalists = 2;
-  const TuneReport r = tune(dev, {"def", "a", "b", "c"}, o);
+  const TuneReport r = fakes::select_fake(dev, {"def", "a", "b", "c"}, o);
   EXPECT_EQ(r.final_race.finalists, 3u);
   EXPECT_TRUE(candidate_named(r, "def").finalist);
   EXPECT_FALSE(candidate_named(r, "c").finalist);
@@ -174,7 +170,7 @@ TEST(FinalRace, TheFinalistsAreTheBestReadingsWithinTheBandAtMostTheirCount) {
     TunerOptions o;
     o.decide.finalists = finalists;
     o.decide.finalist_band = band;
-    const TuneReport r = tune(dev, names, o);
+    const TuneReport r = fakes::select_fake(dev, names, o);
     std::string raced;
     for (const CandidateReport& c : r.candidates)
       if (c.finalist) raced += c.name + " ";
@@ -196,7 +192,7 @@ TEST(FinalRace, FinalistsRacedTogetherAlreadyAreNotRacedAgain) {
   dev.behaviour["b"] = {.seconds = 1.05e-3};
   TunerOptions o;
   o.decide.schedule = "racing";
-  const TuneReport r = tune(dev, {"def", "a", "b"}, o);
+  const TuneReport r = fakes::select_fake(dev, {"def", "a", "b"}, o);
   EXPECT_EQ(r.winner_name, "a");
   EXPECT_EQ(r.final_race.finalists, 0u);
   EXPECT_EQ(r.final_race.note, "the finalists were raced together already");
@@ -206,7 +202,7 @@ TEST(FinalRace, FinalistsRacedTogetherAlreadyAreNotRacedAgain) {
   close.behaviour["def"] = {.seconds = 1.1e-3};
   close.behaviour["a"] = {.seconds = 1.0e-3};
   close.behaviour["b"] = {.seconds = 1.05e-3};
-  const TuneReport again = tune(close, {"def", "a", "b"}, o);
+  const TuneReport again = fakes::select_fake(close, {"def", "a", "b"}, o);
   EXPECT_EQ(again.final_race.finalists, 3u);
 
   // Under a budget nothing is held for a race that will not run (paired confirmation off:
@@ -217,9 +213,10 @@ TEST(FinalRace, FinalistsRacedTogetherAlreadyAreNotRacedAgain) {
   held.behaviour["b"] = {.seconds = 1.05e-3};
   o.decide.budget_seconds = 100;
   o.decide.confirm_pairs = 0;
-  EXPECT_LT(tune(held, {"def", "a", "b"}, o).budget.reserve_seconds, 1e-3);
+  EXPECT_LT(fakes::select_fake(held, {"def", "a", "b"}, o).budget.reserve_seconds, 1e-3);
   o.decide.schedule = "full";
-  EXPECT_GT(tune(held, {"def", "a", "b"}, o).budget.reserve_seconds, 16e-3);  // 2 x 8 x 1 ms
+  EXPECT_GT(fakes::select_fake(held, {"def", "a", "b"}, o).budget.reserve_seconds,
+            16e-3);  // 2 x 8 x 1 ms
 }
 
 // Under a budget the race's first rounds are held in the reserve after the pairings' floors,

@@ -273,9 +273,8 @@ class RacingSchedule final : public Schedule {
         context.options().decide.statistic == Statistic::median)
       w.hopeless_against = context.incumbent();
     // The final race's windows are short and each starts only when the host's budget admits
-    // it (may_start); the budget's stop() is left out, as the pairings leave it: a forked
-    // worker asks its own copy of the search's state, forked before the race released the
-    // time held for it, and would stop every window at once.
+    // it (may_start); the budget's stop() is left out, as the pairings leave it: a window cut
+    // short would leave its finalist with a partial reading beside the others' full ones.
     if (fresh_) w.stop = context.options().measure.timing.stop;
     return w;
   }

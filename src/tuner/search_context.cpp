@@ -105,17 +105,17 @@ void SearchContext::choose_runner() {
   const std::uint64_t memory =
       iso.memory_bytes > 0 ? iso.memory_bytes : device_.identity().memory_bytes;
   spawned_ = isolated_ && workers == Device::Workers::spawned;
+  // A worker is sent the budget with each window (BudgetStop): asked when the window starts.
+  auto seconds_to_stop = [this]() -> double { return seconds_to_stop_ ? seconds_to_stop_() : 0.0; };
   if (spawned_) {
     WorkerProcess::Spawn spawn = spawn_worker(iso.memory_bytes);
     r_.isolation = "worker (spawned: " + spawn.program + ")";
     // The device's memory is not the host's address space (a GPU driver reserves far more
     // than it uses): only a limit the caller set applies.
-    runner_ = make_spawned_runner(
-        device_, input_set_->inputs(), std::move(spawn),
-        [this]() -> double { return seconds_to_stop_ ? seconds_to_stop_() : 0.0; });
+    runner_ = make_spawned_runner(device_, input_set_->inputs(), std::move(spawn), seconds_to_stop);
   } else if (isolated_) {
     r_.isolation = "worker";
-    runner_ = make_worker_runner(device_, input_set_->inputs(), memory);
+    runner_ = make_worker_runner(device_, input_set_->inputs(), memory, seconds_to_stop);
   } else {
     r_.isolation =
         opted_out ? "in_process (the op: " + *op_.in_process_reason() + ")" : "in_process";
@@ -289,7 +289,7 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
     timing.prior_reading = it->second;
   if (stop_ && index != r_.default_index) {
     // The caller's stop() and the budget's: either ends the window.
-    timing.stop = [user = timing.stop, budget = stop_] { return (user && user()) || budget(); };
+    timing.stop = BudgetStop{timing.stop, stop_};
   }
   return timing;
 }

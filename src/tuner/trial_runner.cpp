@@ -296,10 +296,11 @@ class InProcessRunner final : public TrialRunner {
 // before the next phase: no candidate shares a process with one that misbehaved.
 class WorkerRunner final : public TrialRunner {
  public:
-  WorkerRunner(Device& device, const TrialInputs& in, std::uint64_t memory_bytes)
+  WorkerRunner(Device& device, const TrialInputs& in, std::uint64_t memory_bytes,
+               std::function<double()> seconds_to_stop)
       : server_(device, in),
-        worker_([this](std::string_view request) { return server_.serve(request); }, memory_bytes) {
-  }
+        worker_([this](std::string_view request) { return server_.serve(request); }, memory_bytes),
+        seconds_to_stop_(std::move(seconds_to_stop)) {}
   WorkerRunner(Device& device, const TrialInputs& in, WorkerProcess::Spawn spawn,
                std::function<double()> seconds_to_stop)
       : server_(device, in),
@@ -328,12 +329,14 @@ class WorkerRunner final : public TrialRunner {
     q.check = check.wanted;
     q.check_below = check.below;
     q.timing = timing;
-    // A spawned worker has no copy of the host's stop(): it is asked here, and the worker
-    // stops by itself when the budget's stop() would (a caller's own stop() is asked only here).
-    if (spawned_ && timing.stop) {
+    // The host's stop() is asked here, and the worker stops by itself when the budget's would:
+    // a spawned worker has no copy of it, a forked one a stale copy (BudgetStop). A caller's
+    // own stop() is asked here too, and again in a forked worker, in its copy.
+    if (timing.stop) {
       q.stopped = timing.stop();
       // <= 0: no budget (a budget already spent made stop() true above).
-      const double left = !q.stopped && seconds_to_stop_ ? seconds_to_stop_() : 0;
+      const bool budgeted = timing.stop.target<BudgetStop>() != nullptr;
+      const double left = budgeted && !q.stopped && seconds_to_stop_ ? seconds_to_stop_() : 0;
       if (left > 0) q.stop_after_seconds = left;
     }
     return call(q, "timing", limit_seconds);
@@ -488,10 +491,14 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
   TimingOptions t = q.timing;
   const TimingOptions own = in_.functions ? in_.functions(q.functions_of) : TimingOptions{};
   t.evictor = q.evict ? (own.evictor ? own.evictor : device_.evictor()) : nullptr;
-  t.stop = q.stop ? own.stop : nullptr;
+  t.stop = nullptr;
+  if (q.stop) {  // the caller's own stop() in this copy; the budget is the request's
+    const auto* combined = own.stop.target<BudgetStop>();
+    t.stop = combined ? combined->user : own.stop;
+  }
   if (q.stopped) {
     t.stop = [] { return true; };
-  } else if (q.stop_after_seconds > 0) {  // a spawned worker's budget, from now
+  } else if (q.stop_after_seconds > 0) {  // the host's budget, from now
     const auto until = std::chrono::steady_clock::now() +
                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                            std::chrono::duration<double>(q.stop_after_seconds));
@@ -530,8 +537,9 @@ std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialI
 }
 
 std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInputs& inputs,
-                                                std::uint64_t memory_bytes) {
-  return std::make_unique<WorkerRunner>(device, inputs, memory_bytes);
+                                                std::uint64_t memory_bytes,
+                                                std::function<double()> seconds_to_stop) {
+  return std::make_unique<WorkerRunner>(device, inputs, memory_bytes, std::move(seconds_to_stop));
 }
 
 std::unique_ptr<TrialRunner> make_spawned_runner(Device& device, const TrialInputs& inputs,

@@ -34,8 +34,20 @@ struct TrialInputs {
   Tolerance tolerance;
   int check_calls = 0;  // checked calls after a timing window
   // The search's timing options of a candidate (its evictor, stop() and on_call): a worker
-  // calls its own copy, the functions of the host as they were at its fork.
+  // calls its own copy, the functions of the host as they were at its fork. A BudgetStop in
+  // them is the host's alone: the worker keeps its caller part (the budget comes with each
+  // request).
   std::function<TimingOptions(std::size_t)> functions;
+};
+
+// A window's stop() made of the caller's own stop() and the search budget's. Only the host
+// may ask the budget part: a forked worker's copy of it is the host's state as it was at the
+// fork (the reserve and the projected builds move on), so a worker is sent the budget instead
+// — whether it had already stopped and the seconds left until it stops — and keeps `user`.
+struct BudgetStop {
+  std::function<bool()> user;    // null: none
+  std::function<bool()> budget;  // true: the budget stops the window
+  bool operator()() const { return (user && user()) || budget(); }
 };
 
 // Makes and owns what TrialInputs points at, from the op at `key`: the validated workload and
@@ -119,14 +131,18 @@ class TrialServer {
 };
 
 std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialInputs& inputs);
-// `memory_bytes`: what a worker may allocate beyond what it inherits (0: unlimited).
+// Phases in a forked worker. `memory_bytes`: what a worker may allocate beyond what it
+// inherits (0: unlimited). `seconds_to_stop` (null, or <= 0: no budget): how long until the
+// budget's stop(), sent with each window whose stop() is a BudgetStop (the worker's own copy
+// of the budget is stale: BudgetStop).
 std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInputs& inputs,
-                                                std::uint64_t memory_bytes);
+                                                std::uint64_t memory_bytes,
+                                                std::function<double()> seconds_to_stop = {});
 // Phases in a spawned worker program (Device::Workers::spawned), set up by `spawn.setup` (an
 // encoded TrialSetup). The first worker that cannot set up is a UsageError naming why (no
 // candidate is to blame); a replacement that cannot is tried once more, then the phase fails
-// launch_failed. `seconds_to_stop` (null, or <= 0: no budget): how long until the budget's
-// stop(), sent with each window (the worker has no copy of the host's stop()).
+// launch_failed. `seconds_to_stop` as for a forked worker (a spawned one has no copy of the
+// host's functions at all).
 std::unique_ptr<TrialRunner> make_spawned_runner(Device& device, const TrialInputs& inputs,
                                                  WorkerProcess::Spawn spawn,
                                                  std::function<double()> seconds_to_stop);

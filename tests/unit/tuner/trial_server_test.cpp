@@ -1,6 +1,7 @@
 // Tests for TrialServer (src/tuner/trial_runner.cpp), the phases a worker serves: a spawned one
-// has no copy of the host's stop(), so a window stops at the budget the request carries, or at
-// once when the host's stop() had already said so; a worker times the trial its last phase
+// has no copy of the host's stop() and a forked one a stale copy of its budget, so a window
+// stops at the budget the request carries, or at once when the host's stop() had already said
+// so; a worker times the trial its last phase
 // prepared for the same candidate, and holds one candidate's at most.
 #include <gtest/gtest.h>
 
@@ -77,6 +78,55 @@ TEST(TrialServer, WithoutABudgetTheWindowRunsInFull) {
   EXPECT_EQ(a.outcome.status, Status::ok) << a.outcome.message;
   ASSERT_TRUE(a.timing);
   EXPECT_EQ(a.timing->samples.size(), 5u);
+}
+
+// A forked worker's copy of the host's functions holds the budget as it was at the fork (the
+// reserve and the projected builds move on in the host): the budget comes with the request
+// instead, and the worker keeps only the caller's own stop() of its copy.
+TEST(TrialServer, AForkedWorkerDoesNotAskItsStaleCopyOfTheBudget) {
+  SlowCandidate s;
+  s.inputs.functions = [](std::size_t) {
+    TimingOptions t;
+    t.stop = BudgetStop{nullptr, [] { return true; }};  // the budget at the fork: spent
+    return t;
+  };
+  TrialRequest q = slow_window();  // the host's budget admitted it, without a limit
+  q.timing.repeats_floor = q.timing.max_runs = 5;
+  const TrialAnswer a = s.window(q);
+  EXPECT_EQ(a.outcome.status, Status::ok) << a.outcome.message;
+  ASSERT_TRUE(a.timing);
+  EXPECT_EQ(a.timing->samples.size(), 5u);
+}
+
+TEST(TrialServer, AForkedWorkerStillAsksTheCallersOwnStopInItsCopy) {
+  SlowCandidate s;
+  s.inputs.functions = [](std::size_t) {
+    TimingOptions t;
+    t.stop = BudgetStop{[] { return true; }, [] { return false; }};
+    return t;
+  };
+  const TrialAnswer a = s.window(slow_window());
+  EXPECT_EQ(a.outcome.status, Status::stopped) << a.outcome.message;
+}
+
+// The host side: a forked worker's window is sent the budget's seconds left, as a spawned
+// worker's is, when its stop() is the budget's; a caller's own stop() alone sends none.
+TEST(WorkerRunner, AForkedWorkersWindowStopsAtTheBudgetTheHostSent) {
+  SlowCandidate s;
+  const auto runner = make_worker_runner(s.device, s.inputs, 0, [] { return 0.1; });
+  TimingOptions timing = slow_window().timing;
+  timing.stop = BudgetStop{nullptr, [] { return false; }};
+  const TrialAnswer a = runner->window(SlowCandidate::kSlow, timing, {}, 30, SlowCandidate::kSlow);
+  EXPECT_EQ(a.outcome.status, Status::stopped) << a.outcome.message;
+  ASSERT_TRUE(a.timing);
+  EXPECT_LT(a.timing->samples.size(), 20u);
+
+  timing.stop = [] { return false; };          // not the budget's
+  timing.repeats_floor = timing.max_runs = 8;  // 160 ms: past the 0.1 s above
+  const TrialAnswer b = runner->window(SlowCandidate::kSlow, timing, {}, 30, SlowCandidate::kSlow);
+  EXPECT_EQ(b.outcome.status, Status::ok) << b.outcome.message;
+  ASSERT_TRUE(b.timing);
+  EXPECT_EQ(b.timing->samples.size(), 8u);
 }
 
 // The fake op's candidates a, b (default a) on a fake device that counts prepares.

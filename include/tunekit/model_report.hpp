@@ -59,6 +59,8 @@ struct ModelReport {
   std::string measured_winner;  // the stored decision's winner (with measured_from)
   // How sure the stored decision was (DecisionConfidence), when the entry recorded it.
   std::optional<DecisionConfidence> measured_confidence;
+  // The stored decision's final race (FinalRace), when the entry recorded one (ran or why not).
+  std::optional<FinalRace> measured_final_race;
   std::vector<ModelCandidate> candidates;
 };
 

@@ -87,6 +87,11 @@ std::string to_json(const ModelReport& r, int indent) {
       j["measured_confidence"]["tie_paired_ratio"] = c->tie_paired_ratio;
     }
   }
+  if (const auto& f = r.measured_final_race)
+    j["measured_final_race"] = {{"finalists", f->finalists},
+                                {"seconds", f->seconds},
+                                {"search_pick", f->search_pick},
+                                {"note", f->note}};
   OrderedJson cands = OrderedJson::array();
   for (const ModelCandidate& c : r.candidates) {
     OrderedJson x;
@@ -138,6 +143,9 @@ void write_console(const ModelReport& r, std::ostream& out) {
       out << "stored decision: " << terminal_safe(r.measured_winner)
           << (r.measured_confidence ? ", " + detail::confidence_text(*r.measured_confidence)
                                     : std::string(" (no confidence recorded)"))
+          << '\n';
+    if (r.measured_final_race && !r.measured_winner.empty())
+      out << "final race: " << detail::final_race_text(*r.measured_final_race, r.measured_winner)
           << '\n';
   }
 

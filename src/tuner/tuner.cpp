@@ -122,7 +122,11 @@ class Tuner::Impl {
     if (!stored) return r;
     r.measured_from = store_->describe();
     r.measured_winner = stored->winner;
-    if (stored->search) r.measured_confidence = stored->search->confidence;
+    if (stored->search) {
+      r.measured_confidence = stored->search->confidence;
+      const FinalRace& race = stored->search->final_race;
+      if (race.finalists > 0 || !race.note.empty()) r.measured_final_race = race;
+    }
     for (const CandidateReport& m : stored->evidence) {
       for (ModelCandidate& c : r.candidates) {
         if (c.name != m.name) continue;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,7 +14,9 @@
 #include "fakes/fake_tune.hpp"
 #include "fakes/report_lookup.hpp"
 #include "fakes/simulated_space.hpp"
+#include "fakes/temp_dir.hpp"
 #include "tunekit/errors.hpp"
+#include "tunekit/model_report.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/tuner.hpp"
 
@@ -60,6 +63,31 @@ TEST(FinalRace, AWindowTakenInASlowSpellNoLongerLosesItsPointTheDecision) {
   EXPECT_EQ(without.final_race.finalists, 0u);
   EXPECT_EQ(without.final_race.note, "off (finalists 0)");
   EXPECT_FALSE(candidate_named(without, "a").finalist);
+}
+
+// The race is kept with the stored decision, and `explain` says what it did.
+TEST(FinalRace, TheStoreKeepsItAndExplainShowsIt) {
+  testing::TempDir dir;
+  FakeDevice dev;
+  slow_spell_over_a(dev);
+  auto op = fakes::make_fake_op(dev, {"def", "a", "b"}, "def");
+  TunerOptions o;
+  o.persist.store = "sqlite:" + (dir / "choices.db").string();
+  Tuner tuner(dev, o);
+  TuneReport r;
+  ASSERT_EQ(tuner.select(*op, Key{{"n", 4}}, &r).source, Source::searched);
+  ASSERT_EQ(r.winner_name, "a");
+  const ModelReport m = tuner.explain(*op, Key{{"n", 4}});
+  ASSERT_TRUE(m.measured_final_race);
+  EXPECT_EQ(m.measured_final_race->finalists, 2u);
+  EXPECT_EQ(m.measured_final_race->search_pick, "b");
+  EXPECT_NE(to_json(m).find("\"measured_final_race\""), std::string::npos);
+  std::ostringstream console;
+  write_console(m, console);
+  EXPECT_NE(console.str().find("final race: 2 finalists timed again side by side"),
+            std::string::npos)
+      << console.str();
+  EXPECT_NE(console.str().find("the search's own readings picked b"), std::string::npos);
 }
 
 // After the race only its finalists take part: a point outside the band keeps a reading of

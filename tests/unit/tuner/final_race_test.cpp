@@ -65,6 +65,39 @@ TEST(FinalRace, AWindowTakenInASlowSpellNoLongerLosesItsPointTheDecision) {
   EXPECT_FALSE(candidate_named(without, "a").finalist);
 }
 
+// The library anchor races beside the finalists whatever its search reading: read first of
+// all, during a slow spell (2 ms), it was outside the band; side by side it is the fastest.
+TEST(FinalRace, TheLibraryAnchorRacesWhateverItsSearchReading) {
+  auto run = [](int finalists) {
+    FakeDevice dev;
+    dev.behaviour["def"] = {.seconds = 5e-3};
+    dev.behaviour["a"] = {.seconds = 1.0e-3};
+    dev.behaviour["b"] = {.seconds = 1.05e-3};
+    dev.behaviour["lib"] = {.seconds = 2e-3};
+    dev.behaviour["lib"].hook = [&dev] {
+      dev.behaviour["lib"].seconds = dev.launches["b"] > 0 ? 0.9e-3 : 2e-3;
+    };
+    TunerOptions o;
+    o.decide.finalists = finalists;
+    return fakes::select_fake(dev, {"def", "a", "b", "lib"}, o, {"lib"});
+  };
+  const TuneReport r = run(8);
+  EXPECT_EQ(r.final_race.finalists, 3u);  // a and b within the band, the anchor past it
+  const CandidateReport& lib = candidate_named(r, "lib");
+  EXPECT_TRUE(lib.finalist);
+  EXPECT_NEAR(lib.search_score, 2e-3, 1e-12);
+  EXPECT_EQ(r.winner_name, "lib");
+  EXPECT_NEAR(r.winner_score, 0.9e-3, 1e-12);  // what it reads, not the slow spell's reading
+  EXPECT_FALSE(r.anchor_pairing);              // the pick is the library: nothing to pair
+
+  // Without the race the anchor pairing still finds it (the library wins its ties), but the
+  // report keeps the slow spell's reading as the winner's.
+  const TuneReport without = run(0);
+  EXPECT_EQ(without.winner_name, "lib");
+  EXPECT_TRUE(without.anchor_pairing);
+  EXPECT_NEAR(without.winner_score, 2e-3, 1e-12);
+}
+
 // The race is kept with the stored decision, and `explain` says what it did.
 TEST(FinalRace, TheStoreKeepsItAndExplainShowsIt) {
   testing::TempDir dir;
@@ -224,6 +257,19 @@ TEST(FinalRace, FinalistsRacedTogetherAlreadyAreNotRacedAgain) {
   EXPECT_EQ(r.winner_name, "a");
   EXPECT_EQ(r.final_race.finalists, 0u);
   EXPECT_EQ(r.final_race.note, "the finalists were raced together already");
+
+  // A library anchor (raced alone, right after the default) does not start a race of its own:
+  // the anchor pairing judges it.
+  FakeDevice library;
+  library.behaviour["def"] = {.seconds = 5e-3};
+  library.behaviour["a"] = {.seconds = 1.0e-3};
+  library.behaviour["b"] = {.seconds = 1.05e-3};
+  library.behaviour["lib"] = {.seconds = 1.5e-3};
+  const TuneReport anchored = fakes::select_fake(library, {"def", "a", "b", "lib"}, o, {"lib"});
+  EXPECT_EQ(anchored.winner_name, "a");
+  EXPECT_EQ(anchored.final_race.finalists, 0u);
+  EXPECT_EQ(anchored.final_race.note, "the finalists were raced together already");
+  EXPECT_TRUE(anchored.anchor_pairing);
 
   // The default races alone (first, as the floor): within the band it is raced with them.
   FakeDevice close;

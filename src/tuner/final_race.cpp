@@ -36,14 +36,15 @@ std::vector<std::size_t> SearchContext::finalists() const {
   if (def && def->outcome.ok() && def->timing && def->score > 0 && def->score <= line &&
       std::find(out.begin(), out.end(), r_.default_index) == out.end())
     out.push_back(r_.default_index);
-  // The library the pick must not be slower than (step 7) races too, last, past the count and
+  // The library the pick must not be slower than (step 7) races too, past the count and
   // whatever its reading: the search read it once, first of all, and a slow spell then put it
   // outside the band (read 2x slow at sgemm 1024³ in two suite runs) though it was the fastest.
-  // Only in a race that runs anyway: finalists raced together already are left to the pairing.
+  // Second, after the best, so a budget that fits few finalists races it. Only in a race that
+  // runs anyway: finalists raced together already are left to the pairing.
   if (const std::optional<std::size_t> anchor = best_anchor();
       anchor && out.size() >= 2 && std::find(out.begin(), out.end(), *anchor) == out.end() &&
       !raced_already(out))
-    out.push_back(*anchor);
+    out.insert(out.begin() + 1, *anchor);
   if (out.size() < 2) out.clear();
   return out;
 }
@@ -129,7 +130,8 @@ void SearchContext::final_race(const std::function<bool(std::size_t)>& may_start
           decide(r_.candidates, r_.default_index, options_.decide.tie_band))
     race.search_pick = entry(*pick).name;
   // From here the race spends the time held for it (the pairings' floors stay held): as many
-  // finalists, best first, as their first rounds fit in.
+  // finalists, in finalists() order (the best, the anchor, the next best…), as their first
+  // rounds fit in.
   final_race_started_ = true;
   const double seconds = room();
   const std::size_t proposed = points.size();

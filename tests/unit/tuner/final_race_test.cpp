@@ -98,6 +98,29 @@ TEST(FinalRace, TheLibraryAnchorRacesWhateverItsSearchReading) {
   EXPECT_NEAR(without.winner_score, 2e-3, 1e-12);
 }
 
+// A budget that fits few finalists races the best and the library: the anchor is second.
+TEST(FinalRace, ABudgetThatFitsTwoFinalistsRacesTheBestAndTheLibrary) {
+  fakes::SimulatedDevice dev;
+  dev.build_seconds = 0.01;
+  dev.seconds = [](const Config& c) {
+    return 1e-3 * (1 + 0.05 * static_cast<double>(c["x"].as_int() + c["y"].as_int()));
+  };
+  auto op = fakes::make_space_op(dev, fakes::grid_space(4), Config{{"x", 3}, {"y", 3}});
+  op->anchors({Config{{"x", 3}, {"y", 2}}});  // 1.25 ms: just outside the band of the best
+  TunerOptions o;
+  o.measure.now = dev.clock_fn();
+  o.decide.confirm_pairs = 0;
+  // The decision's share (30 ms) holds two finalists' first rounds, not three.
+  o.decide.confirm_share = 0.06;
+  o.decide.budget_seconds = 0.5;
+  o.measure.build_threads = 1;
+  const TuneReport r = Tuner(dev, o).tune(*op, Key{{"n", 1}});
+  EXPECT_EQ(r.final_race.finalists, 2u) << r.final_race.note;
+  EXPECT_TRUE(candidate_named(r, "x=0,y=0").finalist);
+  EXPECT_TRUE(candidate_named(r, "x=3,y=2").finalist);
+  EXPECT_EQ(r.winner_name, "x=0,y=0");
+}
+
 // The race is kept with the stored decision, and `explain` says what it did.
 TEST(FinalRace, TheStoreKeepsItAndExplainShowsIt) {
   testing::TempDir dir;

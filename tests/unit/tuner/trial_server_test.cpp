@@ -70,14 +70,18 @@ TEST(TrialServer, AWindowTheHostHadStoppedDoesNotRun) {
   EXPECT_TRUE(a.timing->samples.empty());
 }
 
+// The window of 5 samples ran in full.
+void expect_five_samples(const TrialAnswer& a) {
+  EXPECT_EQ(a.outcome.status, Status::ok) << a.outcome.message;
+  ASSERT_TRUE(a.timing);
+  EXPECT_EQ(a.timing->samples.size(), 5u);
+}
+
 TEST(TrialServer, WithoutABudgetTheWindowRunsInFull) {
   SlowCandidate s;
   TrialRequest q = slow_window();
   q.timing.repeats_floor = q.timing.max_runs = 5;
-  const TrialAnswer a = s.window(q);
-  EXPECT_EQ(a.outcome.status, Status::ok) << a.outcome.message;
-  ASSERT_TRUE(a.timing);
-  EXPECT_EQ(a.timing->samples.size(), 5u);
+  expect_five_samples(s.window(q));
 }
 
 // A forked worker's copy of the host's functions holds the budget as it was at the fork (the
@@ -92,10 +96,7 @@ TEST(TrialServer, AForkedWorkerDoesNotAskItsStaleCopyOfTheBudget) {
   };
   TrialRequest q = slow_window();  // the host's budget admitted it, without a limit
   q.timing.repeats_floor = q.timing.max_runs = 5;
-  const TrialAnswer a = s.window(q);
-  EXPECT_EQ(a.outcome.status, Status::ok) << a.outcome.message;
-  ASSERT_TRUE(a.timing);
-  EXPECT_EQ(a.timing->samples.size(), 5u);
+  expect_five_samples(s.window(q));
 }
 
 TEST(TrialServer, AForkedWorkerStillAsksTheCallersOwnStopInItsCopy) {

@@ -90,22 +90,30 @@ SearchContext::Floor SearchContext::final_race_floor() const {
   const std::vector<std::size_t> points = finalists();
   if (points.empty() || raced_already(points)) return {};
   Floor f;
-  for (std::size_t k = 0; k < points.size(); ++k) {
-    const double seconds = first_rounds_seconds(points[k]);
-    f.whole += seconds;
-    if (k < 2) f.least += seconds;
-  }
+  for (std::size_t i : points) f.whole += first_rounds_seconds(i);
+  // The fewest it runs with: the best and the next that fits (an anchor that does not is
+  // passed over: fitting_finalists).
+  double second = first_rounds_seconds(points[1]);
+  if (points.size() > 2 && is_anchor(points[1]))
+    second = std::min(second, first_rounds_seconds(points[2]));
+  f.least = first_rounds_seconds(points[0]) + second;
   return f;
 }
 
-std::size_t SearchContext::fitting_finalists(const std::vector<std::size_t>& points,
-                                             double seconds) const {
-  std::size_t fit = 0;
+std::vector<std::size_t> SearchContext::fitting_finalists(const std::vector<std::size_t>& points,
+                                                          double seconds) const {
+  std::vector<std::size_t> fit;
   double sum = 0;
   for (std::size_t i : points) {
-    sum += first_rounds_seconds(i);
-    if (sum > seconds) break;
-    ++fit;
+    const double cost = first_rounds_seconds(i);
+    if (sum + cost > seconds) {
+      // A library slower than the others is passed over where it does not fit (the anchor
+      // pairing still judges it); the others race best first.
+      if (is_anchor(i)) continue;
+      break;
+    }
+    sum += cost;
+    fit.push_back(i);
   }
   return fit;
 }
@@ -135,7 +143,7 @@ void SearchContext::final_race(const std::function<bool(std::size_t)>& may_start
   final_race_started_ = true;
   const double seconds = room();
   const std::size_t proposed = points.size();
-  points.resize(fitting_finalists(points, seconds));
+  points = fitting_finalists(points, seconds);
   double projected = 0;
   for (std::size_t i : points) projected += first_rounds_seconds(i);
   options_.hooks.log.debug(fmt::format(

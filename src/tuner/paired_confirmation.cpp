@@ -322,14 +322,17 @@ std::optional<std::size_t> SearchContext::tied_rival(std::size_t pick) const {
   // Ties with the default went to the default. An anchor on one side only is not paired here:
   // an own pick is paired with the best anchor next (where the library wins its ties), and an
   // anchor pick keeps its tie with a faster own kernel (the library wins its ties). Otherwise
-  // the fastest reading, when it is not the pick (decide() tied them: the pick is within the
-  // band of the best).
+  // the fastest reading of the pick's kind (own or anchor), when it is not the pick (decide()
+  // tied them: the pick is within the band of the best): a library that raced and read fastest
+  // leaves the own pick's tie with a faster own finalist to be paired still.
   if (pick == r_.default_index) return std::nullopt;
   const CandidateReport* best = nullptr;
   const bool finals = final_race_ran(r_.candidates);  // then the finalists' readings only
+  const bool anchor_pick = is_anchor(pick);
   for (const CandidateReport& c : r_.candidates) {
     if (c.index == r_.default_index || !c.outcome.ok() || !c.timing) continue;
     if (finals && !c.finalist) continue;
+    if (is_anchor(c.index) != anchor_pick) continue;
     if (!std::isfinite(c.score) || !(c.score > 0)) continue;
     if (!best || c.score < best->score) best = &c;
   }
@@ -337,7 +340,6 @@ std::optional<std::size_t> SearchContext::tied_rival(std::size_t pick) const {
   // An equal reading is no rival: the order decides between equals.
   if (!best || !picked || best->index == pick || !(best->score < picked->score))
     return std::nullopt;
-  if (is_anchor(best->index) != is_anchor(pick)) return std::nullopt;
   return best->index;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 
 #include "core/classify.hpp"
 #include "tunekit/errors.hpp"
@@ -106,7 +107,9 @@ void SearchContext::choose_runner() {
       iso.memory_bytes > 0 ? iso.memory_bytes : device_.identity().memory_bytes;
   spawned_ = isolated_ && workers == Device::Workers::spawned;
   // A worker is sent the budget with each window (BudgetStop): asked when the window starts.
-  auto seconds_to_stop = [this]() -> double { return seconds_to_stop_ ? seconds_to_stop_() : 0.0; };
+  auto seconds_to_stop = [this]() -> double {
+    return seconds_to_stop_ ? seconds_to_stop_() : std::numeric_limits<double>::infinity();
+  };
   if (spawned_) {
     WorkerProcess::Spawn spawn = spawn_worker(iso.memory_bytes);
     r_.isolation = "worker (spawned: " + spawn.program + ")";
@@ -271,8 +274,8 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
     limit = std::min(limit, cap);
   }
   if (time_left_ && index != r_.default_index) limit = std::min(limit, std::max(0.0, time_left_()));
-  // A spawned worker stops a window at the budget by itself: the host's limit is a floor later.
-  const double grace = spawned_ && time_left_ ? iso.floor_seconds : 0;
+  // A worker stops a window at the budget by itself: the host's limit is a floor later.
+  const double grace = isolated_ && time_left_ ? iso.floor_seconds : 0;
   return std::max(limit, iso.floor_seconds) + grace + rebuild_allowance(index);
 }
 

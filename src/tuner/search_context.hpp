@@ -95,15 +95,16 @@ class SearchContext {
   void finish(std::size_t index, Outcome outcome, std::optional<TimingResult> timing);
 
   // The final race (final_race.cpp): the finalists (finalists()) timed again in racing's
-  // rounds — as many, best first, as their first rounds fit in `room()` seconds (the budget's
+  // rounds — as many, in that order, as their first rounds fit in `room()` seconds (the budget's
   // time left less the pairings' floors; infinite without a budget) — each window started only
   // when `may_start` says so; the decision is then taken on their fresh readings (refresh).
   // Fills TuneReport::final_race.
   void final_race(const std::function<bool(std::size_t)>& may_start,
                   const std::function<double()>& room);
   // The final race's points: the ok readings within finalist_band of the best, at most
-  // `finalists` of them, fastest first, and the default when it is within the band (it wins
-  // its ties); fewer than two: no race.
+  // `finalists` of them, fastest first, with the best library anchor second whatever its
+  // reading (unless those were raced together already), and the default when it is within the
+  // band (it wins its ties); fewer than two readings within the band: no race.
   std::vector<std::size_t> finalists() const;
   // A finalist's fresh timing replaces its search reading (kept as search_score).
   void refresh(std::size_t index, TimingResult fresh);
@@ -252,11 +253,12 @@ class SearchContext {
     Floor final_race;  // held last: the pairings come first
   };
   // The final race's projected cost: each finalist's first two rounds (racing's min_samples)
-  // and preparing it for each (first_rounds_seconds); the finalists of `points`, best first,
-  // whose first rounds fit in `seconds`.
+  // and preparing it for each (first_rounds_seconds); the finalists of `points`, in order,
+  // whose first rounds fit in `seconds` (an anchor that does not fit is passed over).
   Floor final_race_floor() const;
   double first_rounds_seconds(std::size_t index) const;
-  std::size_t fitting_finalists(const std::vector<std::size_t>& points, double seconds) const;
+  std::vector<std::size_t> fitting_finalists(const std::vector<std::size_t>& points,
+                                             double seconds) const;
   bool final_race_started_ = false;               // its part is no longer held (it is being spent)
   std::unordered_map<std::size_t, int> race_of_;  // index -> the racing batch that timed it
   int races_ = 0;

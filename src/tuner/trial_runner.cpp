@@ -329,16 +329,6 @@ class WorkerRunner final : public TrialRunner {
     q.check = check.wanted;
     q.check_below = check.below;
     q.timing = timing;
-    // The host's stop() is asked here, and the worker stops by itself when the budget's would:
-    // a spawned worker has no copy of it, a forked one a stale copy (BudgetStop). A caller's
-    // own stop() is asked here too, and again in a forked worker, in its copy.
-    if (timing.stop) {
-      q.stopped = timing.stop();
-      // <= 0: no budget (a budget already spent made stop() true above).
-      const bool budgeted = timing.stop.target<BudgetStop>() != nullptr;
-      const double left = budgeted && !q.stopped && seconds_to_stop_ ? seconds_to_stop_() : 0;
-      if (left > 0) q.stop_after_seconds = left;
-    }
     return call(q, "timing", limit_seconds);
   }
 
@@ -367,12 +357,29 @@ class WorkerRunner final : public TrialRunner {
     return a;
   }
 
+  // The host's stop() is asked as each attempt is sent, and the worker stops by itself when
+  // the budget's would: a spawned worker has no copy of it, a forked one a stale copy
+  // (BudgetStop). A caller's own stop() is asked here too, and again in a forked worker, in
+  // its copy.
+  TrialRequest asked(const TrialRequest& q) const {
+    TrialRequest sent = q;
+    if (q.phase != TrialRequest::Phase::window || !q.timing.stop) return sent;
+    sent.stopped = q.timing.stop();
+    if (sent.stopped || !q.timing.stop.target<BudgetStop>() || !seconds_to_stop_) return sent;
+    const double left = seconds_to_stop_();
+    if (!(left > 0))
+      sent.stopped = true;  // spent between the two readings of the clock
+    else if (std::isfinite(left))
+      sent.stop_after_seconds = left;
+    return sent;
+  }
+
   TrialAnswer call_once(const TrialRequest& q, std::string_view phase, double limit_seconds) {
     if (!worker_.running()) served_.clear();
-    WorkerResult r = worker_.call(encode(q), limit_seconds);
+    WorkerResult r = worker_.call(encode(asked(q)), limit_seconds);
     no_worker_ = false;
     if (r.kind == WorkerResult::Kind::setup_failed && set_up_once_)
-      r = worker_.call(encode(q), limit_seconds);  // a replacement: once more
+      r = worker_.call(encode(asked(q)), limit_seconds);  // a replacement: once more
     if (r.kind != WorkerResult::Kind::setup_failed && r.kind != WorkerResult::Kind::not_started)
       set_up_once_ = true;
     served_.insert(q.index);

@@ -132,12 +132,12 @@ class TrialServer {
 
 std::unique_ptr<TrialRunner> make_in_process_runner(Device& device, const TrialInputs& inputs);
 // Phases in a forked worker. `memory_bytes`: what a worker may allocate beyond what it
-// inherits (0: unlimited). `seconds_to_stop` (null, or <= 0: no budget): how long until the
-// budget's stop(), sent with each window whose stop() is a BudgetStop (the worker's own copy
-// of the budget is stale: BudgetStop).
+// inherits (0: unlimited). `seconds_to_stop`: how long until the budget's stop() would be
+// true, asked as each window whose stop() is a BudgetStop is sent (the worker's own copy of
+// the budget is stale: BudgetStop); <= 0 then: spent.
 std::unique_ptr<TrialRunner> make_worker_runner(Device& device, const TrialInputs& inputs,
                                                 std::uint64_t memory_bytes,
-                                                std::function<double()> seconds_to_stop = {});
+                                                std::function<double()> seconds_to_stop);
 // Phases in a spawned worker program (Device::Workers::spawned), set up by `spawn.setup` (an
 // encoded TrialSetup). The first worker that cannot set up is a UsageError naming why (no
 // candidate is to blame); a replacement that cannot is tried once more, then the phase fails

@@ -185,6 +185,20 @@ TEST(TiePairing, NoPairingWhenThePickIsTheFastestOrTheDefaultOrAnAnchorIsOnOneSi
   }
 }
 
+// The library read fastest (it races in the final race whatever its reading): an own pick
+// still has its tie with a faster own kernel paired, then the anchor pairing's rule.
+TEST(TiePairing, AnOwnPickIsPairedWithTheFastestOwnRivalWhenTheLibraryReadsFastest) {
+  FakeDevice dev;
+  // All three within the 2 % band of the library: "a" wins the tie by name.
+  readings(dev, {{"def", 5e-3}, {"a", 1.005e-3}, {"b", 1e-3}, {"lib", 0.99e-3}});
+  const TuneReport r = tune(dev, {"def", "a", "b", "lib"}, {"lib"});
+  ASSERT_TRUE(r.tie_pairing);
+  EXPECT_EQ(r.tie_pairing->candidate, "a");
+  EXPECT_EQ(r.tie_pairing->rival, "b");
+  ASSERT_TRUE(r.anchor_pairing);
+  EXPECT_EQ(r.winner_name, "lib");  // the library wins its ties
+}
+
 // Two thread counts of the library tied: the same rule between them, then no anchor pairing
 // (the winner is an anchor).
 TEST(TiePairing, TwoAnchorsTiedArePairedWithEachOther) {

@@ -130,6 +130,19 @@ TEST(WorkerRunner, AForkedWorkersWindowStopsAtTheBudgetTheHostSent) {
   EXPECT_EQ(b.timing->samples.size(), 8u);
 }
 
+// The budget spent between the host's two readings of it (stop() said no, no time is left):
+// the window is stopped, never sent without a budget.
+TEST(WorkerRunner, ABudgetSpentAsTheWindowIsSentStopsIt) {
+  SlowCandidate s;
+  const auto runner = make_worker_runner(s.device, s.inputs, 0, [] { return 0.0; });
+  TimingOptions timing = slow_window().timing;
+  timing.stop = BudgetStop{nullptr, [] { return false; }};
+  const TrialAnswer a = runner->window(SlowCandidate::kSlow, timing, {}, 30, SlowCandidate::kSlow);
+  EXPECT_EQ(a.outcome.status, Status::stopped) << a.outcome.message;
+  ASSERT_TRUE(a.timing);
+  EXPECT_TRUE(a.timing->samples.empty());
+}
+
 // The fake op's candidates a, b (default a) on a fake device that counts prepares.
 struct FakeCandidates {
   fakes::FakeDevice device;

@@ -98,23 +98,34 @@ TEST(FinalRace, TheLibraryAnchorRacesWhateverItsSearchReading) {
   EXPECT_NEAR(without.winner_score, 2e-3, 1e-12);
 }
 
+// A grid of 16 points of 1 ms (x=0,y=0) to 1.3 ms (the default, x=3,y=3), 0.05 ms a step,
+// with the library anchor at x=3,y=2 reading `library` seconds, tuned under a 0.5 s budget
+// whose decision share (30 ms) holds two finalists' first rounds of 1 ms kernels, not three.
+struct BudgetedRaceWithALibrary {
+  fakes::SimulatedDevice dev;
+  TuneReport r;
+  explicit BudgetedRaceWithALibrary(double library) {
+    dev.build_seconds = 0.01;
+    dev.seconds = [library](const Config& c) {
+      if (c["x"].as_int() == 3 && c["y"].as_int() == 2) return library;
+      return 1e-3 * (1 + 0.05 * static_cast<double>(c["x"].as_int() + c["y"].as_int()));
+    };
+    auto op = fakes::make_space_op(dev, fakes::grid_space(4), Config{{"x", 3}, {"y", 3}});
+    op->anchors({Config{{"x", 3}, {"y", 2}}});
+    TunerOptions o;
+    o.measure.now = dev.clock_fn();
+    o.decide.confirm_pairs = 0;
+    o.decide.confirm_share = 0.06;
+    o.decide.budget_seconds = 0.5;
+    o.measure.build_threads = 1;
+    r = Tuner(dev, o).tune(*op, Key{{"n", 1}});
+  }
+};
+
 // A budget that fits few finalists races the best and the library: the anchor is second.
 TEST(FinalRace, ABudgetThatFitsTwoFinalistsRacesTheBestAndTheLibrary) {
-  fakes::SimulatedDevice dev;
-  dev.build_seconds = 0.01;
-  dev.seconds = [](const Config& c) {
-    return 1e-3 * (1 + 0.05 * static_cast<double>(c["x"].as_int() + c["y"].as_int()));
-  };
-  auto op = fakes::make_space_op(dev, fakes::grid_space(4), Config{{"x", 3}, {"y", 3}});
-  op->anchors({Config{{"x", 3}, {"y", 2}}});  // 1.25 ms: at the band's edge, past the count
-  TunerOptions o;
-  o.measure.now = dev.clock_fn();
-  o.decide.confirm_pairs = 0;
-  // The decision's share (30 ms) holds two finalists' first rounds, not three.
-  o.decide.confirm_share = 0.06;
-  o.decide.budget_seconds = 0.5;
-  o.measure.build_threads = 1;
-  const TuneReport r = Tuner(dev, o).tune(*op, Key{{"n", 1}});
+  const BudgetedRaceWithALibrary race(1.25e-3);  // at the band's edge: past the count
+  const TuneReport& r = race.r;
   EXPECT_EQ(r.final_race.finalists, 2u) << r.final_race.note;
   EXPECT_TRUE(candidate_named(r, "x=0,y=0").finalist);
   EXPECT_TRUE(candidate_named(r, "x=3,y=2").finalist);
@@ -122,32 +133,18 @@ TEST(FinalRace, ABudgetThatFitsTwoFinalistsRacesTheBestAndTheLibrary) {
 }
 
 // A library slower than the best does not cost the race its finalists: where its first rounds
-// do not fit it is passed over, and the best and the next race.
+// do not fit (1.45 ms: the best and it do not, the best and the next at 1.05 ms do) it is
+// passed over, and the best and the next race.
 TEST(FinalRace, ASlowLibraryThatDoesNotFitIsPassedOver) {
-  fakes::SimulatedDevice dev;
-  dev.build_seconds = 0.01;
-  dev.seconds = [](const Config& c) {
-    if (c["x"].as_int() == 3 && c["y"].as_int() == 2) return 1.45e-3;  // the library
-    return 1e-3 * (1 + 0.05 * static_cast<double>(c["x"].as_int() + c["y"].as_int()));
-  };
-  auto op = fakes::make_space_op(dev, fakes::grid_space(4), Config{{"x", 3}, {"y", 3}});
-  op->anchors({Config{{"x", 3}, {"y", 2}}});
-  TunerOptions o;
-  o.measure.now = dev.clock_fn();
-  o.decide.confirm_pairs = 0;
-  // The decision's share (30 ms) holds the first rounds of the best and the next (1 and 1.05
-  // ms), not those of the best and the library (1.45 ms).
-  o.decide.confirm_share = 0.06;
-  o.decide.budget_seconds = 0.5;
-  o.measure.build_threads = 1;
-  const TuneReport r = Tuner(dev, o).tune(*op, Key{{"n", 1}});
+  const BudgetedRaceWithALibrary race(1.45e-3);
+  const TuneReport& r = race.r;
   EXPECT_EQ(r.final_race.finalists, 2u) << r.final_race.note;
   EXPECT_TRUE(candidate_named(r, "x=0,y=0").finalist);
   EXPECT_TRUE(candidate_named(r, "x=0,y=1").finalist);
   const CandidateReport& library = candidate_named(r, "x=3,y=2");
   EXPECT_TRUE(library.outcome.ok());  // measured, not cut: a reading the pairing judges
   EXPECT_FALSE(library.finalist);
-  EXPECT_LE(dev.now(), o.decide.budget_seconds);
+  EXPECT_LE(race.dev.now(), 0.5);
 }
 
 // The race is kept with the stored decision, and `explain` says what it did.

@@ -5,6 +5,7 @@
 // prepared for the same candidate, and holds one candidate's at most.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -87,13 +88,19 @@ TEST(TrialServer, WithoutABudgetTheWindowRunsInFull) {
 // A forked worker's copy of the host's functions holds the budget as it was at the fork (the
 // reserve and the projected builds move on in the host): the budget comes with the request
 // instead, and the worker keeps only the caller's own stop() of its copy.
-TEST(TrialServer, AForkedWorkerDoesNotAskItsStaleCopyOfTheBudget) {
-  SlowCandidate s;
-  s.inputs.functions = [](std::size_t) {
+// A forked worker's copy of the host's functions, whose stop() is `stop`.
+std::function<TimingOptions(std::size_t)> copy_holding(BudgetStop stop) {
+  return [stop](std::size_t) {
     TimingOptions t;
-    t.stop = BudgetStop{nullptr, [] { return true; }};  // the budget at the fork: spent
+    t.stop = stop;
     return t;
   };
+}
+
+TEST(TrialServer, AForkedWorkerDoesNotAskItsStaleCopyOfTheBudget) {
+  SlowCandidate s;
+  // The budget as it was at the fork: spent.
+  s.inputs.functions = copy_holding({nullptr, [] { return true; }});
   TrialRequest q = slow_window();  // the host's budget admitted it, without a limit
   q.timing.repeats_floor = q.timing.max_runs = 5;
   expect_five_samples(s.window(q));
@@ -101,11 +108,7 @@ TEST(TrialServer, AForkedWorkerDoesNotAskItsStaleCopyOfTheBudget) {
 
 TEST(TrialServer, AForkedWorkerStillAsksTheCallersOwnStopInItsCopy) {
   SlowCandidate s;
-  s.inputs.functions = [](std::size_t) {
-    TimingOptions t;
-    t.stop = BudgetStop{[] { return true; }, [] { return false; }};
-    return t;
-  };
+  s.inputs.functions = copy_holding({[] { return true; }, [] { return false; }});
   const TrialAnswer a = s.window(slow_window());
   EXPECT_EQ(a.outcome.status, Status::stopped) << a.outcome.message;
 }

@@ -1,5 +1,6 @@
-// What the SQLite store's tests do around a store file: hold its lock from a second
-// connection, and run a probe as a user who does not own the file.
+// What the SQLite store's tests do around a store file: a directory for it, a store holding
+// one choice, its bytes; hold its lock from a second connection, and run a probe as a user who
+// does not own the file.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,11 +8,64 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include "tunekit/store.hpp"
+#include "unit/store/store_samples.hpp"
 
 namespace tunekit::testing {
+
+// A temporary directory's path, not created: the store creates it (private) on first open,
+// which some tests check. Removed with the object.
+class StoreDir {
+ public:
+  StoreDir() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("tunekit-store-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::remove_all(path_);
+  }
+  ~StoreDir() { std::filesystem::remove_all(path_); }
+  StoreDir(const StoreDir&) = delete;
+  StoreDir& operator=(const StoreDir&) = delete;
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+inline std::string bytes_of(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::string joined(const std::vector<std::string>& warnings) {
+  std::string all;
+  for (const std::string& w : warnings) all += w + "\n";
+  return all;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// choices.db in `dir`, holding the sample choice for `digest`.
+inline std::filesystem::path store_with(const StoreDir& dir, const std::string& digest) {
+  const std::filesystem::path file = dir / "choices.db";
+  auto store = open_store("sqlite:" + file.string(), {});
+  EXPECT_NE(store, nullptr);
+  if (store) store->put(sample(digest));
+  return file;
+}
 
 // A second connection holding a write transaction (BEGIN EXCLUSIVE plus a write); with
 // `exclusive_locking` it also keeps readers out (locking_mode=EXCLUSIVE takes the file lock).

@@ -47,9 +47,9 @@ struct ReplayOptions {
   Log log;  // the tool's log (-v/-q, TUNEKIT_LOG)
 };
 
-void run_replay(const ReplayOptions& o) {
+// What the user typed, checked before the dataset is read.
+ReplaySearchOptions search_options(const ReplayOptions& o) {
   if (o.repeats == 0) throw UsageError("--repeats must be at least 1");
-  // Everything the user typed is checked before the dataset is read.
   ReplaySearchOptions search;
   search.strategy = o.strategy;
   search.schedule = o.schedule;
@@ -63,65 +63,58 @@ void run_replay(const ReplayOptions& o) {
     search.share = true;
     search.store = resolve_store_spec(o.store);
   }
-  const Recording recording = Recording::load(o.dataset);
-  Budget budget;  // as reported
-  if (o.budget_evals > 0) budget.evaluations = static_cast<std::size_t>(o.budget_evals);
-  if (search.budget_seconds > 0) budget.seconds = search.budget_seconds;
-  std::vector<double> values(recording.size());
-  for (std::size_t i = 0; i < recording.size(); ++i)
-    values[i] = recording.result(i).status == Status::ok ? recording.result(i).time_ms
-                                                         : std::numeric_limits<double>::infinity();
-  const MethodologyBaseline baseline = methodology_baseline(values, 1);
-  Json runs = Json::array();
+  return search;
+}
+
+// One run's record: what it evaluated, in order, what it picked, and its methodology score
+// when it reached the baseline's budget.
+Json run_record(const Recording& recording, const ReplayRun& replay, std::uint64_t seed,
+                const MethodologyBaseline& baseline) {
+  const History& history = replay.history;
+  Json run;
+  run["seed"] = seed;
+  run["evaluations"] = history.size();
+  run["failed"] =
+      std::count_if(history.evaluations().begin(), history.evaluations().end(),
+                    // A hopeless point was measured (cut early for being slow): not a failure.
+                    [](const Evaluation& e) { return !e.ok() && e.status != Status::hopeless; });
+  run["simulated_seconds"] = replay.simulated_seconds;
+  run["stop_reason"] = replay.report.stop_reason;
+  run["best_ms"] = replay.pick ? Json(replay.pick_ms) : Json(nullptr);
+  run["fraction_of_optimum"] =
+      replay.pick ? Json(recording.optimum_ms() / replay.pick_ms) : Json(0.0);
+  run["best_config"] = replay.pick ? recording.space().config(*replay.pick).text() : "";
+  run["winner"] = replay.report.winner_name;
+  Json trace = Json::array();
+  for (const Evaluation& e : history.evaluations()) trace.push_back(e.index);
+  run["trace"] = std::move(trace);
+  if (history.size() >= baseline.cutoff_budget)
+    run["methodology_score"] =
+        methodology_score(best_so_far(history, baseline.cutoff_budget, baseline.worst), baseline);
+  return run;
+}
+
+void print_run(const Json& run) {
+  const bool picked = !run["best_ms"].is_null();
+  std::cout << fmt::format(
+      "seed {}: {} evaluations ({} failed), {:.1f} s simulated, stopped by {}; best {} ms "
+      "({:.3f} of optimum) at {}\n",
+      run["seed"].get<std::uint64_t>(), run["evaluations"].get<std::size_t>(),
+      run["failed"].get<std::size_t>(), run["simulated_seconds"].get<double>(),
+      run["stop_reason"].get<std::string>(),
+      picked ? fmt::format("{:.6g}", run["best_ms"].get<double>()) : std::string("none"),
+      run["fraction_of_optimum"].get<double>(), run["best_config"].get<std::string>());
+}
+
+void print_summary(const ReplayOptions& o, const ReplaySearchOptions& search,
+                   const Recording& recording, const Json& runs,
+                   const MethodologyBaseline& baseline) {
   double score_sum = 0;
   std::size_t scored = 0;
-  std::optional<Recording> first_run;  // what the exports write
-  for (std::size_t r = 0; r < o.repeats; ++r) {
-    const std::uint64_t seed = o.seed + r;
-    search.seed = seed;
-    const ReplayRun replay = replay_search(recording, search);
-    struct {
-      const History& history;
-      double clock_seconds;
-      const std::string& stop_reason;
-    } result{replay.history, replay.simulated_seconds, replay.report.stop_reason};
-    if (r == 0 && o.exports.any()) first_run = recording_from_history(recording, result.history);
-    Json run;
-    run["seed"] = seed;
-    run["evaluations"] = result.history.size();
-    run["failed"] =
-        std::count_if(result.history.evaluations().begin(), result.history.evaluations().end(),
-                      // A hopeless point was measured (cut early for being slow): not a failure.
-                      [](const Evaluation& e) { return !e.ok() && e.status != Status::hopeless; });
-    run["simulated_seconds"] = result.clock_seconds;
-    run["stop_reason"] = result.stop_reason;
-    run["best_ms"] = replay.pick ? Json(replay.pick_ms) : Json(nullptr);
-    run["fraction_of_optimum"] =
-        replay.pick ? Json(recording.optimum_ms() / replay.pick_ms) : Json(0.0);
-    run["best_config"] = replay.pick ? recording.space().config(*replay.pick).text() : "";
-    run["winner"] = replay.report.winner_name;
-    Json trace = Json::array();
-    for (const Evaluation& e : result.history.evaluations()) trace.push_back(e.index);
-    run["trace"] = std::move(trace);
-    if (result.history.size() >= baseline.cutoff_budget) {
-      const double score = methodology_score(
-          best_so_far(result.history, baseline.cutoff_budget, baseline.worst), baseline);
-      run["methodology_score"] = score;
-      score_sum += score;
-      ++scored;
-    }
-    if (!o.json) {
-      std::cout << fmt::format(
-          "seed {}: {} evaluations ({} failed), {:.1f} s simulated, stopped by {}; best {} ms "
-          "({:.3f} of optimum) at {}\n",
-          seed, result.history.size(), run["failed"].get<std::size_t>(), result.clock_seconds,
-          result.stop_reason,
-          replay.pick ? fmt::format("{:.6g}", replay.pick_ms) : std::string("none"),
-          run["fraction_of_optimum"].get<double>(), run["best_config"].get<std::string>());
-    }
-    runs.push_back(std::move(run));
-  }
-  if (first_run) o.exports.write(*first_run, o.log);
+  for (const Json& run : runs)
+    if (run.contains("methodology_score"))
+      score_sum += run["methodology_score"].get<double>(), ++scored;
+  const Json mean = scored ? Json(score_sum / static_cast<double>(scored)) : Json(nullptr);
   if (o.json) {
     Json j;
     j["dataset"] = o.dataset;
@@ -131,12 +124,12 @@ void run_replay(const ReplayOptions& o) {
     j["optimum_ms"] = recording.optimum_ms();
     j["strategy"] = o.strategy;
     j["schedule"] = o.schedule;
-    j["budget_evals"] = budget.evaluations ? Json(*budget.evaluations) : Json(nullptr);
-    j["budget_seconds"] = budget.seconds ? Json(*budget.seconds) : Json(nullptr);
+    j["budget_evals"] =
+        search.budget_evaluations > 0 ? Json(search.budget_evaluations) : Json(nullptr);
+    j["budget_seconds"] = search.budget_seconds > 0 ? Json(search.budget_seconds) : Json(nullptr);
     j["methodology_budget"] = baseline.cutoff_budget;
-    j["mean_methodology_score"] =
-        scored ? Json(score_sum / static_cast<double>(scored)) : Json(nullptr);
-    j["runs"] = std::move(runs);
+    j["mean_methodology_score"] = mean;
+    j["runs"] = runs;
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -146,9 +139,29 @@ void run_replay(const ReplayOptions& o) {
       recording.size(), recording.optimum_ms());
   if (scored)
     std::cout << fmt::format("; mean methodology score {:.3f} over {} runs (budget {} evaluations)",
-                             score_sum / static_cast<double>(scored), scored,
-                             baseline.cutoff_budget);
+                             mean.get<double>(), scored, baseline.cutoff_budget);
   std::cout << '\n';
+}
+
+void run_replay(const ReplayOptions& o) {
+  ReplaySearchOptions search = search_options(o);
+  const Recording recording = Recording::load(o.dataset);
+  std::vector<double> values(recording.size());
+  for (std::size_t i = 0; i < recording.size(); ++i)
+    values[i] = recording.result(i).status == Status::ok ? recording.result(i).time_ms
+                                                         : std::numeric_limits<double>::infinity();
+  const MethodologyBaseline baseline = methodology_baseline(values, 1);
+  Json runs = Json::array();
+  std::optional<Recording> first_run;  // what the exports write
+  for (std::size_t r = 0; r < o.repeats; ++r) {
+    search.seed = o.seed + r;
+    const ReplayRun replay = replay_search(recording, search);
+    if (r == 0 && o.exports.any()) first_run = recording_from_history(recording, replay.history);
+    runs.push_back(run_record(recording, replay, search.seed, baseline));
+    if (!o.json) print_run(runs.back());
+  }
+  if (first_run) o.exports.write(*first_run, o.log);
+  print_summary(o, search, recording, runs, baseline);
 }
 
 }  // namespace

@@ -267,14 +267,19 @@ TEST_F(CacheCli, ImportSkipsMalformedAndForeignFilesWithAWarning) {
   json foreign = json::parse(read_file(saved[0]));
   foreign["identity"]["device"]["product"] = "Some Other CPU 9000";
   write_file(path("mixed") / "other-device.json", foreign.dump(2));
+  json unknown_op = json::parse(read_file(saved[0]));
+  unknown_op["identity"]["name"] = "no_such_op";
+  write_file(path("mixed") / "unknown-op.json", unknown_op.dump(2));
 
   const Result run = tunekit("cache import '" + path("mixed").string() + "'", {.cache = "fresh"});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(contains(run.out, "imported 1")) << run.out;
-  EXPECT_TRUE(contains(run.out, "skipped 2")) << run.out;
+  EXPECT_TRUE(contains(run.out, "skipped 3")) << run.out;
   EXPECT_TRUE(contains(run.err, "broken.json")) << run.err;
   EXPECT_TRUE(contains(run.err, "other-device.json")) << run.err;
   EXPECT_TRUE(contains(run.err, "Some Other CPU 9000")) << run.err;
+  EXPECT_TRUE(contains(run.err, "unknown-op.json")) << run.err;
+  EXPECT_TRUE(contains(run.err, "no_such_op")) << run.err;
   EXPECT_EQ(parse_json(tunekit("cache ls --json", {.cache = "fresh"})).size(), 1u);
 
   // Only bad files: nothing imported is a failure, still no crash.

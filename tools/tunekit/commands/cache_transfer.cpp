@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -105,13 +106,15 @@ void run_export(const CacheCommand& command) {
 // ---------------------------------------------------------------------------------------------
 // import
 
-void run_import(const CacheCommand& command) {
+namespace {
+
+// The *.json files of `dir` that are regular files and not hidden, sorted.
+std::vector<fs::path> artifact_files(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(command.dir, ec)) {
-    throw UsageError(fmt::format("cannot import from '{}': not a directory", command.dir));
-  }
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(fmt::format("cannot import from '{}': not a directory", dir));
   std::vector<fs::path> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(command.dir, ec)) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const fs::path& p = entry.path();
     std::error_code file_ec;
     if (p.extension() == ".json" && p.filename().string().front() != '.' &&
@@ -119,12 +122,75 @@ void run_import(const CacheCommand& command) {
       files.push_back(p);
     }
   }
-  if (ec) throw UsageError(fmt::format("cannot list '{}': {}", command.dir, ec.message()));
+  if (ec) throw UsageError(fmt::format("cannot list '{}': {}", dir, ec.message()));
   std::sort(files.begin(), files.end());
+  return files;
+}
 
+// Turns artifact files into stored choices for this machine, as `tune` would store them: the
+// identity of a plain tuner (no tags, the default numerics policy) on this device, ops built
+// with one thread pool.
+class ArtifactImporter {
+ public:
+  ArtifactImporter(Device& device, int threads)
+      : device_(device), tuner_(device, TunerOptions{}), pool_(threads) {}
+
+  // The choice the file holds, or why it cannot be imported here.
+  std::variant<StoredChoice, std::string> choice_from(const fs::path& path) {
+    Artifact artifact;
+    try {
+      // Regular files only, size-capped: a FIFO or /dev/zero in the directory is skipped.
+      artifact = read_artifact(path);
+    } catch (const std::exception& e) {
+      return terminal_safe(e.what());
+    }
+    const OpBase* op = nullptr;
+    try {
+      op = &op_named(artifact.name);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    Key key;
+    try {
+      key = op->parse_shape(artifact.key.text());  // defaults filled, fields ordered, checked
+    } catch (const UsageError& e) {
+      return fmt::format("its key {} does not fit op '{}': {}", artifact.key.text(), op->name(),
+                         e.what());
+    }
+    artifact.key = key;  // checked as `tune` would look it up
+    if (auto why = check_artifact(artifact, *op, key, device_.identity())) return *why;
+    const Candidate winner = op->candidate(*op->find(artifact.candidate));
+    return make_stored_choice(tuner_.identity(*op, key), winner.name, winner.config.text(),
+                              std::move(artifact.evidence),
+                              /*budget_cut=*/false, std::move(artifact.search));
+  }
+
+ private:
+  const OpBase& op_named(const std::string& name) {
+    auto& op = ops_[name];
+    if (!op) {
+      try {
+        op = find_builtin_op(name).make(pool_);
+      } catch (...) {
+        ops_.erase(name);
+        throw;
+      }
+    }
+    return *op;
+  }
+
+  Device& device_;
+  Tuner tuner_;
+  cpu::ThreadPool pool_;
+  std::map<std::string, std::unique_ptr<OpBase>> ops_;
+};
+
+}  // namespace
+
+void run_import(const CacheCommand& command) {
+  const std::vector<fs::path> files = artifact_files(command.dir);
   cpu::CpuDevice device;
-  const DeviceIdentity& here = device.identity();
-  if (!here.known) {
+  if (!device.identity().known) {
     throw UsageError(
         "cannot import: this machine's device identity could not be read, so tunekit neither "
         "stores nor serves choices here");
@@ -135,13 +201,7 @@ void run_import(const CacheCommand& command) {
     std::cout << fmt::format("no *.json files in {}: nothing imported\n", command.dir);
     return;
   }
-  // Identities are computed as `tune` computes them: a plain tuner (no tags, the default
-  // numerics policy) on this device, ops built with the same thread pool.
-  const TunerOptions plain;
-  Tuner tuner(device, plain);
-  cpu::ThreadPool pool(command.threads);
-  std::map<std::string, std::unique_ptr<OpBase>> ops;
-
+  ArtifactImporter importer(device, command.threads);
   std::size_t imported = 0;
   std::size_t skipped = 0;
   auto skip = [&](const fs::path& path, const std::string& why) {
@@ -149,41 +209,12 @@ void run_import(const CacheCommand& command) {
     command.log.warn(fmt::format("skipping artifact {}: {}", path.string(), why));
   };
   for (const fs::path& path : files) {
-    Artifact artifact;
-    try {
-      // Regular files only, size-capped: a FIFO or /dev/zero in the directory is skipped.
-      artifact = read_artifact(path);
-    } catch (const std::exception& e) {
-      skip(path, terminal_safe(e.what()));
-      continue;
-    }
-    auto& op = ops[artifact.name];
-    if (!op) {
-      try {
-        op = find_builtin_op(artifact.name).make(pool);
-      } catch (const UsageError& e) {
-        ops.erase(artifact.name);
-        skip(path, e.what());
-        continue;
-      }
-    }
-    Key key;
-    try {
-      key = op->parse_shape(artifact.key.text());  // defaults filled, fields ordered, checked
-    } catch (const UsageError& e) {
-      skip(path, fmt::format("its key {} does not fit op '{}': {}", artifact.key.text(), op->name(),
-                             e.what()));
-      continue;
-    }
-    artifact.key = key;  // checked as `tune` would look it up
-    if (auto why = check_artifact(artifact, *op, key, here)) {
+    auto choice = importer.choice_from(path);
+    if (const std::string* why = std::get_if<std::string>(&choice)) {
       skip(path, *why);
       continue;
     }
-    const Candidate winner = op->candidate(*op->find(artifact.candidate));
-    const StoredChoice c = make_stored_choice(tuner.identity(*op, key), winner.name,
-                                              winner.config.text(), std::move(artifact.evidence),
-                                              /*budget_cut=*/false, std::move(artifact.search));
+    const StoredChoice& c = std::get<StoredChoice>(choice);
     const bool replaced = store.find(c.identity_digest).has_value();
     store.put(c);
     const auto kept = store.find(c.identity_digest);

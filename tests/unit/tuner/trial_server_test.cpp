@@ -113,21 +113,30 @@ TEST(TrialServer, AForkedWorkerStillAsksTheCallersOwnStopInItsCopy) {
   EXPECT_EQ(a.outcome.status, Status::stopped) << a.outcome.message;
 }
 
+// The slow candidate's window through a worker runner, its stop() the budget's (not spent).
+TimingOptions budgeted_slow_window() {
+  TimingOptions timing = slow_window().timing;
+  timing.stop = BudgetStop{nullptr, [] { return false; }};
+  return timing;
+}
+TrialAnswer slow_window_on(TrialRunner& runner, const TimingOptions& timing) {
+  return runner.window(SlowCandidate::kSlow, timing, {}, 30, SlowCandidate::kSlow);
+}
+
 // The host side: a forked worker's window is sent the budget's seconds left, as a spawned
 // worker's is, when its stop() is the budget's; a caller's own stop() alone sends none.
 TEST(WorkerRunner, AForkedWorkersWindowStopsAtTheBudgetTheHostSent) {
   SlowCandidate s;
   const auto runner = make_worker_runner(s.device, s.inputs, 0, [] { return 0.1; });
-  TimingOptions timing = slow_window().timing;
-  timing.stop = BudgetStop{nullptr, [] { return false; }};
-  const TrialAnswer a = runner->window(SlowCandidate::kSlow, timing, {}, 30, SlowCandidate::kSlow);
+  TimingOptions timing = budgeted_slow_window();
+  const TrialAnswer a = slow_window_on(*runner, timing);
   EXPECT_EQ(a.outcome.status, Status::stopped) << a.outcome.message;
   ASSERT_TRUE(a.timing);
   EXPECT_LT(a.timing->samples.size(), 20u);
 
   timing.stop = [] { return false; };          // not the budget's
   timing.repeats_floor = timing.max_runs = 8;  // 160 ms: past the 0.1 s above
-  const TrialAnswer b = runner->window(SlowCandidate::kSlow, timing, {}, 30, SlowCandidate::kSlow);
+  const TrialAnswer b = slow_window_on(*runner, timing);
   EXPECT_EQ(b.outcome.status, Status::ok) << b.outcome.message;
   ASSERT_TRUE(b.timing);
   EXPECT_EQ(b.timing->samples.size(), 8u);
@@ -138,9 +147,7 @@ TEST(WorkerRunner, AForkedWorkersWindowStopsAtTheBudgetTheHostSent) {
 TEST(WorkerRunner, ABudgetSpentAsTheWindowIsSentStopsIt) {
   SlowCandidate s;
   const auto runner = make_worker_runner(s.device, s.inputs, 0, [] { return 0.0; });
-  TimingOptions timing = slow_window().timing;
-  timing.stop = BudgetStop{nullptr, [] { return false; }};
-  const TrialAnswer a = runner->window(SlowCandidate::kSlow, timing, {}, 30, SlowCandidate::kSlow);
+  const TrialAnswer a = slow_window_on(*runner, budgeted_slow_window());
   EXPECT_EQ(a.outcome.status, Status::stopped) << a.outcome.message;
   ASSERT_TRUE(a.timing);
   EXPECT_TRUE(a.timing->samples.empty());

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -109,26 +110,36 @@ TEST(SqliteStore, BadFilesAreReportedAndLeftUntouched) {
   EXPECT_EQ(bytes_of(newer), before);
 }
 
+// The one warning of opening `file` when it is refused as untrusted ("" when it was not).
+std::string untrusted_warning(const fs::path& file) {
+  Warnings w;
+  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
+  EXPECT_EQ(opened.store, nullptr);
+  EXPECT_EQ(opened.state, StoreState::untrusted);
+  EXPECT_EQ(w.seen.size(), 1u) << joined(w.seen);
+  return w.seen.size() == 1 ? w.seen[0] : "";
+}
+
+std::unique_ptr<Store> open_trusting(const fs::path& file) {
+  StoreOptions trusting;
+  trusting.trust = true;
+  return open_store("sqlite:" + file.string(), {}, trusting);
+}
+
 TEST(SqliteStore, AStoreInADirectoryOthersCanWriteIsRefusedUnlessTrusted) {
   StoreDir dir;
   const fs::path file = store_with(dir, "aaa");
   ::chmod(dir.path().c_str(), 0777);
   const std::string before = bytes_of(file);
-  Warnings w;
-  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
-  EXPECT_EQ(opened.store, nullptr);
-  EXPECT_EQ(opened.state, StoreState::untrusted);
-  ASSERT_EQ(w.seen.size(), 1u);
-  EXPECT_NE(w.seen[0].find("writable by others"), std::string::npos) << w.seen[0];
-  EXPECT_NE(w.seen[0].find("TUNEKIT_TRUST_STORE=1"), std::string::npos) << w.seen[0];
+  const std::string warning = untrusted_warning(file);
+  EXPECT_NE(warning.find("writable by others"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("TUNEKIT_TRUST_STORE=1"), std::string::npos) << warning;
   EXPECT_EQ(bytes_of(file), before);
   // Nothing is created there either.
   EXPECT_EQ(open_store("sqlite:" + (dir / "new.db").string(), {}), nullptr);
   EXPECT_FALSE(fs::exists(dir / "new.db"));
 
-  StoreOptions trusting;
-  trusting.trust = true;
-  auto store = open_store("sqlite:" + file.string(), {}, trusting);
+  auto store = open_trusting(file);
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(store->find("aaa").has_value());
   ::chmod(dir.path().c_str(), 0700);
@@ -139,15 +150,9 @@ TEST(SqliteStore, AStoreFileAnotherUserOwnsIsRefusedUnlessTrusted) {
   StoreDir dir;
   const fs::path file = store_with(dir, "aaa");
   ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
-  Warnings w;
-  StoreOpening opened = open_store_checked("sqlite:" + file.string(), StoreOptions{}, w.sink());
-  EXPECT_EQ(opened.store, nullptr);
-  EXPECT_EQ(opened.state, StoreState::untrusted);
-  ASSERT_EQ(w.seen.size(), 1u);
-  EXPECT_NE(w.seen[0].find("owned by another user"), std::string::npos) << w.seen[0];
-  StoreOptions trusting;
-  trusting.trust = true;
-  auto store = open_store("sqlite:" + file.string(), {}, trusting);
+  const std::string warning = untrusted_warning(file);
+  EXPECT_NE(warning.find("owned by another user"), std::string::npos) << warning;
+  auto store = open_trusting(file);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->find("aaa")->winner, "fast");
 }

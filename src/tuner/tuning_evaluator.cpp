@@ -6,6 +6,15 @@
 #include "tuner/compile_pass.hpp"
 
 namespace tunekit::detail {
+namespace {
+
+// Builds that took under a millisecond so far (host code, an op without a build step) are not
+// worth threads, nor rounds.
+bool real_builds(const SearchBudget& budget) {
+  return budget.projected_build() >= 1e-3;
+}
+
+}  // namespace
 
 TuningEvaluator::TuningEvaluator(SearchContext& context, Schedule& schedule, SearchBudget& budget,
                                  int build_threads, std::function<double()> now)
@@ -46,9 +55,8 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
       trials.push_back(context_.build_trial(i));
     }
     if (chunk.empty() && k < points.size()) break;  // the budget admits no more builds
-    // Threads only pay off for real builds: builds that took under a millisecond so far (host
-    // code, an op without a build step) run inline.
-    const int threads = budget_.projected_build() >= 1e-3 ? build_threads_ : 1;
+    // Threads only pay off for real builds: cheap ones run inline.
+    const int threads = real_builds(budget_) ? build_threads_ : 1;
     const double start = now_();
     const std::vector<BuildVerdict> verdicts = build_all(trials, threads, now_);
     context_.report().seconds_compiling += now_() - start;
@@ -74,8 +82,12 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
 
 std::vector<PointResult> TuningEvaluator::evaluate(std::span<const std::size_t> batch) {
   // A large batch goes in rounds of a few builds' worth (built, then timed), so a budget is
-  // never spent building points there is no time left to measure.
-  const std::size_t round = std::max<std::size_t>(8, 2 * static_cast<std::size_t>(build_threads_));
+  // never spent building points there is no time left to measure. Where builds cost nothing
+  // (host code, an op without a build step) there is nothing to protect: the batch is one
+  // round, and a racing schedule races all its points side by side, in the same minutes.
+  const std::size_t round =
+      real_builds(budget_) ? std::max<std::size_t>(8, 2 * static_cast<std::size_t>(build_threads_))
+                           : std::max<std::size_t>(1, batch.size());
   std::vector<PointResult> out;
   for (std::size_t at = 0; at < batch.size(); at += round) {
     const std::span<const std::size_t> part = batch.subspan(at, std::min(round, batch.size() - at));

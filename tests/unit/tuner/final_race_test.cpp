@@ -342,6 +342,39 @@ TEST(FinalRace, FinalistsRacedTogetherAlreadyAreNotRacedAgain) {
             16e-3);  // 2 x 8 x 1 ms
 }
 
+// A batch of points that cost nothing to build is raced as one: the best two, proposed nine
+// points apart (they would sit in two rounds of eight builds each), race side by side in the
+// search, and nothing is raced again. Where builds cost time the batch goes in rounds (a budget
+// is not spent on builds it cannot time), and the finalists of two rounds race once more.
+TEST(FinalRace, ABatchOfCheapBuildsIsRacedAsOneSoItsFinalistsAreNotRacedAgain) {
+  auto tune = [](double build_seconds) {
+    fakes::SimulatedDevice dev;
+    dev.build_seconds = build_seconds;
+    dev.seconds = [](const Config& c) {
+      const std::int64_t x = c["x"].as_int(), y = c["y"].as_int();
+      if (x == 0 && y == 1) return 1.0e-3;   // proposed first after the default
+      if (x == 2 && y == 2) return 1.05e-3;  // ninth after it
+      return x == 3 && y == 3 ? 5e-3 : 2e-3;
+    };
+    auto op = fakes::make_space_op(dev, fakes::grid_space(4), Config{{"x", 3}, {"y", 3}});
+    TunerOptions o;
+    o.measure.now = dev.clock_fn();
+    o.decide.schedule = "racing";
+    o.decide.strategy = "exhaustive";
+    o.decide.confirm_pairs = 0;
+    o.measure.build_threads = 1;
+    return Tuner(dev, o).tune(*op, Key{{"n", 1}});
+  };
+  const TuneReport cheap = tune(0);
+  EXPECT_EQ(cheap.winner_name, "x=0,y=1");
+  EXPECT_EQ(cheap.final_race.finalists, 0u);
+  EXPECT_EQ(cheap.final_race.note, "the finalists were raced together already");
+
+  const TuneReport built = tune(0.01);
+  EXPECT_EQ(built.winner_name, "x=0,y=1");
+  EXPECT_EQ(built.final_race.finalists, 2u) << built.final_race.note;
+}
+
 // Under a budget the race's first rounds are held in the reserve after the pairings' floors,
 // and it runs within the budget.
 TEST(FinalRace, TheBudgetHoldsItsFirstRoundsAndItEndsWithinTheBudget) {

@@ -2,6 +2,8 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -163,6 +165,84 @@ void summarise(TimingResult& r, const TimingOptions& o) {
   r.contended = r.stalled_fraction > o.contended_fraction;
 }
 
+namespace {
+
+using Stopped = std::function<bool()>;
+
+Outcome zero_reading(double t) {
+  return {Status::not_measured, "the clock returned a zero-length or invalid reading (" +
+                                    std::to_string(t) + " s); the window is refused"};
+}
+
+// Queued mode: probe growing depths until a batch nears the target, fit, confirm once. An
+// outcome where the window ends here.
+std::optional<Outcome> calibrate_depth(Trial& trial, Clock& clock, const TimingOptions& options,
+                                       TimingResult& r, const Stopped& stopped) {
+  int depth = 1;
+  for (int probe = 0; probe < 12; ++probe) {
+    if (stopped()) return Outcome{Status::stopped, "stopped during depth calibration"};
+    double t = timed_batch(trial, clock, depth);
+    r.dispatches += depth;
+    if (!valid_reading(t)) return zero_reading(t);
+    r.probes.push_back({depth, t});
+    if (t >= options.batch_target / 2 || depth >= options.depth_cap) break;
+    const double grow = options.batch_target / 2 / t;  // aim at half the target
+    depth = static_cast<int>(std::clamp(std::ceil(depth * std::min(grow, 64.0)),
+                                        static_cast<double>(depth) * 2,
+                                        static_cast<double>(options.depth_cap)));
+  }
+  r.depth = choose_depth(r.probes, options.batch_target, options.depth_cap);
+  if (r.depth > 1) {
+    if (stopped()) return Outcome{Status::stopped, "stopped during depth calibration"};
+    double t = timed_batch(trial, clock, r.depth);
+    r.dispatches += r.depth;
+    if (!valid_reading(t)) return zero_reading(t);
+    r.probes.push_back({r.depth, t});
+    if (t > 2 * options.batch_target || t < options.batch_target / 2)
+      r.depth = choose_depth(r.probes, options.batch_target, options.depth_cap);
+  }
+  return std::nullopt;
+}
+
+// The samples, each refused or kept as the clock says it waited, the cuts asked after each.
+// An outcome where the window ends before it has all it wants.
+std::optional<Outcome> take_samples(Trial& trial, Clock& clock, const TimingOptions& options,
+                                    TimingResult& r, const Stopped& stopped) {
+  double accumulated = 0;
+  while (int want = more_samples_wanted(options, static_cast<int>(r.samples.size()), accumulated)) {
+    for (int i = 0; i < want;) {
+      if (stopped())
+        return Outcome{Status::stopped,
+                       "stopped after " + std::to_string(r.samples.size()) + " samples"};
+      if (options.evictor) options.evictor->evict();
+      double t = timed_batch(trial, clock, r.depth);
+      r.dispatches += r.depth;
+      if (!valid_reading(t)) return zero_reading(t);
+      if (waited_for_cpu(options, clock, t)) {
+        if (options.retake_waited && may_retake(r)) {
+          ++r.retaken;
+          continue;
+        }
+        ++r.waited;
+      }
+      if (known_clean(options, clock, t)) ++r.clean;
+      ++i;
+      r.samples.push_back(t / r.depth);
+      accumulated += t;
+      if (std::string cut = far_behind_cut(options, r.samples, r.clean); !cut.empty())
+        return Outcome{Status::hopeless, std::move(cut)};
+      if (hopeless(options, r.samples, accumulated))
+        return Outcome{Status::hopeless,
+                       fmt::format("cut after {} samples: its median can no longer come within "
+                                   "{:g}x of the incumbent",
+                                   r.samples.size(), options.hopeless_ratio)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& options) {
   check_options(options);
   using Wall = std::chrono::steady_clock;
@@ -170,7 +250,7 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
   TimingResult r;
   r.mode = options.mode;
   r.clock = std::string(clock.name());
-  auto stopped = [&] { return options.stop && options.stop(); };
+  const Stopped stopped = [&] { return options.stop && options.stop(); };
   auto finish = [&](Outcome outcome) {
     r.outcome = std::move(outcome);
     if (!r.samples.empty()) summarise(r, options);
@@ -178,11 +258,6 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
     if (options.on_call) options.on_call(r);
     return r;
   };
-  auto zero_reading = [&](double t) {
-    return finish({Status::not_measured, "the clock returned a zero-length or invalid reading (" +
-                                             std::to_string(t) + " s); the window is refused"});
-  };
-
   try {
     if (stopped()) return finish({Status::stopped, "stopped before the warmup"});
     const int warmups = warmup_skipped(options) ? 0 : options.warmup;
@@ -194,64 +269,11 @@ TimingResult time_routine(Trial& trial, Clock& clock, const TimingOptions& optio
     if (options.mode == TimingMode::queued && options.fixed_depth > 0) {
       r.depth = std::min(options.fixed_depth, options.depth_cap);
     } else if (options.mode == TimingMode::queued) {
-      // Calibrate: probe growing depths until a batch nears the target, fit, confirm once.
-      int depth = 1;
-      for (int probe = 0; probe < 12; ++probe) {
-        if (stopped()) return finish({Status::stopped, "stopped during depth calibration"});
-        double t = timed_batch(trial, clock, depth);
-        r.dispatches += depth;
-        if (!valid_reading(t)) return zero_reading(t);
-        r.probes.push_back({depth, t});
-        if (t >= options.batch_target / 2 || depth >= options.depth_cap) break;
-        const double grow = options.batch_target / 2 / t;  // aim at half the target
-        depth = static_cast<int>(std::clamp(std::ceil(depth * std::min(grow, 64.0)),
-                                            static_cast<double>(depth) * 2,
-                                            static_cast<double>(options.depth_cap)));
-      }
-      r.depth = choose_depth(r.probes, options.batch_target, options.depth_cap);
-      if (r.depth > 1) {
-        if (stopped()) return finish({Status::stopped, "stopped during depth calibration"});
-        double t = timed_batch(trial, clock, r.depth);
-        r.dispatches += r.depth;
-        if (!valid_reading(t)) return zero_reading(t);
-        r.probes.push_back({r.depth, t});
-        if (t > 2 * options.batch_target || t < options.batch_target / 2)
-          r.depth = choose_depth(r.probes, options.batch_target, options.depth_cap);
-      }
+      if (std::optional<Outcome> ended = calibrate_depth(trial, clock, options, r, stopped))
+        return finish(std::move(*ended));
     }
-    double accumulated = 0;
-    while (int want =
-               more_samples_wanted(options, static_cast<int>(r.samples.size()), accumulated)) {
-      for (int i = 0; i < want;) {
-        if (stopped()) {
-          return finish(
-              {Status::stopped, "stopped after " + std::to_string(r.samples.size()) + " samples"});
-        }
-        if (options.evictor) options.evictor->evict();
-        double t = timed_batch(trial, clock, r.depth);
-        r.dispatches += r.depth;
-        if (!valid_reading(t)) return zero_reading(t);
-        if (waited_for_cpu(options, clock, t)) {
-          if (options.retake_waited && may_retake(r)) {
-            ++r.retaken;
-            continue;
-          }
-          ++r.waited;
-        }
-        if (known_clean(options, clock, t)) ++r.clean;
-        ++i;
-        r.samples.push_back(t / r.depth);
-        accumulated += t;
-        if (std::string cut = far_behind_cut(options, r.samples, r.clean); !cut.empty())
-          return finish({Status::hopeless, std::move(cut)});
-        if (hopeless(options, r.samples, accumulated)) {
-          return finish({Status::hopeless,
-                         fmt::format("cut after {} samples: its median can no longer come within "
-                                     "{:g}x of the incumbent",
-                                     r.samples.size(), options.hopeless_ratio)});
-        }
-      }
-    }
+    if (std::optional<Outcome> ended = take_samples(trial, clock, options, r, stopped))
+      return finish(std::move(*ended));
   } catch (...) {
     return finish(detail::classify_exception(std::current_exception(), "launch"));
   }

@@ -11,6 +11,7 @@
 // Every command takes --store SPEC (default: the environment's SQLite file, as `tune` uses).
 // export and import are in cache_transfer.cpp, what they share with these in cache_common.hpp.
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -268,27 +269,29 @@ void run_rm(const CacheCommand& command) {
 }  // namespace
 }  // namespace cache_cmd
 
-void register_cache(CLI::App& app) {
-  using namespace cache_cmd;
-  auto command = std::make_shared<CacheCommand>();
-  CLI::App* cache = app.add_subcommand(
-      "cache", "Look at, remove, export and import the stored choices (the tuning cache)");
-  cache->require_subcommand(1);
-  // Each subcommand's callback: the tool's log (-v/-q) set, then the command run.
-  auto logged = [command](CLI::App* sub, void (*run)(const CacheCommand&)) {
-    return [command, sub, run] {
-      command->log = tool_log(*sub);
-      run(*command);
-    };
-  };
-  const std::string store_help =
-      "The store: sqlite:PATH (default: choices.db under $TUNEKIT_CACHE_DIR, else "
-      "$XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit)";
+namespace {
 
-  CLI::App* ls = cache->add_subcommand("ls", "List the stored choices, one line each");
+using cache_cmd::CacheCommand;
+using Command = std::shared_ptr<CacheCommand>;
+
+constexpr const char* kStoreHelp =
+    "The store: sqlite:PATH (default: choices.db under $TUNEKIT_CACHE_DIR, else "
+    "$XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit)";
+
+// A subcommand's callback: the tool's log (-v/-q) set, then the command run.
+std::function<void()> logged(const Command& command, CLI::App* sub,
+                             void (*run)(const CacheCommand&)) {
+  return [command, sub, run] {
+    command->log = tool_log(*sub);
+    run(*command);
+  };
+}
+
+void add_ls(CLI::App& cache, const Command& command) {
+  CLI::App* ls = cache.add_subcommand("ls", "List the stored choices, one line each");
   ls->add_option("--op", command->op, "Only this op's choices");
   ls->add_flag("--json", command->json, "Every field of every entry as JSON");
-  ls->add_option("--store", command->store, store_help);
+  ls->add_option("--store", command->store, kStoreHelp);
   ls->add_flag("--pending", command->pending,
                "List the misses recorded in mode cached (op, key, count, last seen) instead: "
                "'tunekit tune --pending' tunes them");
@@ -297,9 +300,11 @@ void register_cache(CLI::App& app) {
       "unreadable (permissions); 7 not a tunekit store or corrupt; 8 written by a newer "
       "tunekit; 9 refused (writable by others, another user's, or not a regular file); 10 a "
       "store server that cannot be reached.");
-  ls->callback(logged(ls, run_ls));
+  ls->callback(logged(command, ls, cache_cmd::run_ls));
+}
 
-  CLI::App* show = cache->add_subcommand(
+void add_show(CLI::App& cache, const Command& command) {
+  CLI::App* show = cache.add_subcommand(
       "show", "Show stored choices in full: identity in clear and every candidate's reading");
   show->add_option("what", command->what,
                    "An identity digest (or a prefix of at least 6 hex digits), a key digest, or "
@@ -309,10 +314,12 @@ void register_cache(CLI::App& app) {
                    "its bucket's entry); repeatable");
   show->add_option("--op", command->op, "With --shape: only this op's choices");
   show->add_flag("--json", command->json, "Write the entries as JSON");
-  show->add_option("--store", command->store, store_help);
-  show->callback(logged(show, run_show));
+  show->add_option("--store", command->store, kStoreHelp);
+  show->callback(logged(command, show, cache_cmd::run_show));
+}
 
-  CLI::App* rm = cache->add_subcommand("rm", "Remove stored choices");
+void add_rm(CLI::App& cache, const Command& command) {
+  CLI::App* rm = cache.add_subcommand("rm", "Remove stored choices");
   rm->add_option("what", command->what,
                  "Identity digests (or prefixes of at least 6 hex digits), key digests, keys or "
                  "op names");
@@ -320,27 +327,41 @@ void register_cache(CLI::App& app) {
                  "A key as 'tune --shape' takes it (m=128,n=64); repeatable");
   rm->add_option("--op", command->op, "With --shape: only this op's choices");
   rm->add_flag("--all", command->all, "Remove every stored choice and pending miss");
-  rm->add_option("--store", command->store, store_help);
-  rm->callback(logged(rm, run_rm));
+  rm->add_option("--store", command->store, kStoreHelp);
+  rm->callback(logged(command, rm, cache_cmd::run_rm));
+}
 
-  CLI::App* exp = cache->add_subcommand(
+void add_export_import(CLI::App& cache, const Command& command) {
+  CLI::App* exp = cache.add_subcommand(
       "export", "Write one deployable artifact per stored choice (see TUNEKIT_ARTIFACT_DIR)");
   exp->add_option("--dir", command->dir, "The directory to write the artifacts in")->required();
   exp->add_option("--op", command->op, "Only this op's choices");
-  exp->add_option("--store", command->store, store_help);
-  exp->callback(logged(exp, run_export));
+  exp->add_option("--store", command->store, kStoreHelp);
+  exp->callback(logged(command, exp, cache_cmd::run_export));
 
-  CLI::App* imp = cache->add_subcommand(
+  CLI::App* imp = cache.add_subcommand(
       "import", "Store the choices of the artifacts (*.json) in a directory that fit this machine");
   imp->add_option("dir", command->dir, "The directory holding the artifacts")->required();
   imp->add_option("--threads,-t", command->threads,
                   "Worker threads the ops are built for, as given to 'tune' (0: one per core)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  imp->add_option("--store", command->store, store_help);
-  imp->callback(logged(imp, run_import));
+  imp->add_option("--store", command->store, kStoreHelp);
+  imp->callback(logged(command, imp, cache_cmd::run_import));
+}
 
-  register_push_pull(*cache);  // cache push / cache pull: cache_sync.cpp
+}  // namespace
+
+void register_cache(CLI::App& app) {
+  auto command = std::make_shared<CacheCommand>();
+  CLI::App* cache = app.add_subcommand(
+      "cache", "Look at, remove, export and import the stored choices (the tuning cache)");
+  cache->require_subcommand(1);
+  add_ls(*cache, command);
+  add_show(*cache, command);
+  add_rm(*cache, command);
+  add_export_import(*cache, command);
+  cache_cmd::register_push_pull(*cache);  // cache push / cache pull: cache_sync.cpp
 }
 
 }  // namespace tunekit::cli

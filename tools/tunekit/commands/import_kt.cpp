@@ -44,71 +44,90 @@ std::string failures_text(const Recording& r, Json& counts) {
   return text.empty() ? "none" : text;
 }
 
-void run_import_kt(const ImportKtCommand& command) {
-  const Recording recording = Recording::load(command.file);
-  const ImportedRecording imported = import_recording(recording);
-  const StoredChoice& c = imported.choice;
-
-  std::string stored_in;
+// Where the imported choice went.
+struct Stored {
+  std::string in;  // the store's description; empty: not stored (--store none)
   bool replaced = false;
-  const std::string spec = resolve_store_spec(command.store);
-  if (spec != "none" && spec != "memory") {
-    const std::unique_ptr<Store> store = open_store(
-        spec, command.log.warning_sink(),
-        store_options_from_environment([](const char* name) { return std::getenv(name); }));
-    if (!store)
-      throw UsageError(fmt::format(
-          "nothing imported: the store {} cannot be used (see the warning above); pass --store "
-          "sqlite:PATH for another file, or --store none for the summary only",
-          shown_store_spec(spec)));
-    replaced = store->find(c.identity_digest).has_value();
-    store->put(c);
-    stored_in = store->describe();
-  }
+};
 
+Stored store_choice(const ImportKtCommand& command, const StoredChoice& c) {
+  const std::string spec = resolve_store_spec(command.store);
+  if (spec == "none" || spec == "memory") return {};
+  const std::unique_ptr<Store> store = open_store(
+      spec, command.log.warning_sink(),
+      store_options_from_environment([](const char* name) { return std::getenv(name); }));
+  if (!store)
+    throw UsageError(fmt::format(
+        "nothing imported: the store {} cannot be used (see the warning above); pass --store "
+        "sqlite:PATH for another file, or --store none for the summary only",
+        shown_store_spec(spec)));
+  Stored out;
+  out.replaced = store->find(c.identity_digest).has_value();
+  store->put(c);
+  out.in = store->describe();
+  return out;
+}
+
+void print_json(const ImportKtCommand& command, const Recording& recording,
+                const ImportedRecording& imported, const Stored& stored) {
+  const StoredChoice& c = imported.choice;
+  Json counts;
+  failures_text(recording, counts);
+  Json j;
+  j["file"] = command.file;
+  j["format"] = recording.format() == Recording::Format::t4 ? "t4" : "kernel_tuner_cache";
+  j["kernel"] = recording.kernel_name();
+  j["device"] = recording.device_name();
+  j["op"] = c.op;
+  j["key"] = c.key;
+  j["configurations"] = imported.configurations;
+  j["valid"] = imported.valid;
+  j["failed"] = imported.configurations - imported.valid;
+  j["failures"] = counts;
+  j["best_config"] = c.winner;
+  j["best_ms"] = imported.best_ms;
+  j["identity"] = c.identity_digest;
+  j["store"] = stored.in.empty() ? Json(nullptr) : Json(stored.in);
+  j["replaced"] = stored.replaced;
+  // A file's names may hold bytes that are not UTF-8: replaced, not a crash of the dump.
+  std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+// The names and configs come from the file: escaped, so a planted file cannot drive the
+// terminal.
+void print_text(const ImportKtCommand& command, const Recording& recording,
+                const ImportedRecording& imported, const Stored& stored) {
+  const StoredChoice& c = imported.choice;
   Json counts;
   const std::string failures = failures_text(recording, counts);
-  const std::size_t failed = imported.configurations - imported.valid;
-  if (command.json) {
-    Json j;
-    j["file"] = command.file;
-    j["format"] = recording.format() == Recording::Format::t4 ? "t4" : "kernel_tuner_cache";
-    j["kernel"] = recording.kernel_name();
-    j["device"] = recording.device_name();
-    j["op"] = c.op;
-    j["key"] = c.key;
-    j["configurations"] = imported.configurations;
-    j["valid"] = imported.valid;
-    j["failed"] = failed;
-    j["failures"] = counts;
-    j["best_config"] = c.winner;
-    j["best_ms"] = imported.best_ms;
-    j["identity"] = c.identity_digest;
-    j["store"] = stored_in.empty() ? Json(nullptr) : Json(stored_in);
-    j["replaced"] = replaced;
-    // A file's names may hold bytes that are not UTF-8: replaced, not a crash of the dump.
-    std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-    return;
-  }
-  // The names and configs come from the file: escaped, so a planted file cannot drive the
-  // terminal.
   std::cout << fmt::format(
       "{}: kernel {} on {}\n", command.file,
       recording.kernel_name().empty() ? "(unnamed)" : terminal_safe(recording.kernel_name()),
       recording.device_name().empty() ? "(unnamed device)"
                                       : terminal_safe(recording.device_name()));
   std::cout << fmt::format("  configurations  {} ({} valid, {} failed: {})\n",
-                           imported.configurations, imported.valid, failed, failures);
+                           imported.configurations, imported.valid,
+                           imported.configurations - imported.valid, failures);
   std::cout << fmt::format("  best            {:.6g} ms at {}\n", imported.best_ms,
                            terminal_safe(c.winner));
-  if (stored_in.empty()) {
+  if (stored.in.empty()) {
     std::cout << "  not stored (--store none)\n";
   } else {
     std::cout << fmt::format("  stored as       {} {}  (identity {}){}\n  in              {}\n",
                              terminal_safe(c.op), terminal_safe(c.key),
                              c.identity_digest.substr(0, 12),
-                             replaced ? ", replacing the stored choice" : "", stored_in);
+                             stored.replaced ? ", replacing the stored choice" : "", stored.in);
   }
+}
+
+void run_import_kt(const ImportKtCommand& command) {
+  const Recording recording = Recording::load(command.file);
+  const ImportedRecording imported = import_recording(recording);
+  const Stored stored = store_choice(command, imported.choice);
+  if (command.json)
+    print_json(command, recording, imported, stored);
+  else
+    print_text(command, recording, imported, stored);
 }
 
 }  // namespace

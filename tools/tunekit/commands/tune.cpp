@@ -370,6 +370,136 @@ void run_tune(const TuneCommand& command) {
   if (command.exports.any()) command.exports.write(recording_from_report(report, key), command.log);
 }
 
+// What the report is, and where it goes.
+void add_output_flags(CLI::App& tune, TuneCommand& command) {
+  tune.option_defaults()->group("Report");
+  tune.add_flag("--json", command.json, "Write the report as JSON (same as --reporter json)");
+  tune.add_option("--reporter", command.reporter, "Report format: console | json | html")
+      ->capture_default_str();
+  tune.add_option("--html", command.html,
+                  "Also write the report as a self-contained HTML page to FILE (docs/report.md)");
+}
+
+// Which points are measured, under which schedule and budget.
+void add_search_flags(CLI::App& tune, TuneCommand& command) {
+  tune.option_defaults()->group("Search");
+  tune.add_option(
+      "--strategy", command.strategy,
+      "Which points to measure: auto (default: exhaustive up to 256 points, else surrogate "
+      "capped at 200), exhaustive, random, anneal, genetic, ils, "
+      "bayes, surrogate, bandit, model; options after ':' (e.g. genetic:pop=20, "
+      "model:top=4,floor=1.5); see 'tunekit strategies'");
+  tune.add_option("--schedule", command.schedule,
+                  "How windows are shared: full (default) | racing[:round=4,z=1.96,...]");
+  tune.add_option("--seed", command.seed, "The strategy's seed (recorded in the report)")
+      ->transform(unsigned_in(0, UINT64_MAX))
+      ->capture_default_str();
+  tune.add_option("--budget", command.budget,
+                  "Wall-clock budget of the search: 90s, 2m, 1.5h or seconds (the default is "
+                  "always measured; a cut search is stored as budget_cut)");
+  tune.add_option("--budget-evals", command.budget_evals,
+                  "Measure at most N points beyond the default")
+      ->transform(integer_in(1, std::int64_t{1} << 40));
+  tune.add_option("--build-threads", command.build_threads,
+                  "Threads of the compile pass (0: one per hardware thread)")
+      ->transform(integer_in(0, 1024));
+}
+
+// How each candidate is run and timed.
+void add_measurement_flags(CLI::App& tune, TuneCommand& command) {
+  tune.option_defaults()->group("Measurement");
+  tune.add_option("--threads,-t", command.threads, "Worker threads (0: one per core)")
+      ->transform(integer_in(0, 4096))
+      ->capture_default_str();
+  tune.add_flag("--evict", command.evict, "Flush the last-level cache before each sample");
+  tune.add_flag("--check-every-candidate", command.check_every_candidate,
+                "Checked calls after every candidate's first window, not only after those "
+                "that could win (an audit: every wrong candidate named)");
+  tune.add_option("--timing", command.timing,
+                  "isolated (one launch per sample) | queued (calibrated batches)");
+  tune.add_option("--rotate", command.rotate,
+                  "Input copies cycled while timing (0: what the op declares, 1: none)")
+      ->transform(integer_in(0, 64));
+  tune.add_option("--isolation", command.isolation,
+                  "Where trials run: automatic (a worker process on the CPU, in process on "
+                  "OpenCL/CUDA) | worker (on OpenCL/CUDA: a spawned process with its own "
+                  "device context) | in_process");
+}
+
+// How the measurements decide.
+void add_decision_flags(CLI::App& tune, TuneCommand& command) {
+  tune.option_defaults()->group("Decision");
+  tune.add_option("--statistic", command.statistic,
+                  "Ranking statistic: median | min (default: median)");
+  command.tie_band_option =
+      tune.add_option("--tie-band", command.tie_band,
+                      "Candidates within this fraction of the best are tied (default 0.02)")
+          ->check(real_in(0.0, 1.0));
+  tune.add_option("--limit", command.limit,
+                  "Racing: stop once the leader is surely under this many seconds per call")
+      ->check(real_in(0, 3600));
+  tune.add_option("--numerics", command.numerics,
+                  "Most permissive numerics class admitted: bitwise | reassociates | approximate");
+  tune.add_option("--confirm-pairs", command.confirm_pairs,
+                  "A B B A pairs confirming a non-default winner (0: off; default 16)")
+      ->transform(integer_in(0, 10000));
+  tune.add_option("--finalists", command.finalists,
+                  "The best readings timed again side by side once the search ends, the "
+                  "decision taken on those (0: off; default 8)")
+      ->transform(integer_in(0, 1000));
+  tune.add_option("--finalist-band", command.finalist_band,
+                  "Finalists are within this fraction of the best reading (default 0.25)")
+      ->check(real_in(0, 10));
+}
+
+// Which backend and device.
+void add_device_flags(CLI::App& tune, TuneCommand& command) {
+  tune.option_defaults()->group("Device");
+  tune.add_option("--backend", command.backend,
+                  "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | "
+                  "cuda (NVRTC-compiled CUDA kernels)");
+  tune.add_option("--device", command.device,
+                  "OpenCL or CUDA device: an index or a part of its name (see 'tunekit "
+                  "devices'; default: the first)");
+  tune.add_option("--arch", command.arch,
+                  "CUDA: the architecture NVRTC compiles for, e.g. sm_80 (default: the "
+                  "device's own)");
+}
+
+// Where choices are kept and served from, and when tuning runs.
+void add_choice_flags(CLI::App& tune, TuneCommand& command) {
+  tune.option_defaults()->group("Stored choices");
+  tune.add_option("--mode", command.mode,
+                  "off | cached | tune | force (default: $TUNEKIT_MODE, else tune)");
+  tune.add_option("--store", command.store,
+                  "Where choices are kept: sqlite:PATH, or none for memory only (default: "
+                  "choices.db under $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else "
+                  "~/.cache/tunekit)");
+  tune.add_option("--artifact-dir", command.artifact_dir,
+                  "Artifacts are looked up (and --save-artifact writes them) here (default: "
+                  "$TUNEKIT_ARTIFACT_DIR)");
+  tune.add_flag("--save-artifact", command.save_artifact,
+                "Write the measured winner as a deployable artifact and print its path on "
+                "stderr");
+  tune.add_flag("--model", command.model,
+                "Zero measurement: pick with the cost model (needs a device profile: 'tunekit "
+                "calibrate'); the default stands when the model cannot decide");
+  tune.add_option("--profile", command.profile,
+                  "Device profile for the cost model (default: this device's stored profile)");
+  tune.add_option("--wait-for-device", command.wait_for_device,
+                  "While another process searches on this device, wait up to this long (90s, "
+                  "2m) for it, then serve what it stored (default: serve the default at once)");
+  tune.add_flag("--share", command.share,
+                "Share the search with the 'tunekit worker's of a server store "
+                "(postgresql://...) of the same hardware identity; the best points they "
+                "measured are measured again here before the pick (docs/fleet.md; "
+                "TUNEKIT_SHARE=1)");
+  tune.add_flag("--pending", command.pending,
+                "Tune every miss recorded in the store (mode cached; see 'tunekit cache ls "
+                "--pending') for this device, with the ops' input generators; exits 1 when one "
+                "could not be tuned (kept in the store)");
+}
+
 }  // namespace
 
 void register_tune(CLI::App& app) {
@@ -380,106 +510,13 @@ void register_tune(CLI::App& app) {
                    "The op to tune (see 'tunekit ops'); with --pending, only this op's misses");
   tune->add_option("--shape,-s", command->shape,
                    "The key, e.g. m=256,n=256,k=256 (default: the op's example shape)");
-  tune->add_option("--threads,-t", command->threads, "Worker threads (0: one per core)")
-      ->transform(integer_in(0, 4096))
-      ->capture_default_str();
-  tune->add_option("--mode", command->mode,
-                   "off | cached | tune | force (default: $TUNEKIT_MODE, else tune)");
-  tune->add_option("--statistic", command->statistic,
-                   "Ranking statistic: median | min (default: median)");
-  command->tie_band_option =
-      tune->add_option("--tie-band", command->tie_band,
-                       "Candidates within this fraction of the best are tied (default 0.02)")
-          ->check(real_in(0.0, 1.0));
-  tune->add_flag("--json", command->json, "Write the report as JSON (same as --reporter json)");
-  tune->add_option("--reporter", command->reporter, "Report format: console | json | html")
-      ->capture_default_str();
-  tune->add_option("--html", command->html,
-                   "Also write the report as a self-contained HTML page to FILE (docs/report.md)");
-  tune->add_flag("--evict", command->evict, "Flush the last-level cache before each sample");
-  tune->add_option(
-      "--strategy", command->strategy,
-      "Which points to measure: auto (default: exhaustive up to 256 points, else surrogate "
-      "capped at 200), exhaustive, random, anneal, genetic, ils, "
-      "bayes, surrogate, bandit, model; options after ':' (e.g. genetic:pop=20, "
-      "model:top=4,floor=1.5); see 'tunekit strategies'");
-  tune->add_option("--schedule", command->schedule,
-                   "How windows are shared: full (default) | racing[:round=4,z=1.96,...]");
-  tune->add_option("--seed", command->seed, "The strategy's seed (recorded in the report)")
-      ->transform(unsigned_in(0, UINT64_MAX))
-      ->capture_default_str();
-  tune->add_option("--budget", command->budget,
-                   "Wall-clock budget of the search: 90s, 2m, 1.5h or seconds (the default is "
-                   "always measured; a cut search is stored as budget_cut)");
-  tune->add_option("--budget-evals", command->budget_evals,
-                   "Measure at most N points beyond the default")
-      ->transform(integer_in(1, std::int64_t{1} << 40));
-  tune->add_option("--build-threads", command->build_threads,
-                   "Threads of the compile pass (0: one per hardware thread)")
-      ->transform(integer_in(0, 1024));
-  tune->add_flag("--check-every-candidate", command->check_every_candidate,
-                 "Checked calls after every candidate's first window, not only after those "
-                 "that could win (an audit: every wrong candidate named)");
-  tune->add_option("--timing", command->timing,
-                   "isolated (one launch per sample) | queued (calibrated batches)");
-  tune->add_option("--limit", command->limit,
-                   "Racing: stop once the leader is surely under this many seconds per call")
-      ->check(real_in(0, 3600));
-  tune->add_option("--numerics", command->numerics,
-                   "Most permissive numerics class admitted: bitwise | reassociates | approximate");
-  tune->add_option("--rotate", command->rotate,
-                   "Input copies cycled while timing (0: what the op declares, 1: none)")
-      ->transform(integer_in(0, 64));
-  tune->add_option("--confirm-pairs", command->confirm_pairs,
-                   "A B B A pairs confirming a non-default winner (0: off; default 16)")
-      ->transform(integer_in(0, 10000));
-  tune->add_option("--finalists", command->finalists,
-                   "The best readings timed again side by side once the search ends, the "
-                   "decision taken on those (0: off; default 8)")
-      ->transform(integer_in(0, 1000));
-  tune->add_option("--finalist-band", command->finalist_band,
-                   "Finalists are within this fraction of the best reading (default 0.25)")
-      ->check(real_in(0, 10));
-  tune->add_option("--isolation", command->isolation,
-                   "Where trials run: automatic (a worker process on the CPU, in process on "
-                   "OpenCL/CUDA) | worker (on OpenCL/CUDA: a spawned process with its own "
-                   "device context) | in_process");
-  tune->add_option("--backend", command->backend,
-                   "cpu (host kernels, default) | opencl (runtime-compiled OpenCL kernels) | "
-                   "cuda (NVRTC-compiled CUDA kernels)");
-  tune->add_option("--device", command->device,
-                   "OpenCL or CUDA device: an index or a part of its name (see 'tunekit "
-                   "devices'; default: the first)");
-  tune->add_option("--arch", command->arch,
-                   "CUDA: the architecture NVRTC compiles for, e.g. sm_80 (default: the "
-                   "device's own)");
-  tune->add_option("--store", command->store,
-                   "Where choices are kept: sqlite:PATH, or none for memory only (default: "
-                   "choices.db under $TUNEKIT_CACHE_DIR, else $XDG_CACHE_HOME/tunekit, else "
-                   "~/.cache/tunekit)");
-  tune->add_option("--artifact-dir", command->artifact_dir,
-                   "Artifacts are looked up (and --save-artifact writes them) here (default: "
-                   "$TUNEKIT_ARTIFACT_DIR)");
-  tune->add_flag("--save-artifact", command->save_artifact,
-                 "Write the measured winner as a deployable artifact and print its path on "
-                 "stderr");
-  tune->add_flag("--model", command->model,
-                 "Zero measurement: pick with the cost model (needs a device profile: 'tunekit "
-                 "calibrate'); the default stands when the model cannot decide");
-  tune->add_option("--profile", command->profile,
-                   "Device profile for the cost model (default: this device's stored profile)");
-  tune->add_option("--wait-for-device", command->wait_for_device,
-                   "While another process searches on this device, wait up to this long (90s, "
-                   "2m) for it, then serve what it stored (default: serve the default at once)");
-  tune->add_flag("--share", command->share,
-                 "Share the search with the 'tunekit worker's of a server store "
-                 "(postgresql://...) of the same hardware identity; the best points they "
-                 "measured are measured again here before the pick (docs/fleet.md; "
-                 "TUNEKIT_SHARE=1)");
-  tune->add_flag("--pending", command->pending,
-                 "Tune every miss recorded in the store (mode cached; see 'tunekit cache ls "
-                 "--pending') for this device, with the ops' input generators; exits 1 when one "
-                 "could not be tuned (kept in the store)");
+  add_output_flags(*tune, *command);
+  add_search_flags(*tune, *command);
+  add_measurement_flags(*tune, *command);
+  add_decision_flags(*tune, *command);
+  add_device_flags(*tune, *command);
+  add_choice_flags(*tune, *command);
+  tune->option_defaults()->group("Exports");
   command->exports.add_to(*tune, "the measured candidates");
   tune->callback([command, tune] {
     command->log = tool_log(*tune);

@@ -85,10 +85,10 @@ class OpsOfRecording {
   std::unique_ptr<OpBase> op_;
 };
 
-void run_worker(const WorkerCommand& c) {
-  const std::string spec = resolve_store_spec(c.store);
+// The worker's options from the flags (a worker has no mode: TUNEKIT_MODE is not read).
+WorkerOptions worker_options(const WorkerCommand& c, const std::string& spec) {
   WorkerOptions options;
-  options.tuner = options_ignoring_mode();  // a worker has no mode: TUNEKIT_MODE is not read
+  options.tuner = options_ignoring_mode();
   options.tuner.hooks.log = c.log;
   options.tuner.persist.store = spec;
   if (!c.item_ttl.empty())
@@ -108,6 +108,32 @@ void run_worker(const WorkerCommand& c) {
     throw UsageError("--dataset replays a recorded device: drop --backend, --device and --arch");
   if (c.dataset.empty() && c.pace > 0)
     throw UsageError("--pace slows a replayed recording: it needs --dataset FILE");
+  return options;
+}
+
+void print_summary(const WorkerCommand& c, const WorkQueue& queue, const WorkerSummary& summary) {
+  if (c.json) {
+    nlohmann::ordered_json j;
+    j["store"] = queue.describe();
+    j["items"] = summary.items;
+    j["items_lost"] = summary.items_lost;
+    j["searches_joined"] = summary.searches_joined;
+    j["searches_refused"] = summary.searches_refused;
+    j["stop_reason"] = summary.stop_reason;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format(
+      "{} items evaluated and recorded ({} more not recorded: the lease had passed to another "
+      "worker or the search had ended); {} searches joined, {} left to others (another identity "
+      "or an op this worker lacks: -v says which); stopped: {}\n",
+      summary.items, summary.items_lost, summary.searches_joined, summary.searches_refused,
+      summary.stop_reason);
+}
+
+void run_worker(const WorkerCommand& c) {
+  const std::string spec = resolve_store_spec(c.store);
+  const WorkerOptions options = worker_options(c, spec);
   StoreOptions store_options = options.tuner.persist.store_options;
   const std::unique_ptr<Store> store = open_store(
       spec, [&](std::string_view m) { c.log.warn(m); }, store_options);
@@ -133,24 +159,7 @@ void run_worker(const WorkerCommand& c) {
   std::signal(SIGTERM, request_stop);
   SearchWorker worker(*queue, resolve, options);
   c.log.info(fmt::format("worker taking work from {}", queue->describe()));
-  const WorkerSummary summary = worker.run();
-  if (c.json) {
-    nlohmann::ordered_json j;
-    j["store"] = queue->describe();
-    j["items"] = summary.items;
-    j["items_lost"] = summary.items_lost;
-    j["searches_joined"] = summary.searches_joined;
-    j["searches_refused"] = summary.searches_refused;
-    j["stop_reason"] = summary.stop_reason;
-    std::cout << j.dump(2) << '\n';
-    return;
-  }
-  std::cout << fmt::format(
-      "{} items evaluated and recorded ({} more not recorded: the lease had passed to another "
-      "worker or the search had ended); {} searches joined, {} left to others (another identity "
-      "or an op this worker lacks: -v says which); stopped: {}\n",
-      summary.items, summary.items_lost, summary.searches_joined, summary.searches_refused,
-      summary.stop_reason);
+  print_summary(c, *queue, worker.run());
 }
 
 }  // namespace

@@ -62,7 +62,17 @@ class RacingSchedule final : public Schedule {
     if (fresh_) return run_again(points, context, may_start);
     std::vector<Runner> runners;
     std::vector<PointResult> out;
-    for (std::size_t i : points) {
+    bool out_of_time = false;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      const std::size_t i = points[k];
+      // Each admission (prepare, validation) starts only while the budget admits it, as in
+      // `full`: a batch of hundreds is not validated past the budget before any is timed.
+      if (!may_start(i)) {
+        for (std::size_t rest = k; rest < points.size(); ++rest)
+          finish_not_started(context, points[rest]);
+        out_of_time = true;
+        break;
+      }
       if (context.admit(i)) {
         // Validated; re-prepared for each window unless it races alone (nothing else's
         // buffers are alive then, and each prepare costs the inputs' copy).
@@ -75,7 +85,6 @@ class RacingSchedule final : public Schedule {
     std::vector<std::size_t> raced;
     for (const Runner& r : runners) raced.push_back(r.index);
     context.raced_together(raced);
-    bool out_of_time = false;
     race(runners, context, may_start, out_of_time);
     for (const Runner& r : runners) context.drop_trial(r.index);
     // Every runner that measured cleanly is ranked on all its samples.

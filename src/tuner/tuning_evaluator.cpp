@@ -8,10 +8,17 @@
 namespace tunekit::detail {
 namespace {
 
-// Builds that took under a millisecond so far (host code, an op without a build step) are not
-// worth threads, nor rounds.
-bool real_builds(const SearchBudget& budget) {
+// Builds that took under a millisecond so far are not worth threads.
+bool slow_builds_so_far(const SearchBudget& budget) {
   return budget.projected_build() >= 1e-3;
+}
+
+// Whether building a candidate can cost time at all: the op compiles (a build step), or the
+// device's trials build beyond it (a program cache, a loaded module). A property of the op and
+// the device, not of the builds so far: a build that hit a cache (a second key in one process)
+// says nothing of the next.
+bool builds_can_cost(SearchContext& context) {
+  return context.op().has_build_step() || context.device().trial_builds_beyond_op();
 }
 
 }  // namespace
@@ -56,7 +63,7 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
     }
     if (chunk.empty() && k < points.size()) break;  // the budget admits no more builds
     // Threads only pay off for real builds: cheap ones run inline.
-    const int threads = real_builds(budget_) ? build_threads_ : 1;
+    const int threads = slow_builds_so_far(budget_) ? build_threads_ : 1;
     const double start = now_();
     const std::vector<BuildVerdict> verdicts = build_all(trials, threads, now_);
     context_.report().seconds_compiling += now_() - start;
@@ -82,12 +89,15 @@ std::vector<std::size_t> TuningEvaluator::compile_pass(std::span<const std::size
 
 std::vector<PointResult> TuningEvaluator::evaluate(std::span<const std::size_t> batch) {
   // A large batch goes in rounds of a few builds' worth (built, then timed), so a budget is
-  // never spent building points there is no time left to measure. Where builds cost nothing
-  // (host code, an op without a build step) there is nothing to protect: the batch is one
-  // round, and a racing schedule races all its points side by side, in the same minutes.
+  // never spent building points there is no time left to measure, and (racing admits every
+  // point of a round before it times any) not spent validating them. Where builds cannot cost
+  // (host code on the CPU device) and no time budget binds, there is nothing to protect: the
+  // batch is one round, and a racing schedule races all its points side by side, in the same
+  // minutes.
   const std::size_t round =
-      real_builds(budget_) ? std::max<std::size_t>(8, 2 * static_cast<std::size_t>(build_threads_))
-                           : std::max<std::size_t>(1, batch.size());
+      builds_can_cost(context_) || budget_.limited()
+          ? std::max<std::size_t>(8, 2 * static_cast<std::size_t>(build_threads_))
+          : std::max<std::size_t>(1, batch.size());
   std::vector<PointResult> out;
   for (std::size_t at = 0; at < batch.size(); at += round) {
     const std::span<const std::size_t> part = batch.subspan(at, std::min(round, batch.size() - at));

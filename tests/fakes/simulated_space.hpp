@@ -38,6 +38,7 @@ class SimulatedDevice final : public Device {
   double build_seconds = 0;   // simulated seconds a build takes
   bool sleep_builds = false;  // builds also sleep build_seconds of real time
   bool parallel = true;
+  bool builds_beyond_op = true;  // false: its trials build nothing the op does not (host trials)
 
   // Observations.
   std::map<std::string, int> builds;  // per config text
@@ -60,6 +61,7 @@ class SimulatedDevice final : public Device {
   const DeviceIdentity& identity() const override { return identity_; }
   Clock& clock() override { return clock_; }
   bool parallel_builds() const override { return parallel; }
+  bool trial_builds_beyond_op() const override { return builds_beyond_op; }
   std::unique_ptr<Trial> make_trial(Workload& workload, std::size_t index) override {
     return std::make_unique<SimTrial>(*this, workload, index);
   }
@@ -146,9 +148,11 @@ struct SimArgs {
 };
 
 // An op over `space` whose points run on `device`; `wrong` points write a wrong value.
-inline std::unique_ptr<Op<SimArgs>> make_space_op(SimulatedDevice& device, Space space,
-                                                  Config default_config,
-                                                  std::function<bool(const Config&)> wrong = {}) {
+// A space op of host code: no build step (with device.builds_beyond_op false, building a
+// candidate costs nothing, as on the CPU device).
+inline std::unique_ptr<Op<SimArgs>> make_host_space_op(
+    SimulatedDevice& device, Space space, Config default_config,
+    std::function<bool(const Config&)> wrong = {}) {
   auto op = std::make_unique<Op<SimArgs>>("simulated", 1);
   op->inputs([](const Key&) { return SimArgs{}; })
       .outputs([](SimArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
@@ -161,8 +165,17 @@ inline std::unique_ptr<Op<SimArgs>> make_space_op(SimulatedDevice& device, Space
                  a.out[0] = bad ? 2.0f : 1.0f;
                };
              })
-      .build([&device](const Config& c) { return device.build(c); })
       .default_config(std::move(default_config));
+  return op;
+}
+
+// A space op whose candidates are built (a runtime compilation: build_seconds each).
+inline std::unique_ptr<Op<SimArgs>> make_space_op(SimulatedDevice& device, Space space,
+                                                  Config default_config,
+                                                  std::function<bool(const Config&)> wrong = {}) {
+  auto op =
+      make_host_space_op(device, std::move(space), std::move(default_config), std::move(wrong));
+  op->build([&device](const Config& c) { return device.build(c); });
   return op;
 }
 

@@ -342,21 +342,24 @@ TEST(FinalRace, FinalistsRacedTogetherAlreadyAreNotRacedAgain) {
             16e-3);  // 2 x 8 x 1 ms
 }
 
-// A batch of points that cost nothing to build is raced as one: the best two, proposed nine
-// points apart (they would sit in two rounds of eight builds each), race side by side in the
-// search, and nothing is raced again. Where builds cost time the batch goes in rounds (a budget
-// is not spent on builds it cannot time), and the finalists of two rounds race once more.
-TEST(FinalRace, ABatchOfCheapBuildsIsRacedAsOneSoItsFinalistsAreNotRacedAgain) {
-  auto tune = [](double build_seconds) {
+// A batch of host code (no build step, a device whose trials build nothing) is raced as one:
+// the best two, proposed nine points apart (they would sit in two rounds of eight), race side by
+// side in the search, and nothing is raced again. An op that compiles keeps its rounds (a budget
+// is not spent on builds it cannot time) even where every build so far was free (a cache hit),
+// and the finalists of two rounds race once more.
+TEST(FinalRace, ABatchOfHostCodeIsRacedAsOneSoItsFinalistsAreNotRacedAgain) {
+  auto tune = [](bool compiles) {
     fakes::SimulatedDevice dev;
-    dev.build_seconds = build_seconds;
+    dev.builds_beyond_op = false;
     dev.seconds = [](const Config& c) {
       const std::int64_t x = c["x"].as_int(), y = c["y"].as_int();
-      if (x == 0 && y == 1) return 1.0e-3;   // proposed first after the default
-      if (x == 2 && y == 2) return 1.05e-3;  // ninth after it
+      if (x == 0 && y == 1) return 1.0e-3;   // the second point
+      if (x == 2 && y == 2) return 1.05e-3;  // nine points after it
       return x == 3 && y == 3 ? 5e-3 : 2e-3;
     };
-    auto op = fakes::make_space_op(dev, fakes::grid_space(4), Config{{"x", 3}, {"y", 3}});
+    const Config def{{"x", 3}, {"y", 3}};
+    auto op = compiles ? fakes::make_space_op(dev, fakes::grid_space(4), def)
+                       : fakes::make_host_space_op(dev, fakes::grid_space(4), def);
     TunerOptions o;
     o.measure.now = dev.clock_fn();
     o.decide.schedule = "racing";
@@ -365,14 +368,14 @@ TEST(FinalRace, ABatchOfCheapBuildsIsRacedAsOneSoItsFinalistsAreNotRacedAgain) {
     o.measure.build_threads = 1;
     return Tuner(dev, o).tune(*op, Key{{"n", 1}});
   };
-  const TuneReport cheap = tune(0);
-  EXPECT_EQ(cheap.winner_name, "x=0,y=1");
-  EXPECT_EQ(cheap.final_race.finalists, 0u);
-  EXPECT_EQ(cheap.final_race.note, "the finalists were raced together already");
+  const TuneReport host = tune(false);
+  EXPECT_EQ(host.winner_name, "x=0,y=1");
+  EXPECT_EQ(host.final_race.finalists, 0u);
+  EXPECT_EQ(host.final_race.note, "the finalists were raced together already");
 
-  const TuneReport built = tune(0.01);
-  EXPECT_EQ(built.winner_name, "x=0,y=1");
-  EXPECT_EQ(built.final_race.finalists, 2u) << built.final_race.note;
+  const TuneReport compiled = tune(true);
+  EXPECT_EQ(compiled.winner_name, "x=0,y=1");
+  EXPECT_EQ(compiled.final_race.finalists, 2u) << compiled.final_race.note;
 }
 
 // Under a budget the race's first rounds are held in the reserve after the pairings' floors,

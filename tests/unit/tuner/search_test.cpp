@@ -110,6 +110,44 @@ TEST(Search, AnAttemptThatWouldOverrunTheBudgetIsNotStarted) {
   EXPECT_GE(stopped, 1u);
 }
 
+// Host code races a whole batch at once where no time budget binds; under one, racing admits
+// (prepares, validates) every point of a round before it times any, so the batch goes in rounds
+// and each admission starts only while the budget admits it: 255 points are not validated past
+// the budget before any is timed.
+TEST(Search, RacingAdmitsTheBatchOfHostCodeOnlyWhileTheBudgetAllows) {
+  SimulatedDevice dev;
+  dev.builds_beyond_op = false;
+  dev.seconds = [](const Config&) { return 5e-3; };
+  auto op = fakes::make_host_space_op(dev, grid_space(16), Config{{"x", 0}, {"y", 0}});
+  TunerOptions o = simulated(dev);
+  o.decide.strategy = "random";  // proposes all 255 points at once
+  o.decide.schedule = "racing";
+  o.decide.budget_seconds = 1;
+  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
+  EXPECT_LE(dev.now(), o.decide.budget_seconds);
+  EXPECT_GE(timed_count(r), 5u);
+  EXPECT_TRUE(r.budget.cut);
+  EXPECT_GE(r.budget.not_started, 100u);
+
+  // Within a round too: after a 5 ms default, eight validations of 100 ms kernels would overrun
+  // a 0.5 s budget.
+  SimulatedDevice slow;
+  slow.builds_beyond_op = false;
+  slow.seconds = [](const Config& c) {
+    return c["x"].as_int() == 0 && c["y"].as_int() == 0 ? 5e-3 : 0.1;
+  };
+  auto slow_op = fakes::make_host_space_op(slow, grid_space(16), Config{{"x", 0}, {"y", 0}});
+  TunerOptions s = simulated(slow);
+  s.decide.strategy = "random";
+  s.decide.schedule = "racing";
+  s.decide.budget_seconds = 0.5;
+  const TuneReport cut = Tuner(slow, s).tune(*slow_op, kKey);
+  // An admission is projected at the mean so far (the default's: 5 ms) and not cut once begun:
+  // at most one 100 ms validation ends past the line (all eight would end at 0.92 s).
+  EXPECT_LE(slow.now(), s.decide.budget_seconds + 0.1);
+  EXPECT_TRUE(cut.budget.cut);
+}
+
 TEST(Search, ALargeBatchIsBuiltAndTimedInRoundsSoTheBudgetIsNotSpentOnBuildsAlone) {
   SimulatedDevice dev;
   dev.build_seconds = 0.5;

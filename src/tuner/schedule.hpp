@@ -21,7 +21,8 @@ class Schedule {
   virtual std::string_view name() const = 0;
   // Validates and measures `points` (already through the compile pass) and returns what each
   // evaluated point gave: ok with its score, hopeless with its partial reading, or its
-  // failure. Before starting a point's timing it asks may_start(index); a point refused is
+  // failure. Before starting a point — its admission (prepare, validation) and each of its
+  // timing windows — it asks may_start(index); a point refused before its admission is
   // finished as `stopped` by the schedule and left out of the results. At most one
   // candidate's trial is prepared at a time.
   virtual std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,

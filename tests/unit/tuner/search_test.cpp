@@ -123,6 +123,7 @@ TEST(Search, RacingAdmitsTheBatchOfHostCodeOnlyWhileTheBudgetAllows) {
   o.decide.strategy = "random";  // proposes all 255 points at once
   o.decide.schedule = "racing";
   o.decide.budget_seconds = 1;
+  o.measure.build_threads = 1;  // rounds of 8 whatever the host's threads
   const TuneReport r = Tuner(dev, o).tune(*op, kKey);
   EXPECT_LE(dev.now(), o.decide.budget_seconds);
   EXPECT_GE(timed_count(r), 5u);
@@ -141,6 +142,7 @@ TEST(Search, RacingAdmitsTheBatchOfHostCodeOnlyWhileTheBudgetAllows) {
   s.decide.strategy = "random";
   s.decide.schedule = "racing";
   s.decide.budget_seconds = 0.5;
+  s.measure.build_threads = 1;
   const TuneReport cut = Tuner(slow, s).tune(*slow_op, kKey);
   // An admission is projected at the mean so far (the default's: 5 ms) and not cut once begun:
   // at most one 100 ms validation ends past the line (all eight would end at 0.92 s).

@@ -118,7 +118,7 @@ std::vector<std::size_t> SearchContext::fitting_finalists(const std::vector<std:
   return fit;
 }
 
-void SearchContext::final_race(const std::function<bool(std::size_t)>& may_start,
+void SearchContext::final_race(const std::function<bool(std::size_t, double)>& may_start,
                                const std::function<double()>& room) {
   FinalRace& race = r_.final_race;
   if (options_.decide.finalists == 0) {

@@ -12,12 +12,12 @@ class FullSchedule final : public Schedule {
   std::string_view name() const override { return "full"; }
 
   std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,
-                               const std::function<bool(std::size_t)>& may_start) override {
+                               const MayStart& may_start) override {
     std::vector<PointResult> out;
     const std::size_t def = context.default_index();
     for (std::size_t k = 0; k < points.size(); ++k) {
       const std::size_t i = points[k];
-      if (!may_start(i)) {
+      if (!may_start(i, 0)) {
         // Out of time: this one and the rest of the batch (built, never timed) are not started.
         for (std::size_t rest = k; rest < points.size(); ++rest)
           finish_not_started(context, points[rest]);

@@ -58,16 +58,19 @@ class RacingSchedule final : public Schedule {
   std::string_view name() const override { return fresh_ ? "final race" : "racing"; }
 
   std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,
-                               const std::function<bool(std::size_t)>& may_start) override {
+                               const MayStart& may_start) override {
     if (fresh_) return run_again(points, context, may_start);
     std::vector<Runner> runners;
     std::vector<PointResult> out;
     bool out_of_time = false;
     for (std::size_t k = 0; k < points.size(); ++k) {
       const std::size_t i = points[k];
-      // Each admission (prepare, validation) starts only while the budget admits it, as in
-      // `full`: a batch of hundreds is not validated past the budget before any is timed.
-      if (!may_start(i)) {
+      // Each admission (prepare, validation) starts only while the budget admits it and the
+      // first windows of the points admitted before it: a round is not validated past the time
+      // its windows need.
+      double lead = 0;
+      for (const Runner& r : runners) lead += context.first_window_seconds(r.index, round_);
+      if (!may_start(i, lead)) {
         for (std::size_t rest = k; rest < points.size(); ++rest)
           finish_not_started(context, points[rest]);
         out_of_time = true;
@@ -113,7 +116,7 @@ class RacingSchedule final : public Schedule {
   // (a window that crashed or read wrong) is the point's outcome; a window the budget stopped,
   // or one not started, leaves every point as the search measured it unless each had a window.
   std::vector<PointResult> run_again(std::span<const std::size_t> points, SearchContext& context,
-                                     const std::function<bool(std::size_t)>& may_start) {
+                                     const MayStart& may_start) {
     std::vector<Runner> runners;
     for (std::size_t i : points) runners.push_back({i, {}, true});
     bool out_of_time = false;
@@ -149,8 +152,8 @@ class RacingSchedule final : public Schedule {
     return out;
   }
 
-  void race(std::vector<Runner>& runners, SearchContext& context,
-            const std::function<bool(std::size_t)>& may_start, bool& out_of_time) {
+  void race(std::vector<Runner>& runners, SearchContext& context, const MayStart& may_start,
+            bool& out_of_time) {
     const TunerOptions& opt = context.options();
     const double band = 1 + opt.decide.tie_band;
     bool first_round = true;
@@ -164,7 +167,7 @@ class RacingSchedule final : public Schedule {
       bool measured = false;
       for (Runner& r : runners) {
         if (!r.alive || r.full || satisfied(r)) continue;
-        if (!may_start(r.index)) {
+        if (!may_start(r.index, 0)) {
           out_of_time = true;
           return;
         }

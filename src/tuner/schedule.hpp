@@ -15,6 +15,10 @@ namespace tunekit::detail {
 
 class SearchContext;
 
+// Whether point `index` may start (its admission, or its next window) now, with `lead` seconds
+// more to fit before the budget's line: the first windows of the points admitted before it.
+using MayStart = std::function<bool(std::size_t index, double lead)>;
+
 class Schedule {
  public:
   virtual ~Schedule() = default;
@@ -26,7 +30,7 @@ class Schedule {
   // finished as `stopped` by the schedule and left out of the results. At most one
   // candidate's trial is prepared at a time.
   virtual std::vector<PointResult> run(std::span<const std::size_t> points, SearchContext& context,
-                                       const std::function<bool(std::size_t)>& may_start) = 0;
+                                       const MayStart& may_start) = 0;
 };
 
 using ScheduleRegistry = Registry<Schedule>;

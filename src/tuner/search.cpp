@@ -263,8 +263,8 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     }
     // The best readings timed again side by side, in what the budget held for it.
     context.final_race(
-        [&](std::size_t) {
-          return !budget.limited() || budget.admits_timing(context.prepare_seconds());
+        [&](std::size_t, double lead) {
+          return !budget.limited() || budget.admits_timing(context.prepare_seconds() + lead);
         },
         [&] {
           return budget.limited() ? budget.seconds() - budget.reserve() - budget.elapsed()

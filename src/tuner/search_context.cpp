@@ -279,6 +279,12 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
   return std::max(limit, iso.floor_seconds) + grace + rebuild_allowance(index);
 }
 
+double SearchContext::first_window_seconds(std::size_t index, int samples) const {
+  const auto call = validation_call_.find(index);
+  if (call == validation_call_.end()) return 0;
+  return prepare_seconds() + (timing_options(index).warmup + samples) * call->second;
+}
+
 TimingOptions SearchContext::timing_options(std::size_t index) const {
   TimingOptions timing = options_.measure.timing;
   if (timing.depth_cap == TimingOptions{}.depth_cap) timing.depth_cap = device_.default_depth_cap();

@@ -99,7 +99,7 @@ class SearchContext {
   // time left less the pairings' floors; infinite without a budget) — each window started only
   // when `may_start` says so; the decision is then taken on their fresh readings (refresh).
   // Fills TuneReport::final_race.
-  void final_race(const std::function<bool(std::size_t)>& may_start,
+  void final_race(const std::function<bool(std::size_t, double)>& may_start,
                   const std::function<double()>& room);
   // The final race's points: the ok readings within finalist_band of the best, at most
   // `finalists` of them, fastest first, with the best library anchor second whatever its
@@ -131,6 +131,9 @@ class SearchContext {
   double projected_start(std::size_t index) const {
     return validated_.count(index) ? prepare_seconds() : admission_.value();
   }
+  // What an admitted point's first window of `samples` is projected to cost: preparing it again,
+  // then its warmup and samples at its validation run's reading (0 before its admission).
+  double first_window_seconds(std::size_t index, int samples) const;
   // What preparing a trial again is projected to cost: the mean acquire() so far, or, before
   // the first, the mean admission (which prepares and validates).
   double prepare_seconds() const;

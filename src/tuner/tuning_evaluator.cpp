@@ -119,9 +119,9 @@ std::vector<PointResult> TuningEvaluator::evaluate_round(std::span<const std::si
   const std::vector<std::size_t> built = compile_pass(batch, out);
   const std::size_t def = context_.default_index();
   bool refused = false;
-  auto may_start = [&](std::size_t i) {
+  auto may_start = [&](std::size_t i, double lead) {
     const bool ok =
-        i == def ? !budget_.spent() : budget_.admits_timing(context_.projected_start(i));
+        i == def ? !budget_.spent() : budget_.admits_timing(context_.projected_start(i) + lead);
     refused |= !ok;
     return ok;
   };

@@ -145,9 +145,12 @@ TEST(Search, RacingAdmitsTheBatchOfHostCodeOnlyWhileTheBudgetAllows) {
   s.measure.build_threads = 1;
   const TuneReport cut = Tuner(slow, s).tune(*slow_op, kKey);
   // An admission is projected at the mean so far (the default's: 5 ms) and not cut once begun:
-  // at most one 100 ms validation ends past the line (all eight would end at 0.92 s).
+  // at most one 100 ms validation ends past the line (all eight would end at 0.92 s). And a
+  // point is admitted only while the first windows of those admitted before it fit too, so
+  // what was validated is timed (validating up to the line would leave none of them a window).
   EXPECT_LE(slow.now(), s.decide.budget_seconds + 0.1);
   EXPECT_TRUE(cut.budget.cut);
+  EXPECT_GE(timed_count(cut), 2u);
 }
 
 TEST(Search, ALargeBatchIsBuiltAndTimedInRoundsSoTheBudgetIsNotSpentOnBuildsAlone) {

@@ -63,13 +63,12 @@ class RacingSchedule final : public Schedule {
     std::vector<Runner> runners;
     std::vector<PointResult> out;
     bool out_of_time = false;
+    // Each admission (prepare, validation) starts only while the budget admits it and the first
+    // windows of the points admitted before it (`lead`): a round is not validated past the time
+    // its windows need.
+    double lead = 0;
     for (std::size_t k = 0; k < points.size(); ++k) {
       const std::size_t i = points[k];
-      // Each admission (prepare, validation) starts only while the budget admits it and the
-      // first windows of the points admitted before it: a round is not validated past the time
-      // its windows need.
-      double lead = 0;
-      for (const Runner& r : runners) lead += context.first_window_seconds(r.index, round_);
       if (!may_start(i, lead)) {
         for (std::size_t rest = k; rest < points.size(); ++rest)
           finish_not_started(context, points[rest]);
@@ -81,6 +80,7 @@ class RacingSchedule final : public Schedule {
         // buffers are alive then, and each prepare costs the inputs' copy).
         if (points.size() > 1) context.drop_trial(i);
         runners.push_back({i, {}, true});
+        lead += context.first_window_seconds(i, round_);
       } else {
         out.push_back(point_result(context, i));
       }

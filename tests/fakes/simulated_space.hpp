@@ -147,9 +147,9 @@ struct SimArgs {
   std::vector<float> out = std::vector<float>(1, 0.0f);
 };
 
-// An op over `space` whose points run on `device`; `wrong` points write a wrong value.
-// A space op of host code: no build step (with device.builds_beyond_op false, building a
-// candidate costs nothing, as on the CPU device).
+// An op over `space` whose points run on `device`; `wrong` points write a wrong value. Host
+// code: no build step (with device.builds_beyond_op false, building a candidate costs nothing,
+// as on the CPU device).
 inline std::unique_ptr<Op<SimArgs>> make_host_space_op(
     SimulatedDevice& device, Space space, Config default_config,
     std::function<bool(const Config&)> wrong = {}) {

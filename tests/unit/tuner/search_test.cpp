@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -110,47 +111,47 @@ TEST(Search, AnAttemptThatWouldOverrunTheBudgetIsNotStarted) {
   EXPECT_GE(stopped, 1u);
 }
 
+// A racing tune of host code (no build step, trials that build nothing) over a 16 x 16 grid, the
+// default x=0,y=0, `random` proposing all 255 other points at once, under a time budget.
+struct RacingHostCode {
+  SimulatedDevice dev;
+  TuneReport r;
+  RacingHostCode(std::function<double(const Config&)> seconds, double budget) {
+    dev.builds_beyond_op = false;
+    dev.seconds = std::move(seconds);
+    auto op = fakes::make_host_space_op(dev, grid_space(16), Config{{"x", 0}, {"y", 0}});
+    TunerOptions o = simulated(dev);
+    o.decide.strategy = "random";
+    o.decide.schedule = "racing";
+    o.decide.budget_seconds = budget;
+    o.measure.build_threads = 1;  // rounds of 8 whatever the host's threads
+    r = Tuner(dev, o).tune(*op, kKey);
+  }
+};
+
 // Host code races a whole batch at once where no time budget binds; under one, racing admits
 // (prepares, validates) every point of a round before it times any, so the batch goes in rounds
 // and each admission starts only while the budget admits it: 255 points are not validated past
 // the budget before any is timed.
 TEST(Search, RacingAdmitsTheBatchOfHostCodeOnlyWhileTheBudgetAllows) {
-  SimulatedDevice dev;
-  dev.builds_beyond_op = false;
-  dev.seconds = [](const Config&) { return 5e-3; };
-  auto op = fakes::make_host_space_op(dev, grid_space(16), Config{{"x", 0}, {"y", 0}});
-  TunerOptions o = simulated(dev);
-  o.decide.strategy = "random";  // proposes all 255 points at once
-  o.decide.schedule = "racing";
-  o.decide.budget_seconds = 1;
-  o.measure.build_threads = 1;  // rounds of 8 whatever the host's threads
-  const TuneReport r = Tuner(dev, o).tune(*op, kKey);
-  EXPECT_LE(dev.now(), o.decide.budget_seconds);
-  EXPECT_GE(timed_count(r), 5u);
-  EXPECT_TRUE(r.budget.cut);
-  EXPECT_GE(r.budget.not_started, 100u);
+  const RacingHostCode even([](const Config&) { return 5e-3; }, 1);
+  EXPECT_LE(even.dev.now(), 1);
+  EXPECT_GE(timed_count(even.r), 5u);
+  EXPECT_TRUE(even.r.budget.cut);
+  EXPECT_GE(even.r.budget.not_started, 100u);
 
   // Within a round too: after a 5 ms default, eight validations of 100 ms kernels would overrun
   // a 0.5 s budget.
-  SimulatedDevice slow;
-  slow.builds_beyond_op = false;
-  slow.seconds = [](const Config& c) {
-    return c["x"].as_int() == 0 && c["y"].as_int() == 0 ? 5e-3 : 0.1;
-  };
-  auto slow_op = fakes::make_host_space_op(slow, grid_space(16), Config{{"x", 0}, {"y", 0}});
-  TunerOptions s = simulated(slow);
-  s.decide.strategy = "random";
-  s.decide.schedule = "racing";
-  s.decide.budget_seconds = 0.5;
-  s.measure.build_threads = 1;
-  const TuneReport cut = Tuner(slow, s).tune(*slow_op, kKey);
+  const RacingHostCode slow(
+      [](const Config& c) { return c["x"].as_int() == 0 && c["y"].as_int() == 0 ? 5e-3 : 0.1; },
+      0.5);
   // An admission is projected at the mean so far (the default's: 5 ms) and not cut once begun:
   // at most one 100 ms validation ends past the line (all eight would end at 0.92 s). And a
   // point is admitted only while the first windows of those admitted before it fit too, so
   // what was validated is timed (validating up to the line would leave none of them a window).
-  EXPECT_LE(slow.now(), s.decide.budget_seconds + 0.1);
-  EXPECT_TRUE(cut.budget.cut);
-  EXPECT_GE(timed_count(cut), 2u);
+  EXPECT_LE(slow.dev.now(), 0.5 + 0.1);
+  EXPECT_TRUE(slow.r.budget.cut);
+  EXPECT_GE(timed_count(slow.r), 2u);
 }
 
 TEST(Search, ALargeBatchIsBuiltAndTimedInRoundsSoTheBudgetIsNotSpentOnBuildsAlone) {

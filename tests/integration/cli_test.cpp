@@ -242,6 +242,14 @@ TEST(Cli, HelpEverywhere) {
   EXPECT_EQ(tune.status, 0);
   EXPECT_TRUE(contains(tune.out, "--shape") && contains(tune.out, "--mode")) << tune.out;
   EXPECT_EQ(tunekit("ops --help").status, 0);
+  // The export flags are one section of their own in every command that takes them.
+  for (const char* command : {"tune --help", "replay --help"}) {
+    const Result help = tunekit(command);
+    EXPECT_EQ(help.status, 0);
+    EXPECT_TRUE(contains(help.out, "Exports:") && contains(help.out, "--export-kt"))
+        << command << "\n"
+        << help.out;
+  }
 }
 
 }  // namespace

@@ -9,9 +9,13 @@
 namespace tunekit::cli {
 
 void ExportFlags::add_to(CLI::App& command, const std::string& what) {
-  command.add_option("--export-kt", kernel_tuner,
-                     fmt::format("Write {} as a Kernel Tuner cache file (JSON)", what));
-  command.add_option("--export-t4", t4, fmt::format("Write {} as a T4 results file (JSON)", what));
+  // Their own help section in every command that has them.
+  command
+      .add_option("--export-kt", kernel_tuner,
+                  fmt::format("Write {} as a Kernel Tuner cache file (JSON)", what))
+      ->group("Exports");
+  command.add_option("--export-t4", t4, fmt::format("Write {} as a T4 results file (JSON)", what))
+      ->group("Exports");
 }
 
 void ExportFlags::write(const Recording& run, const Log& log) const {

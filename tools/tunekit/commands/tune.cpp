@@ -516,7 +516,6 @@ void register_tune(CLI::App& app) {
   add_decision_flags(*tune, *command);
   add_device_flags(*tune, *command);
   add_choice_flags(*tune, *command);
-  tune->option_defaults()->group("Exports");
   command->exports.add_to(*tune, "the measured candidates");
   tune->callback([command, tune] {
     command->log = tool_log(*tune);

@@ -1,9 +1,11 @@
 // Does a window of OpenBLAS calls read slower when its helper threads were stopped after the
 // last window (kernels::openblas_quiesce, what Op::quiesce does for the CPU sgemm) than when
-// they went to sleep on their own? Interleaved trials, each window preceded by one warmup call
-// (what the tuner gives a quiescing op's windows). docs/performance.md has the command and
-// what it printed.
+// they went to sleep on their own, and than when the restarted helpers are spread off the
+// caller's CPU (what sgemm_openblas does after a stop)? Interleaved trials, each window
+// preceded by one warmup call (what the tuner gives a quiescing op's windows).
+// docs/performance.md has the command and what it printed.
 //   openblas_quiesce_bench [n (m = n = k), default 128] [calls per window, 20] [trials, 30]
+#include <cblas.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,34 +48,49 @@ int main(int argc, char** argv) {
   const auto size = static_cast<std::size_t>(n);
   SgemmArgs args = tunekit::kernels::make_sgemm_args(size, size, size);
   auto call = [&] { tunekit::kernels::sgemm_openblas(2, args); };
+  // The restart as it was before sgemm_openblas spread the new threads: a plain call.
+  auto plain_call = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, args.a.data(), n,
+                args.b.data(), n, 0.0f, args.c.data(), n);
+  };
   for (int i = 0; i < 20; ++i) call();
-  std::vector<double> asleep, stopped, asleep_first, stopped_first, stop_cost;
+  // Three ways into a window, interleaved: the helper asleep, stopped and restarted by a plain
+  // call (left where it started), stopped and restarted by sgemm_openblas (spread).
+  enum Way { asleep, stopped_plain, stopped_spread, ways };
+  const char* const names[ways] = {"threads slept", "stopped, restarted in place",
+                                   "stopped, restarted and spread"};
+  std::vector<double> window_median[ways], first[ways], stop_cost;
   for (int t = 0; t < trials; ++t) {
-    for (const bool stop : {false, true}) {
-      if (stop) {
+    for (int way = 0; way < ways; ++way) {
+      if (way == asleep) {
+        ::usleep(150000);  // past OpenBLAS's ~0.1 s spin: its helper sleeps
+      } else {
         const double s = now();
         tunekit::kernels::openblas_quiesce();
         stop_cost.push_back(now() - s);
-      } else {
-        ::usleep(150000);  // past OpenBLAS's ~0.1 s spin: its helper sleeps
       }
       double s = now();
-      call();  // the warmup: wakes or restarts the helper
-      (stop ? stopped_first : asleep_first).push_back(now() - s);
+      way == stopped_plain ? plain_call() : call();  // the warmup: wakes or restarts the helper
+      first[way].push_back(now() - s);
       std::vector<double> window;
       for (int i = 0; i < calls; ++i) {
         s = now();
         call();
         window.push_back(now() - s);
       }
-      (stop ? stopped : asleep).push_back(median(window));
+      window_median[way].push_back(median(window));
     }
   }
   std::printf(
-      "sgemm %d^3, OpenBLAS 2 threads, %d trials of %d calls: window median %.1f us after its "
-      "threads slept, %.1f us after they were stopped (ratio %.3f); the warmup call %.1f / %.1f "
-      "us; stopping them %.1f us\n",
-      n, trials, calls, median(asleep) * 1e6, median(stopped) * 1e6,
-      median(stopped) / median(asleep), median(asleep_first) * 1e6, median(stopped_first) * 1e6,
-      median(stop_cost) * 1e6);
+      "sgemm %d^3, OpenBLAS 2 threads, %d trials of %d calls each way (interleaved); "
+      "stopping the threads %.1f us\n",
+      n, trials, calls, median(stop_cost) * 1e6);
+  for (int way = 0; way < ways; ++way) {
+    std::vector<double> w = window_median[way];
+    std::sort(w.begin(), w.end());
+    std::printf(
+        "  %-30s window median of medians %7.1f us (p10 %7.1f, p90 %7.1f); warmup %7.1f us\n",
+        names[way], median(w) * 1e6, w[w.size() / 10] * 1e6, w[w.size() * 9 / 10] * 1e6,
+        median(first[way]) * 1e6);
+  }
 }

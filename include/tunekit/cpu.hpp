@@ -38,6 +38,23 @@ class ThreadPool {
   unsigned generation_ = 0;  // the process's fork generation the threads belong to
 };
 
+// Thread placement, for an op that wraps a threaded library (the CPU sgemm's OpenBLAS). A
+// library's helper started or woken by the caller is often placed on the caller's CPU, where
+// the two share one core at one thread's speed until the scheduler moves one of them; a process
+// calling the library back to back has them on separate CPUs within a few hundred calls. After
+// restarting a library's threads, an op spreads the new ones so every window times the library
+// as that process has it (docs/performance.md "A library's restarted threads on the caller's
+// CPU").
+//
+// The ids of this process's threads (Linux: /proc/self/task), in no order; empty where the
+// system cannot tell.
+std::vector<int> thread_ids();
+// Moves each of `threads` off the caller's CPU, one after another onto the other CPUs the
+// caller may run on, and gives each its own CPU mask back (the scheduler stays free to move
+// it). Returns how many moved: 0 where the caller may run on one CPU only, or a thread ended
+// or may not be moved.
+int spread_threads(const std::vector<int>& threads);
+
 // Reads std::chrono::steady_clock; beside each reading, how long the process's threads waited
 // for a CPU (Linux: /proc/self/task/*/schedstat, read outside the timed interval).
 class SteadyClock final : public Clock {

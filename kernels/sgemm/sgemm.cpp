@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common.hpp"
 #include "work_models.hpp"
@@ -302,6 +303,18 @@ void sgemm_packed(const SgemmPacked& plan, cpu::ThreadPool& pool, SgemmArgs& arg
 namespace {
 // Serialises tunekit's own OpenBLAS calls and their thread-count changes (sgemm_openblas).
 std::mutex openblas_calls;
+// Whether openblas_quiesce stopped OpenBLAS's threads since the last threaded call (guarded by
+// openblas_calls): the next one starts them again, and they are spread.
+bool openblas_stopped = false;
+
+// The threads in `after` that are not in `before`.
+std::vector<int> started_since(std::vector<int> before, const std::vector<int>& after) {
+  std::sort(before.begin(), before.end());
+  std::vector<int> started;
+  for (const int id : after)
+    if (!std::binary_search(before.begin(), before.end(), id)) started.push_back(id);
+  return started;
+}
 }  // namespace
 
 void sgemm_openblas(int threads, SgemmArgs& args) {
@@ -315,11 +328,21 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
   // queue up). A caller's direct OpenBLAS calls from other threads at the same time are not
   // covered: they run with the count the last launch here set.
   std::lock_guard lock(openblas_calls);
+  // A threaded call after openblas_quiesce starts the helpers again, often on this thread's
+  // CPU: both then share one core (2 threads at 256³ read 340 µs instead of 190) until the
+  // scheduler moves one, which in a window of a few dozen calls it mostly does not. They are
+  // spread at once, as a process calling OpenBLAS back to back has them (docs/performance.md).
+  const bool restart = openblas_stopped && threads > 1;
+  const std::vector<int> before = restart ? cpu::thread_ids() : std::vector<int>{};
   if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
   // beta = 0: OpenBLAS stores zeros before accumulating, so whatever C held (NaN poison
   // included) is overwritten.
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, args.a.data(), k,
               args.b.data(), n, 0.0f, args.c.data(), n);
+  if (restart) {
+    openblas_stopped = false;
+    cpu::spread_threads(started_since(before, cpu::thread_ids()));
+  }
 }
 
 void openblas_quiesce() {
@@ -332,6 +355,7 @@ void openblas_quiesce() {
   if (!stop_threads) return;
   std::lock_guard lock(openblas_calls);
   stop_threads();
+  openblas_stopped = true;
 }
 
 std::string openblas_description() {

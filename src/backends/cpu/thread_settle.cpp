@@ -1,16 +1,16 @@
 #include "backends/cpu/thread_settle.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+
+#include "tunekit/cpu.hpp"
 
 namespace tunekit::detail {
 namespace {
@@ -34,16 +34,9 @@ char thread_state(const char* tid) {
 
 std::vector<int> running_threads() {
   std::vector<int> running;
-  DIR* dir = ::opendir("/proc/self/task");
-  if (!dir) return running;
   const long self = ::syscall(SYS_gettid);
-  while (const dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    const int tid = std::atoi(e->d_name);
-    if (tid == self) continue;
-    if (thread_state(e->d_name) == 'R') running.push_back(tid);
-  }
-  ::closedir(dir);
+  for (const int tid : cpu::thread_ids())
+    if (tid != self && thread_state(std::to_string(tid).c_str()) == 'R') running.push_back(tid);
   return running;
 }
 

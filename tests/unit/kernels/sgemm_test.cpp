@@ -7,8 +7,10 @@
 #include "sgemm/sgemm.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -19,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "fakes/thread_cpu.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/validate.hpp"
@@ -207,6 +210,38 @@ TEST(Sgemm, OpenblasMatchesTheReference) {
   }
   SgemmArgs args = make_sgemm_args(2, 2, 2);
   EXPECT_THROW(sgemm_openblas(0, args), std::invalid_argument);
+}
+
+// After openblas_quiesce the next threaded call starts OpenBLAS's helper again, often on the
+// caller's CPU, where the two share a core until the scheduler moves one: the helper it
+// started is spread off the caller's CPU. (It spins for ~0.1 s after the call, so its CPU is
+// where it runs.) Without the spread about half of the restarts leave it there on this 2-CPU
+// VM; the scheduler of a loaded machine may move threads at any time: 16 of 20, not all.
+TEST(Sgemm, OpenblasThreadsStartedAgainAreSpreadOffTheCallersCpu) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "this process may run on one CPU only";
+  SgemmArgs args = make_sgemm_args(256, 256, 256);  // past OpenBLAS's single-thread sizes
+  sgemm_openblas(2, args);
+  int spread = 0, restarts = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the tuner's other windows
+    openblas_quiesce();
+    const std::vector<int> before = cpu::thread_ids();
+    sgemm_openblas(2, args);
+    for (int call = 0; call < 20; ++call) sgemm_openblas(2, args);  // a window
+    const int caller = ::sched_getcpu();
+    std::vector<int> started;
+    for (const int id : cpu::thread_ids())
+      if (std::find(before.begin(), before.end(), id) == before.end()) started.push_back(id);
+    if (started.empty()) continue;
+    ++restarts;
+    spread += std::all_of(started.begin(), started.end(),
+                          [&](int id) { return testing::last_cpu(id) != caller; });
+  }
+  if (restarts == 0) GTEST_SKIP() << "this OpenBLAS starts no threads again (a serial build)";
+  EXPECT_GE(spread, restarts - 4) << "of " << restarts << " restarts";
 }
 
 // OpenBLAS's thread count is process-wide: launches of different thread counts from several

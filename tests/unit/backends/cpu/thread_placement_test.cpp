@@ -1,0 +1,96 @@
+// Tests for src/backends/cpu/thread_placement: listing this process's threads; moving a thread
+// off the caller's CPU and giving it its own CPU mask back.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "fakes/thread_cpu.hpp"
+#include "tunekit/cpu.hpp"
+
+namespace tunekit::cpu {
+namespace {
+
+bool contains(const std::vector<int>& ids, int id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+int allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
+// A thread that spins (as a library's helper does between calls) until the test ends.
+class Spinner {
+ public:
+  Spinner()
+      : thread_([this] {
+          tid_ = static_cast<int>(::syscall(SYS_gettid));
+          while (!stop_.load(std::memory_order_relaxed)) {
+          }
+        }) {
+    while (tid_ == 0) std::this_thread::yield();
+  }
+  ~Spinner() {
+    stop_ = true;
+    thread_.join();
+  }
+  int tid() const { return tid_; }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> tid_{0};
+  std::thread thread_;
+};
+
+TEST(ThreadPlacement, ListsThisProcessesThreadsAndNoEndedOne) {
+  const int self = static_cast<int>(::syscall(SYS_gettid));
+  int ended = 0;
+  {
+    Spinner spinner;
+    const std::vector<int> ids = thread_ids();
+    EXPECT_TRUE(contains(ids, self));
+    EXPECT_TRUE(contains(ids, spinner.tid()));
+    ended = spinner.tid();
+  }
+  EXPECT_FALSE(contains(thread_ids(), ended));
+  // A thread that ended is passed over, and nothing is nothing.
+  EXPECT_EQ(spread_threads({ended}), 0);
+  EXPECT_EQ(spread_threads({}), 0);
+}
+
+// The spinner is put on the caller's CPU (where a restarted helper lands); spread, it runs
+// elsewhere and keeps the CPU mask it had. The scheduler may move threads of a loaded
+// machine at any time, so the placement is asked of 16 of 20 trials, not all.
+TEST(ThreadPlacement, MovesAThreadOffTheCallersCpuAndGivesItsMaskBack) {
+  if (allowed_cpus() < 2)
+    GTEST_SKIP() << "this process may run on one CPU only: nothing to spread to";
+  Spinner spinner;
+  cpu_set_t own;
+  CPU_ZERO(&own);
+  ASSERT_EQ(::sched_getaffinity(spinner.tid(), sizeof own, &own), 0);
+  int spread = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    cpu_set_t here;
+    CPU_ZERO(&here);
+    CPU_SET(::sched_getcpu(), &here);
+    ASSERT_EQ(::sched_setaffinity(spinner.tid(), sizeof here, &here), 0);
+    ASSERT_EQ(::sched_setaffinity(spinner.tid(), sizeof own, &own), 0);
+    EXPECT_EQ(spread_threads({spinner.tid()}), 1);
+    cpu_set_t after;
+    CPU_ZERO(&after);
+    ASSERT_EQ(::sched_getaffinity(spinner.tid(), sizeof after, &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &own)) << "its own mask was not given back";
+    spread += testing::last_cpu(spinner.tid()) != ::sched_getcpu();
+  }
+  EXPECT_GE(spread, 16) << "the spinner stayed on the caller's CPU in " << 20 - spread << " of 20";
+}
+
+}  // namespace
+}  // namespace tunekit::cpu

@@ -20,7 +20,8 @@ namespace tunekit::cpu {
 // Fork-aware: in a child process (a trial's worker) the pool starts its threads again on
 // first use. A waiting thread (a helper between jobs, the caller for its helpers) spins for up
 // to 200 µs, yielding, before it blocks, so back-to-back jobs keep their threads on their own
-// CPUs. Construction that cannot start its threads throws UsageError.
+// CPUs; a helper that finds itself on its caller's CPU when a job starts (woken there after
+// it blocked) moves off it. Construction that cannot start its threads throws UsageError.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads = 0);  // 0: one per core
@@ -49,10 +50,9 @@ class ThreadPool {
 // The ids of this process's threads (Linux: /proc/self/task), in no order; empty where the
 // system cannot tell.
 std::vector<int> thread_ids();
-// Moves each of `threads` off the caller's CPU, one after another onto the other CPUs the
-// caller may run on, and gives each its own CPU mask back (the scheduler stays free to move
-// it). Returns how many moved: 0 where the caller may run on one CPU only, or a thread ended
-// or may not be moved.
+// Moves each of `threads` off the caller's CPU, one after another onto the other CPUs of its
+// own CPU mask, and gives each that mask back (the scheduler stays free to move it). Returns
+// how many moved: not those that may run on the caller's CPU only, ended or may not be moved.
 int spread_threads(const std::vector<int>& threads);
 
 // Reads std::chrono::steady_clock; beside each reading, how long the process's threads waited

@@ -1,5 +1,7 @@
-// Thread placement (tunekit/cpu.hpp): listing this process's threads, and spreading a
-// library's restarted helpers off the caller's CPU.
+// Thread placement (tunekit/cpu.hpp): listing this process's threads, and moving threads off a
+// CPU they share with the thread that called them.
+#include "backends/cpu/thread_placement.hpp"
+
 #include <dirent.h>
 #include <sched.h>
 
@@ -8,9 +10,26 @@
 
 #include "tunekit/cpu.hpp"
 
-namespace tunekit::cpu {
+namespace tunekit {
 
-std::vector<int> thread_ids() {
+bool detail::move_off_cpu(int tid, int avoid, std::size_t nth) {
+  cpu_set_t own;
+  CPU_ZERO(&own);
+  if (::sched_getaffinity(tid, sizeof own, &own) != 0) return false;  // ended
+  std::vector<int> others;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &own) && c != avoid) others.push_back(c);
+  if (others.empty()) return false;
+  // A mask of one CPU moves the thread there at once; its own mask back leaves it there.
+  cpu_set_t target;
+  CPU_ZERO(&target);
+  CPU_SET(others[nth % others.size()], &target);
+  if (::sched_setaffinity(tid, sizeof target, &target) != 0) return false;
+  ::sched_setaffinity(tid, sizeof own, &own);
+  return true;
+}
+
+std::vector<int> cpu::thread_ids() {
   std::vector<int> ids;
   DIR* dir = ::opendir("/proc/self/task");
   if (!dir) return ids;
@@ -20,31 +39,12 @@ std::vector<int> thread_ids() {
   return ids;
 }
 
-int spread_threads(const std::vector<int>& threads) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (threads.empty() || ::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
+int cpu::spread_threads(const std::vector<int>& threads) {
   const int here = ::sched_getcpu();
-  std::vector<int> others;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed) && c != here) others.push_back(c);
-  if (others.empty()) return 0;
   int moved = 0;
-  for (std::size_t i = 0; i < threads.size(); ++i) {
-    cpu_set_t own;
-    CPU_ZERO(&own);
-    if (::sched_getaffinity(threads[i], sizeof own, &own) != 0) continue;  // ended
-    // A mask of one CPU moves the thread there at once; its own mask back leaves it there
-    // until the scheduler has a reason to move it.
-    cpu_set_t target;
-    CPU_ZERO(&target);
-    CPU_SET(others[i % others.size()], &target);
-    if (!CPU_ISSET(others[i % others.size()], &own)) continue;  // not one of its CPUs
-    if (::sched_setaffinity(threads[i], sizeof target, &target) != 0) continue;
-    ::sched_setaffinity(threads[i], sizeof own, &own);
-    ++moved;
-  }
+  for (std::size_t i = 0; i < threads.size(); ++i)
+    moved += detail::move_off_cpu(threads[i], here, i) ? 1 : 0;
   return moved;
 }
 
-}  // namespace tunekit::cpu
+}  // namespace tunekit

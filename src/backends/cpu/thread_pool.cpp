@@ -1,4 +1,5 @@
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/thread_placement.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/errors.hpp"
 
@@ -24,7 +26,11 @@ namespace tunekit::cpu {
 // helper onto the caller's CPU (wake-affine) and keep it there: both threads of a 2-thread
 // kernel then share one core, at 1-thread speed, for seconds — measured on a 2-core VM after
 // the process had been idle (docs/performance.md "Why the bench's re-time disagreed"). A helper
-// that is still spinning when the next job comes stays on its own CPU.
+// that is still spinning when the next job comes stays on its own CPU; one that blocked is
+// often woken onto the caller's CPU all the same (13 of 20 windows after 20 ms idle on a
+// 2-CPU VM, each job then 2x slow), so a helper that finds itself on the CPU the caller
+// published the job from moves off it first (docs/performance.md "A library's restarted
+// threads on the caller's CPU").
 class ThreadPool::Impl {
  public:
   explicit Impl(int threads) : size_(threads) {
@@ -61,6 +67,7 @@ class ThreadPool::Impl {
       helpers_.store(helpers, std::memory_order_relaxed);
       busy_.store(helpers, std::memory_order_relaxed);
       error_ = nullptr;
+      caller_cpu_ = ::sched_getcpu();
       generation_.fetch_add(1, std::memory_order_release);  // a spinning helper sees the job
     }
     wake_.notify_all();
@@ -124,6 +131,7 @@ class ThreadPool::Impl {
   void work(int id) {
     current_ = this;
     std::uint64_t seen = 0;
+    int avoid = -1;
     while (true) {
       if (!spin_until([&] { return called(id, seen); })) {
         std::unique_lock lock(m_);
@@ -135,7 +143,10 @@ class ThreadPool::Impl {
         const std::uint64_t now = generation_.load(std::memory_order_relaxed);
         if (now == seen || id >= helpers_.load(std::memory_order_relaxed)) continue;
         seen = now;
+        avoid = caller_cpu_;
       }
+      // Sharing the caller's core would run this job at one thread's speed.
+      if (avoid >= 0 && ::sched_getcpu() == avoid) detail::move_off_cpu(0, avoid, id);
       run_tasks();
       {
         std::lock_guard lock(m_);
@@ -170,6 +181,7 @@ class ThreadPool::Impl {
   std::atomic<std::uint64_t> generation_{0};
   const std::function<void(std::size_t)>* fn_ = nullptr;
   std::size_t tasks_ = 0;
+  int caller_cpu_ = -1;  // where the job was published from (-1: unknown)
   std::atomic<std::size_t> next_{0};
   std::atomic<int> helpers_{0};
   std::atomic<int> busy_{0};

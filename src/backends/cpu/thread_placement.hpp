@@ -1,0 +1,15 @@
+// Moving a thread off a CPU (tunekit::cpu::spread_threads, and the thread pool's helpers woken
+// onto their caller's CPU).
+#pragma once
+
+#include <cstddef>
+
+namespace tunekit::detail {
+
+// Moves thread `tid` (0: the calling thread) off CPU `avoid` onto the `nth` (modulo their
+// count) of the other CPUs of its own mask, then gives it that mask back: the scheduler stays
+// free to move it, and has no reason to. False where its mask holds no other CPU, or it ended
+// or may not be moved.
+bool move_off_cpu(int tid, int avoid, std::size_t nth);
+
+}  // namespace tunekit::detail

@@ -3,9 +3,12 @@
 #include "backends/cpu/thread_placement.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "tunekit/cpu.hpp"
@@ -27,6 +30,25 @@ bool detail::move_off_cpu(int tid, int avoid, std::size_t nth) {
   if (::sched_setaffinity(tid, sizeof target, &target) != 0) return false;
   ::sched_setaffinity(tid, sizeof own, &own);
   return true;
+}
+
+bool detail::idle_cpu_likely() {
+  // One read of a small file: called only by a thread that found itself on its caller's CPU.
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char buffer[128];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (n <= 0) return true;
+  buffer[n] = '\0';
+  // "0.52 0.58 0.59 3/412 12345": the fourth field is running/total.
+  const char* p = buffer;
+  for (int field = 0; field < 3 && p; ++field)
+    p = std::strchr(p, ' ') ? std::strchr(p, ' ') + 1 : nullptr;
+  if (!p) return true;
+  const long running = std::strtol(p, nullptr, 10);
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online <= 0 || running <= online;  // the caller and this thread among them
 }
 
 std::vector<int> cpu::thread_ids() {

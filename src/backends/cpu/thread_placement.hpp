@@ -12,4 +12,10 @@ namespace tunekit::detail {
 // or may not be moved.
 bool move_off_cpu(int tid, int avoid, std::size_t nth);
 
+// Whether a CPU of this machine is likely idle now: no more runnable threads, system-wide, than
+// online CPUs (/proc/loadavg's running count; the caller and the thread asking among them). A
+// thread moved onto a CPU a co-runner holds waits out the co-runner's time slices, which is far
+// worse than sharing its caller's. True where /proc cannot tell.
+bool idle_cpu_likely();
+
 }  // namespace tunekit::detail

@@ -29,8 +29,8 @@ namespace tunekit::cpu {
 // that is still spinning when the next job comes stays on its own CPU; one that blocked is
 // often woken onto the caller's CPU all the same (13 of 20 windows after 20 ms idle on a
 // 2-CPU VM, each job then 2x slow), so a helper that finds itself on the CPU the caller
-// published the job from moves off it first (docs/performance.md "A library's restarted
-// threads on the caller's CPU").
+// published the job from moves off it first while another CPU is idle (docs/performance.md "A
+// library's restarted threads on the caller's CPU").
 class ThreadPool::Impl {
  public:
   explicit Impl(int threads) : size_(threads) {
@@ -132,6 +132,7 @@ class ThreadPool::Impl {
     current_ = this;
     std::uint64_t seen = 0;
     int avoid = -1;
+    std::chrono::steady_clock::time_point ask_again{};
     while (true) {
       if (!spin_until([&] { return called(id, seen); })) {
         std::unique_lock lock(m_);
@@ -145,8 +146,16 @@ class ThreadPool::Impl {
         seen = now;
         avoid = caller_cpu_;
       }
-      // Sharing the caller's core would run this job at one thread's speed.
-      if (avoid >= 0 && ::sched_getcpu() == avoid) detail::move_off_cpu(0, avoid, id);
+      // Sharing the caller's core would run this job at one thread's speed; moving onto a CPU
+      // a co-runner holds would be worse (its time slices), so only while one is idle, asked
+      // again at most every 10 ms.
+      if (avoid >= 0 && ::sched_getcpu() == avoid) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= ask_again && detail::idle_cpu_likely())
+          detail::move_off_cpu(0, avoid, id);
+        else if (now >= ask_again)
+          ask_again = now + kBusyRecheck;
+      }
       run_tasks();
       {
         std::lock_guard lock(m_);
@@ -168,6 +177,8 @@ class ThreadPool::Impl {
   // How long a waiting thread spins before it blocks: longer than the gap between two
   // launches of a timing window or a caller's loop, short enough not to matter when idle.
   static constexpr std::chrono::microseconds kSpin{200};
+  // How long a helper on its caller's CPU stays there once no CPU was idle.
+  static constexpr std::chrono::milliseconds kBusyRecheck{10};
 
   static thread_local const Impl* current_;
 

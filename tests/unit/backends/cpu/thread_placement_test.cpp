@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/thread_placement.hpp"
 #include "fakes/thread_cpu.hpp"
 #include "tunekit/cpu.hpp"
 
@@ -90,6 +92,18 @@ TEST(ThreadPlacement, MovesAThreadOffTheCallersCpuAndGivesItsMaskBack) {
     spread += testing::last_cpu(spinner.tid()) != ::sched_getcpu();
   }
   EXPECT_GE(spread, 16) << "the spinner stayed on the caller's CPU in " << 20 - spread << " of 20";
+}
+
+// With a spinner on every online CPU and one more, no CPU is idle: a pool helper on its caller's
+// CPU stays there rather than wait out a co-runner's time slices on another.
+TEST(ThreadPlacement, NoCpuIsIdleWhileMoreThreadsRunThanThereAreCpus) {
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (online < 1 || online > 64) GTEST_SKIP() << online << " online CPUs: too many to occupy";
+  std::vector<std::unique_ptr<Spinner>> spinners;
+  for (long i = 0; i <= online; ++i) spinners.push_back(std::make_unique<Spinner>());
+  // Runnable threads count whether on a CPU or waiting for one: at least online + 1 now.
+  const bool idle = detail::idle_cpu_likely();
+  EXPECT_FALSE(idle);
 }
 
 }  // namespace

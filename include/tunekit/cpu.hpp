@@ -21,7 +21,8 @@ namespace tunekit::cpu {
 // first use. A waiting thread (a helper between jobs, the caller for its helpers) spins for up
 // to 200 µs, yielding, before it blocks, so back-to-back jobs keep their threads on their own
 // CPUs; a helper that finds itself on its caller's CPU when a job starts (woken there after
-// it blocked) moves off it. Construction that cannot start its threads throws UsageError.
+// it blocked) moves off it while another CPU is idle. Construction that cannot start its threads
+// throws UsageError.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads = 0);  // 0: one per core

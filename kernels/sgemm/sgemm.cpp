@@ -329,7 +329,7 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
   // covered: they run with the count the last launch here set.
   std::lock_guard lock(openblas_calls);
   // A threaded call after openblas_quiesce starts the helpers again, often on this thread's
-  // CPU: both then share one core (2 threads at 256³ read 340 µs instead of 190) until the
+  // CPU: both then share one core (2 threads at 256³ read 350 µs instead of 197) until the
   // scheduler moves one, which in a window of a few dozen calls it mostly does not. They are
   // spread at once, as a process calling OpenBLAS back to back has them (docs/performance.md).
   const bool restart = openblas_stopped && threads > 1;
@@ -340,8 +340,12 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, args.a.data(), k,
               args.b.data(), n, 0.0f, args.c.data(), n);
   if (restart) {
-    openblas_stopped = false;
-    cpu::spread_threads(started_since(before, cpu::thread_ids()));
+    // A call too small for OpenBLAS's threads starts none: the next one will.
+    const std::vector<int> started = started_since(before, cpu::thread_ids());
+    if (!started.empty()) {
+      openblas_stopped = false;
+      cpu::spread_threads(started);
+    }
   }
 }
 

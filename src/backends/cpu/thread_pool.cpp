@@ -27,7 +27,7 @@ namespace tunekit::cpu {
 // kernel then share one core, at 1-thread speed, for seconds — measured on a 2-core VM after
 // the process had been idle (docs/performance.md "Why the bench's re-time disagreed"). A helper
 // that is still spinning when the next job comes stays on its own CPU; one that blocked is
-// often woken onto the caller's CPU all the same (13 of 20 windows after 20 ms idle on a
+// often woken onto the caller's CPU all the same (13-15 of 20 windows after 20 ms idle on a
 // 2-CPU VM, each job then 2x slow), so a helper that finds itself on the CPU the caller
 // published the job from moves off it first while another CPU is idle (docs/performance.md "A
 // library's restarted threads on the caller's CPU").
@@ -147,14 +147,13 @@ class ThreadPool::Impl {
         avoid = caller_cpu_;
       }
       // Sharing the caller's core would run this job at one thread's speed; moving onto a CPU
-      // a co-runner holds would be worse (its time slices), so only while one is idle, asked
-      // again at most every 10 ms.
+      // a co-runner holds would be worse (its time slices), so only while one is idle. Where
+      // that or the move fails, not asked again for 10 ms: a helper that cannot move (a mask
+      // of one CPU, a busy machine) must not pay two system calls on every job.
       if (avoid >= 0 && ::sched_getcpu() == avoid) {
         const auto now = std::chrono::steady_clock::now();
-        if (now >= ask_again && detail::idle_cpu_likely())
-          detail::move_off_cpu(0, avoid, id);
-        else if (now >= ask_again)
-          ask_again = now + kBusyRecheck;
+        if (now >= ask_again && !(detail::idle_cpu_likely() && detail::move_off_cpu(0, avoid, id)))
+          ask_again = now + kRecheck;
       }
       run_tasks();
       {
@@ -177,8 +176,8 @@ class ThreadPool::Impl {
   // How long a waiting thread spins before it blocks: longer than the gap between two
   // launches of a timing window or a caller's loop, short enough not to matter when idle.
   static constexpr std::chrono::microseconds kSpin{200};
-  // How long a helper on its caller's CPU stays there once no CPU was idle.
-  static constexpr std::chrono::milliseconds kBusyRecheck{10};
+  // How long a helper on its caller's CPU stays there once it could not move off.
+  static constexpr std::chrono::milliseconds kRecheck{10};
 
   static thread_local const Impl* current_;
 

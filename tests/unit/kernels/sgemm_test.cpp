@@ -215,8 +215,8 @@ TEST(Sgemm, OpenblasMatchesTheReference) {
 // After openblas_quiesce the next threaded call starts OpenBLAS's helper again, often on the
 // caller's CPU, where the two share a core until the scheduler moves one: the helper it
 // started is spread off the caller's CPU. (It spins for ~0.1 s after the call, so its CPU is
-// where it runs.) Without the spread about half of the restarts leave it there on this 2-CPU
-// VM; the scheduler of a loaded machine may move threads at any time: 16 of 20, not all.
+// where it runs.) Without the spread 17-19 of 20 restarts leave it there on a 2-CPU VM; the
+// scheduler of a loaded machine may move threads at any time: half of them, not all.
 TEST(Sgemm, OpenblasThreadsStartedAgainAreSpreadOffTheCallersCpu) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -241,7 +241,7 @@ TEST(Sgemm, OpenblasThreadsStartedAgainAreSpreadOffTheCallersCpu) {
                           [&](int id) { return testing::last_cpu(id) != caller; });
   }
   if (restarts == 0) GTEST_SKIP() << "this OpenBLAS starts no threads again (a serial build)";
-  EXPECT_GE(spread, restarts - 4) << "of " << restarts << " restarts";
+  EXPECT_GE(spread * 2, restarts) << spread << " of " << restarts << " restarts";
 }
 
 // OpenBLAS's thread count is process-wide: launches of different thread counts from several

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/thread_placement.hpp"
 #include "fakes/thread_cpu.hpp"
 #include "tunekit/cpu.hpp"
 
@@ -58,10 +59,10 @@ TEST(ThreadPool, ConcurrentCallersAndNestedCalls) {
   EXPECT_EQ(total.load(), 4L * 20 * 8 * 4);
 }
 
-// A helper that blocked between jobs is often woken onto the caller's CPU (13 of 20 windows
+// A helper that blocked between jobs is often woken onto the caller's CPU (13-15 of 20 windows
 // after 20 ms idle on a 2-CPU VM), where the two share one core for the rest of the window;
-// it moves off. The scheduler of a loaded machine may move threads at any time: at most 4 of
-// 20 windows end with the helper on the caller's CPU.
+// it moves off while a CPU is idle. Only windows that end with a CPU idle count (ctest runs
+// other tests beside this one): in at most a quarter of them the helper is on the caller's CPU.
 TEST(ThreadPool, AHelperWokenOntoTheCallersCpuMovesOff) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -77,13 +78,18 @@ TEST(ThreadPool, AHelperWokenOntoTheCallersCpuMovesOff) {
     volatile float sum = 0;
     for (int i = 0; i < 40000; ++i) sum = sum + static_cast<float>(i) * 0.5f;
   };
-  int shared = 0;
-  for (int window = 0; window < 20; ++window) {
+  int counted = 0, shared = 0;
+  for (int window = 0; window < 60 && counted < 20; ++window) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the helper blocks
     for (int job = 0; job < 20; ++job) pool.parallel_for(2, 2, work);
-    shared += testing::last_cpu(helpers[0]) == ::sched_getcpu();
+    const bool on_callers_cpu = testing::last_cpu(helpers[0]) == ::sched_getcpu();
+    if (!detail::idle_cpu_likely()) continue;
+    ++counted;
+    shared += on_callers_cpu;
   }
-  EXPECT_LE(shared, 4) << "the helper ended on the caller's CPU in " << shared << " of 20";
+  if (counted < 10) GTEST_SKIP() << "no CPU was idle after " << 60 - counted << " of 60 windows";
+  EXPECT_LE(shared * 4, counted) << "the helper ended on the caller's CPU in " << shared << " of "
+                                 << counted;
 }
 
 TEST(ThreadPool, ExceptionsReachTheCaller) {

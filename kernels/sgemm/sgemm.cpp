@@ -340,12 +340,11 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, args.a.data(), k,
               args.b.data(), n, 0.0f, args.c.data(), n);
   if (restart) {
-    // A call too small for OpenBLAS's threads starts none: the next one will.
-    const std::vector<int> started = started_since(before, cpu::thread_ids());
-    if (!started.empty()) {
-      openblas_stopped = false;
-      cpu::spread_threads(started);
-    }
+    // Once per stop, even where the call was too small to start threads: else every call of
+    // such a window would list the threads twice (tens of µs on a call of a few). The tuner
+    // stops the threads after each window of one shape, so the next restart is spread.
+    openblas_stopped = false;
+    cpu::spread_threads(started_since(before, cpu::thread_ids()));
   }
 }
 

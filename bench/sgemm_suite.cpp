@@ -7,7 +7,7 @@
 //   sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] [--strategy SPEC]
 //               [--budget SECONDS] [--threads P] [--calibrate | --profile FILE] [--no-tuner]
 //               [--same-process] [--log-rounds] [--pause SECONDS] [--settle SECONDS]
-//               [--finalists N]
+//               [--finalists N] [--isolation MODE]
 //
 // Each shape runs in its own process (this program again, `--shapes N --row-only`) unless
 // --same-process: a shape then finds nothing an earlier one left behind (OpenBLAS's threads,
@@ -29,6 +29,8 @@
 // --settle sets the tuner's TimingOptions::settle_seconds (0: the tuner does not wait out
 // threads a candidate left spinning before a window; default: the library's).
 // --finalists sets DecideOptions::finalists (0: no final race; default: the library's).
+// --isolation sets where the tuner's trials run (automatic, worker, in_process; the survey and
+// the final rounds always time in this process).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -212,6 +214,7 @@ int main(int argc, char** argv) {
   double pause = 0;
   double settle = -1;       // -1: the library's default
   int race_finalists = -1;  // -1: the library's default
+  std::optional<IsolationOptions::Mode> isolation;
   std::string profile;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -254,12 +257,18 @@ int main(int argc, char** argv) {
       settle = std::clamp(std::atof(next()), 0.0, 60.0);
     } else if (!std::strcmp(argv[i], "--finalists")) {
       race_finalists = std::clamp(std::atoi(next()), 0, 1000);
+    } else if (!std::strcmp(argv[i], "--isolation")) {
+      isolation = isolation_mode_from_string(next());
+      if (!isolation) {
+        std::fprintf(stderr, "--isolation: automatic, worker or in_process\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
                    "usage: sgemm_suite [--shapes 1,3,12] [--sample N] [--refine R] [--seed S] "
                    "[--strategy SPEC] [--budget SECONDS] [--threads P] [--calibrate | --profile "
                    "FILE] [--no-tuner] [--same-process] [--log-rounds] [--pause SECONDS] "
-                   "[--settle SECONDS] [--finalists N]\n");
+                   "[--settle SECONDS] [--finalists N] [--isolation MODE]\n");
       return 2;
     }
   }
@@ -382,6 +391,7 @@ int main(int argc, char** argv) {
       options.model.profile = profile;
       if (settle >= 0) options.measure.timing.settle_seconds = settle;
       if (race_finalists >= 0) options.decide.finalists = race_finalists;
+      if (isolation) options.measure.isolation.mode = *isolation;
       Tuner t(device, options);
       const auto start = WallClock::now();
       tuner_report = t.tune(op, key);

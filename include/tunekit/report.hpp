@@ -50,8 +50,8 @@ struct CandidateReport {
   double compile_seconds = 0;          // its build in the compile pass (0: nothing to build)
   // Its checked calls ran after a window (MeasureOptions::check_calls). Only a candidate that
   // could still win is checked: one whose readings trailed the best by more than the tie band
-  // is ok without them (it cannot be chosen), and a winner not yet checked is checked before
-  // the decision stands.
+  // is ok without them (it cannot be chosen), under racing only a round's leader is checked,
+  // and a winner not yet checked is checked before the decision stands.
   bool checked = false;
   // Timed again in the final race (TuneReport::final_race): its timing and score are the
   // race's, and search_score is what the search's window read (0: not a finalist).

@@ -128,7 +128,8 @@ struct MeasureOptions {
   // declares, a candidate that could win is checked by this many calls after a timing window,
   // on the inputs its launches left, so a result that is wrong on some calls only, or a
   // candidate that clobbers its inputs, fails validation. "Could win": its fastest reading in
-  // the window is within the tie band of the best checked reading so far; a winner not yet
+  // the window is within the tie band of the best checked reading so far (racing: the leader
+  // of each round, after a short window of its own); a winner not yet
   // checked is checked before the decision stands (a failure there declines it and the next
   // is decided). 0: none (an op that works in place).
   int check_calls = 5;

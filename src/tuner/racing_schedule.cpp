@@ -184,7 +184,12 @@ class RacingSchedule final : public Schedule {
         }
         measured = true;
         const bool alone = runners.size() == 1;
-        TimingResult t = context.measure(r.index, round_options(r, context, first_round, alone));
+        // No checked calls after a round's window: the round's leader is checked after the round
+        // (check_leader), unless every candidate is to be checked after its first window.
+        const auto when = opt.measure.check_every_candidate ? SearchContext::CheckWhen::contender
+                                                            : SearchContext::CheckWhen::never;
+        TimingResult t =
+            context.measure(r.index, round_options(r, context, first_round, alone), when);
         r.full = alone && !first_round;
         if (runners.size() > 1) context.drop_trial(r.index);
         if (!t.ok() && fresh_ && t.outcome.status == Status::stopped) {
@@ -221,6 +226,7 @@ class RacingSchedule final : public Schedule {
       for (Runner& r : runners)
         if (r.alive) alive.push_back(&r);
       if (alive.empty()) return;
+      check_leader(runners, context);
       drop_far_behind(runners, context, fresh_ ? 0 : context.incumbent());
       std::erase_if(alive, [](const Runner* r) { return !r->alive; });
       if (alive.empty()) return;
@@ -256,6 +262,36 @@ class RacingSchedule final : public Schedule {
       if (survivors <= 1 || tied) return;
       if (opt.decide.limit > 0 && ci[lead].high <= opt.decide.limit) return;
       if (static_cast<int>(alive[lead]->all.samples.size()) >= max_samples_) return;
+    }
+  }
+
+  // The round's leader, checked (its checked calls after a short window of its own, holds())
+  // before any runner is dropped on its reading: a candidate right on its validation run and
+  // wrong later must not push the others out of the race. Only the leader, and only one that
+  // could win (within the tie band of the incumbent of earlier batches): the others cannot be
+  // chosen unchecked (the decision checks its pick), and checking every runner that led the
+  // round so far when its window ended cost five calls each — on 16 MB rows more than their
+  // windows (docs/performance.md). One that fails leaves the race and the next leader is
+  // checked.
+  void check_leader(std::vector<Runner>& runners, SearchContext& context) const {
+    const TunerOptions& opt = context.options();
+    const double incumbent = fresh_ ? 0 : context.incumbent();
+    while (true) {
+      Runner* lead = nullptr;
+      for (Runner& r : runners)
+        if (r.alive && !r.all.samples.empty() &&
+            (!lead || stat(r.all.samples, opt.decide.statistic) <
+                          stat(lead->all.samples, opt.decide.statistic)))
+          lead = &r;
+      if (!lead) return;
+      if (incumbent > 0 &&
+          stat(lead->all.samples, opt.decide.statistic) > incumbent * (1 + opt.decide.tie_band))
+        return;
+      if (context.holds(lead->index)) return;
+      lead->alive = false;
+      lead->failed = true;
+      Outcome failure = context.find(lead->index)->outcome;  // recorded by holds()
+      context.finish(lead->index, std::move(failure), std::nullopt);
     }
   }
 

@@ -331,14 +331,15 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   return failed;
 }
 
-TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timing) {
+TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timing,
+                                    CheckWhen when) {
   const auto start = Wall::now();
-  TimingResult result = window(index, timing);
+  TimingResult result = window(index, timing, when);
   if (result.ok() && result.contended) {
     CandidateReport& c = entry(index);
     if (options_.hooks.on_retry) options_.hooks.on_retry(c.name, result);
     ++c.retries;
-    result = window(index, timing);
+    result = window(index, timing, when);
     if (result.ok() && result.contended) {
       result.outcome = {
           Status::refused,

@@ -75,8 +75,16 @@ class SearchContext {
   // Whether trials run in worker processes (DESIGN §11).
   bool isolated() const { return isolated_; }
 
+  // Which windows of a candidate not yet checked are followed by its checked calls: a
+  // contender's (its window read within the tie band of the best checked reading, CheckAfter),
+  // every one, or none (racing checks its rounds' leaders instead, holds()).
+  enum class CheckWhen { contender, always, never };
   // One timing window; a contended window is retried once, then refused.
-  TimingResult measure(std::size_t index, const TimingOptions& timing);
+  TimingResult measure(std::size_t index, const TimingOptions& timing,
+                       CheckWhen when = CheckWhen::contender);
+  // Whether candidate `index` may be chosen: checked already (or no checks asked), or checked
+  // now by a short window and its calls; a failure there is recorded as its outcome.
+  bool holds(std::size_t index);
   // The search's timing options for candidate `index`: evictor, and the budget's stop() for
   // every candidate but the default (the floor is exempt).
   TimingOptions timing_options(std::size_t index) const;
@@ -210,17 +218,12 @@ class SearchContext {
   void choose_runner();
   WorkerProcess::Spawn spawn_worker(std::uint64_t memory) const;
   double rebuild_allowance(std::size_t index) const;
-  // Which windows of a candidate not yet checked are followed by its checked calls.
-  enum class CheckWhen { contender, always, never };
   // One window through the runner, with checked calls after it as `when` says (a contender:
   // its window read within the tie band of the best checked reading, CheckAfter). The
   // timing's functions are those of candidate `functions_of` (default: `index`).
   TimingResult window(std::size_t index, const TimingOptions& timing,
                       CheckWhen when = CheckWhen::contender,
                       std::optional<std::size_t> functions_of = std::nullopt);
-  // Whether candidate `index` may be chosen: checked already (or no checks asked), or checked
-  // now by a short window and its calls; a failure there is recorded as its outcome.
-  bool holds(std::size_t index);
   // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation
   // time, the incumbent and the budget, with a floor; 0 when trials are not isolated.
   double validation_limit(std::size_t index) const;

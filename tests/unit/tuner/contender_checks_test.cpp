@@ -81,15 +81,16 @@ TEST(ContenderChecks, NoChecksAskedChecksNothing) {
 }
 
 // "drift" leads racing's first round (checked then) and slows down to 3 ms after it; "steady"
-// reads 1.5 ms in every round, never within the band of the best checked reading, and wins
-// the race unchecked: it is checked before the decision stands.
+// reads 1.5 ms in every round, behind "drift" in the first, and wins the race unchecked until
+// it leads: it is checked before the decision stands.
 TuneReport race_with_a_late_winner(FakeDevice& dev, bool steady_lies) {
   dev.behaviour["def"] = {.seconds = 2.0e-3};
   dev.behaviour["steady"] = {.seconds = 1.5e-3, .right_calls = steady_lies ? 1 : 0};
   dev.behaviour["drift"] = {.seconds = 1.0e-3};
-  // Its validation run, the first round's warmup and 4 samples, its 5 checked calls: 11.
+  // Its validation run, the first round's warmup and 4 samples, then the leader's check (a
+  // window of 2 samples and 5 checked calls): 13.
   dev.behaviour["drift"].hook = [&dev] {
-    if (dev.launches["drift"] > 11) dev.behaviour["drift"].seconds = 3.0e-3;
+    if (dev.launches["drift"] > 13) dev.behaviour["drift"].seconds = 3.0e-3;
   };
   TunerOptions o;
   o.decide.schedule = "racing";
@@ -115,6 +116,79 @@ TEST(ContenderChecks, AWinnerThatFailsItsLateCheckIsDeclinedAndTheNextDecided) {
   // "drift" (median 2 ms at the end) ties the default: the default stands.
   EXPECT_EQ(r.winner_name, "def");
   EXPECT_TRUE(candidate_named(r, "def").checked);
+}
+
+// A runner tied with the leader that never led is the tie order's pick ("a_tied" before
+// "z_lead" by name): it is checked when the decision falls on it, and declined there if it
+// fails.
+TEST(ContenderChecks, ATiedPickThatNeverLedARoundIsCheckedAtTheDecision) {
+  for (const bool lies : {false, true}) {
+    FakeDevice dev;
+    dev.behaviour["def"] = {.seconds = 2.0e-3};
+    dev.behaviour["z_lead"] = {.seconds = 1.00e-3};
+    dev.behaviour["a_tied"] = {.seconds = 1.01e-3, .right_calls = lies ? 1 : 0};
+    TunerOptions o;
+    o.decide.schedule = "racing";
+    o.decide.confirm_pairs = 0;
+    const TuneReport r = tune(dev, {"def", "z_lead", "a_tied"}, o);
+    const CandidateReport& tied = candidate_named(r, "a_tied");
+    EXPECT_TRUE(tied.checked) << lies;
+    EXPECT_TRUE(candidate_named(r, "z_lead").checked) << lies;
+    if (lies) {
+      EXPECT_EQ(tied.outcome.status, Status::validation_failed) << tied.outcome.message;
+      EXPECT_EQ(r.winner_name, "z_lead");
+    } else {
+      EXPECT_EQ(r.winner_name, "a_tied");
+    }
+  }
+}
+
+// Racing checks the leader of each round, not every runner that led the round so far when its
+// window ended: here each candidate is faster than the one before it, so the rule for a
+// `full` window would check every one of them.
+TEST(ContenderChecks, RacingChecksTheLeaderOfEachRoundOnly) {
+  FakeDevice dev;
+  const std::vector<std::string> names{"def", "c1", "c2", "c3", "c4", "c5"};
+  for (std::size_t k = 0; k < names.size(); ++k)
+    dev.behaviour[names[k]] = {.seconds = (2.0 - 0.2 * static_cast<double>(k)) * 1e-3};
+  TunerOptions o;
+  o.decide.schedule = "racing";
+  o.decide.confirm_pairs = 0;  // every launch counted below is the search's
+  const TuneReport r = tune(dev, names, o);
+  EXPECT_EQ(r.winner_name, "c5");
+  EXPECT_TRUE(candidate_named(r, "c5").checked);
+  for (const char* behind : {"c1", "c2", "c3", "c4"}) {
+    const CandidateReport& c = candidate_named(r, behind);
+    EXPECT_TRUE(c.outcome.ok()) << behind << ": " << c.outcome.message;
+    EXPECT_FALSE(c.checked) << behind;
+    ASSERT_TRUE(c.timing) << behind;
+    // Its validation run, the first round's warmup and its samples: no checked calls.
+    EXPECT_EQ(dev.launches[behind], 1 + 1 + static_cast<int>(c.timing->samples.size())) << behind;
+  }
+}
+
+// A liar that leads racing's first round is checked before anyone is dropped on its reading:
+// the honest runners race on among themselves (without the check they would be dropped as
+// clearly behind it after their first eight samples, and the decision would fall on them on
+// those alone once the liar failed at the end).
+TEST(ContenderChecks, ALiarLeadingARaceIsCaughtBeforeItDropsTheOthers) {
+  FakeDevice dev;
+  dev.behaviour["def"] = {.seconds = 2.0e-3, .jitter = 0.02};
+  dev.behaviour["fast"] = {.seconds = 1.0e-3, .jitter = 0.02};
+  dev.behaviour["near"] = {.seconds = 1.03e-3, .jitter = 0.02};
+  dev.behaviour["fast_liar"] = {.seconds = 0.5e-3, .jitter = 0.02, .right_calls = 1};
+  TunerOptions o;
+  o.decide.schedule = "racing";
+  const TuneReport r = tune(dev, {"def", "fast_liar", "fast", "near"}, o);
+  const CandidateReport& liar = candidate_named(r, "fast_liar");
+  EXPECT_EQ(liar.outcome.status, Status::validation_failed) << liar.outcome.message;
+  EXPECT_NE(liar.outcome.message.find("checked call 1"), std::string::npos) << liar.outcome.message;
+  EXPECT_EQ(r.winner_name, "fast");
+  for (const char* honest : {"fast", "near"}) {
+    const CandidateReport& c = candidate_named(r, honest);
+    ASSERT_TRUE(c.timing) << honest;
+    EXPECT_GT(c.timing->samples.size(), 8u) << honest;
+  }
 }
 
 }  // namespace

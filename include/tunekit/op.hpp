@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -93,6 +94,37 @@ class Op final : public OpBase {
   // Args it was made with and copy-assigns it back (Args must then be copyable).
   Op& restore(Fn fn) {
     restore_fn_ = std::move(fn);
+    return *this;
+  }
+  // Members of Args that every candidate overwrites in full and never reads (an out-of-place
+  // op's outputs): a workload made with Args held by value does not copy them back before a
+  // phase — copying a 16 MB output back before every window cost as much as copying its input
+  // (docs/performance.md "Copying back the inputs only") — but keeps their storage, and copies
+  // one back only where a candidate changed its size. Everything else in Args is copied back
+  // as before. An output a candidate also reads (C += A·B) is an input: not write-only. Not
+  // used where restore(fn) is given.
+  template <class... Member>
+  Op& write_only(Member Args::*... members) {
+    static_assert(sizeof...(members) > 0, "write_only: name at least one member of Args");
+    static_assert(kCopyable, "write_only: Args must be copyable (else give restore(fn))");
+    copy_back_ = [members...](Args& args, Args& made) {
+      // Moved out of both sides (a moved-from vector is empty), so the copy below copies none
+      // of them; then each side gets its own back.
+      std::tuple<Member...> kept{std::move(args.*members)...};
+      std::tuple<Member...> held{std::move(made.*members)...};
+      const auto give_back = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((made.*members = std::move(std::get<I>(held))), ...);
+        ((args.*members = std::move(std::get<I>(kept))), ...);
+      };
+      try {
+        args = made;
+      } catch (...) {
+        give_back(std::index_sequence_for<Member...>{});
+        throw;
+      }
+      give_back(std::index_sequence_for<Member...>{});
+      (resize_back(args.*members, made.*members), ...);
+    };
     return *this;
   }
   // This op's candidates must run on the caller's threads and process, never in an isolated
@@ -320,6 +352,13 @@ class Op final : public OpBase {
       std::is_copy_constructible_v<Args> && std::is_copy_assignable_v<Args>;
   struct NoCopy {};
   using Pristine = std::conditional_t<kCopyable, std::optional<Args>, NoCopy>;
+  // A write-only member a candidate resized (or emptied) gets the size it was made with back.
+  template <class T>
+  static void resize_back(T& member, const T& made) {
+    if constexpr (requires { member.size(); }) {
+      if (member.size() != made.size()) member = made;
+    }
+  }
 
   class Bound final : public Workload {
    public:
@@ -348,7 +387,11 @@ class Op final : public OpBase {
         return true;
       }
       if constexpr (kCopyable) {
-        args_ = *pristine_;  // copy-assignment: vectors keep their storage, pointers stay valid
+        if (op_.copy_back_) {
+          op_.copy_back_(args_, *pristine_);
+        } else {
+          args_ = *pristine_;  // copy-assignment: vectors keep their storage, pointers stay valid
+        }
         return true;
       } else {
         return false;
@@ -406,6 +449,7 @@ class Op final : public OpBase {
   Fn poison_fn_;
   CheckFn check_fn_;
   Fn restore_fn_;
+  std::function<void(Args&, Args&)> copy_back_;  // write_only(...): Args less those members
 };
 
 }  // namespace tunekit

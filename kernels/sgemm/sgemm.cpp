@@ -510,6 +510,9 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
                                sgemm_dimension(key, "k"), input_set);
       })
       .outputs([](SgemmArgs& x) { return std::vector<OutputView>{OutputView::of(std::span(x.c))}; })
+      // Every candidate overwrites all of it and reads none of it (validation poisons it first):
+      // not copied back before each window, only the inputs are.
+      .write_only(&SgemmArgs::c)
       .reference([&pool](SgemmArgs& x) { sgemm_reference(pool, x); })
       // Each element is a k-term dot product of values in [-1, 1): a float sum's rounding error
       // grows with k, and elements near zero make a relative bound alone useless.

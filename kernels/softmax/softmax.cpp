@@ -228,6 +228,9 @@ std::unique_ptr<Op<SoftmaxArgs>> make_softmax_op_typed(cpu::ThreadPool& pool) {
       })
       .outputs(
           [](SoftmaxArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.y))}; })
+      // Every candidate overwrites all of it and reads none of it (validation poisons it first):
+      // not copied back before each window, only the inputs are.
+      .write_only(&SoftmaxArgs::y)
       .reference([](SoftmaxArgs& a) { softmax_reference(a); })
       // The row sum of cols values in [e^-2, 1] carries a rounding error that grows like
       // sqrt(cols) ulps for inputs like the generator's (measured: under 0.5 sqrt(cols) ulps);

@@ -157,6 +157,59 @@ TEST(Op, RestoreFunctionReplacesTheCopyAndMoveOnlyArgsCannotRestore) {
   EXPECT_FALSE(move_only.make_workload(Key{})->restore_inputs());  // the caller makes a fresh one
 }
 
+// An out-of-place op's output, declared write-only: the inputs (and every other member) are
+// copied back, the output keeps its storage and contents unless a candidate changed its size.
+struct OutOfPlaceArgs {
+  std::size_t n = 0;
+  std::vector<float> x;
+  std::vector<float> y;
+};
+
+TEST(Op, WriteOnlyMembersAreNotCopiedBackButKeepTheirSize) {
+  Op<OutOfPlaceArgs> op("out_of_place", 1);
+  op.inputs([](const Key&) {
+      return OutOfPlaceArgs{3, {1, 2, 3}, {0, 0, 0}};
+    })
+      .outputs(
+          [](OutOfPlaceArgs& a) { return std::vector<OutputView>{OutputView::of(std::span(a.y))}; })
+      .write_only(&OutOfPlaceArgs::y);
+  Candidate scribbler;
+  scribbler.name = "scribbler";
+  op.candidate(scribbler, [](OutOfPlaceArgs& a) {
+      a.n = 99;  // hostile: its dimensions and inputs
+      a.x.assign(5, -1.0f);
+      for (float& v : a.y) v = 4.0f;
+    }).default_candidate("scribbler");
+  auto w = op.make_workload(Key{});
+  const float* y_storage = static_cast<const float*>(w->outputs()[0].data);
+  w->run_candidate(0);
+  ASSERT_TRUE(w->restore_inputs());
+  const OutputView y = w->outputs()[0];
+  EXPECT_EQ(y.data, y_storage);  // kept, not copied back: what the candidate wrote is there
+  ASSERT_EQ(y.count, 3u);
+  EXPECT_EQ(static_cast<const float*>(y.data)[0], 4.0f);
+  // The rest came back as made: run a candidate that reports what it sees.
+  OutOfPlaceArgs seen;
+  Candidate reader;
+  reader.name = "reader";
+  op.candidate(reader, [&seen](OutOfPlaceArgs& a) { seen = a; });
+  w->run_candidate(1);
+  EXPECT_EQ(seen.n, 3u);
+  EXPECT_EQ(seen.x, (std::vector<float>{1, 2, 3}));
+  // A candidate that resized its output gets the size it was made with back; the Args it was
+  // made with are intact after every copy back (a second one restores the same).
+  Candidate shrinker;
+  shrinker.name = "shrinker";
+  op.candidate(shrinker, [](OutOfPlaceArgs& a) { a.y.clear(); });
+  w->run_candidate(2);
+  ASSERT_TRUE(w->restore_inputs());
+  ASSERT_TRUE(w->restore_inputs());
+  w->run_candidate(1);
+  EXPECT_EQ(seen.y.size(), 3u);
+  EXPECT_EQ(seen.x, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(seen.n, 3u);
+}
+
 TEST(Op, ValidatorHooksSeeTheArguments) {
   auto op = make_with_inputs();
   int poisoned = 0;

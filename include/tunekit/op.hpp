@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -107,6 +108,28 @@ class Op final : public OpBase {
   Op& write_only(Member Args::*... members) {
     static_assert(sizeof...(members) > 0, "write_only: name at least one member of Args");
     static_assert(kCopyable, "write_only: Args must be copyable (else give restore(fn))");
+    static_assert((kFlatOutput<Member> && ...),
+                  "write_only: each member is a trivially copyable value or a contiguous "
+                  "container of them (std::vector<float>), moved without throwing");
+    // Checked on each workload's Args (make_workload): each named once, each an output the
+    // validation poisons (what a candidate leaves in it is then never read as an input).
+    check_write_only_ = [name = name_, members...](Args& args,
+                                                   const std::vector<OutputView>& outputs) {
+      const std::vector<const void*> member_at{static_cast<const void*>(&(args.*members))...};
+      const std::vector<const void*> storage{storage_of(args.*members)...};
+      for (std::size_t i = 0; i < member_at.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j)
+          if (member_at[i] == member_at[j])
+            throw UsageError("op '" + name + "': write_only names member " + std::to_string(i + 1) +
+                             " twice: name each member once");
+        bool output = storage[i] == nullptr;  // empty: nothing to poison or keep
+        for (const OutputView& o : outputs) output |= o.data == storage[i];
+        if (!output)
+          throw UsageError("op '" + name + "': write_only member " + std::to_string(i + 1) +
+                           " is not one of its outputs (validation poisons only those): leave " +
+                           "it out, or expose it in outputs()");
+      }
+    };
     copy_back_ = [members...](Args& args, Args& made) {
       // Moved out of both sides (a moved-from vector is empty), so the copy below copies none
       // of them; then each side gets its own back.
@@ -359,6 +382,26 @@ class Op final : public OpBase {
       if (member.size() != made.size()) member = made;
     }
   }
+  // What write_only accepts: a flat value, or a contiguous container of flat values; either
+  // moved without throwing (a throw half way would lose the live or the pristine copy).
+  template <class T>
+  static constexpr bool kFlatOutput =
+      std::is_nothrow_move_constructible_v<T>&& std::is_nothrow_move_assignable_v<T> &&
+      (std::is_trivially_copyable_v<T> || requires(T & t) {
+        typename T::value_type;
+        requires std::is_trivially_copyable_v<typename T::value_type>;
+        { t.data() } -> std::convertible_to<const typename T::value_type*>;
+        t.size();
+      });
+  // The first byte a write-only member's OutputView would start at (nullptr: empty).
+  template <class T>
+  static const void* storage_of(const T& member) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      return &member;
+    } else {
+      return member.size() == 0 ? nullptr : static_cast<const void*>(member.data());
+    }
+  }
 
   class Bound final : public Workload {
    public:
@@ -367,6 +410,8 @@ class Op final : public OpBase {
       if constexpr (kCopyable) {
         if (!op_.restore_fn_) pristine_.emplace(args_);
       }
+      if (op_.check_write_only_ && !op_.restore_fn_ && op_.outputs_fn_)
+        op_.check_write_only_(args_, op_.outputs_fn_(args_));
     }
     Outcome build_candidate(std::size_t index) override { return op_.build_point(key_, index); }
     void run_candidate(std::size_t index) override { op_.function(index)(args_); }
@@ -450,6 +495,7 @@ class Op final : public OpBase {
   CheckFn check_fn_;
   Fn restore_fn_;
   std::function<void(Args&, Args&)> copy_back_;  // write_only(...): Args less those members
+  std::function<void(Args&, const std::vector<OutputView>&)> check_write_only_;
 };
 
 }  // namespace tunekit

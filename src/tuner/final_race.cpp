@@ -80,7 +80,9 @@ double SearchContext::first_rounds_seconds(std::size_t index) const {
   if (!c || !c->timing) return 0;
   const int depth = std::max(1, c->timing->depth);
   const int warmup = timing_options(index).warmup;  // an op's own protocol included
-  // A contender's first window is followed by its checked calls (once per candidate).
+  // A finalist not yet checked is checked if it leads a round (a window of two samples and its
+  // checked calls, once per candidate): counted as its calls for each, as which will lead is
+  // not known (only the leaders are checked).
   const int checks = checked_.count(index) && checked_.at(index) ? 0 : options_.measure.check_calls;
   return (kSamples * depth + warmup + kWindows * warmup_calls() + checks) * c->score +
          kWindows * (prepare_seconds() + window_overhead_.value());

@@ -265,14 +265,16 @@ class RacingSchedule final : public Schedule {
     }
   }
 
-  // The round's leader, checked (its checked calls after a short window of its own, holds())
+  // The round's leader, checked (its checked calls after a short window of its own,
+  // SearchContext::check)
   // before any runner is dropped on its reading: a candidate right on its validation run and
   // wrong later must not push the others out of the race. Only the leader, and only one that
   // could win (within the tie band of the incumbent of earlier batches): the others cannot be
   // chosen unchecked (the decision checks its pick), and checking every runner that led the
   // round so far when its window ended cost five calls each — on 16 MB rows more than their
-  // windows (docs/performance.md). One that fails leaves the race and the next leader is
-  // checked.
+  // windows (docs/performance.md). One that fails leaves the race with its failure (in the
+  // final race a failure that is no verdict on the kernel leaves its search reading standing,
+  // as a window's does) and the next leader is checked.
   void check_leader(std::vector<Runner>& runners, SearchContext& context) const {
     const TunerOptions& opt = context.options();
     const double incumbent = fresh_ ? 0 : context.incumbent();
@@ -287,10 +289,14 @@ class RacingSchedule final : public Schedule {
       if (incumbent > 0 &&
           stat(lead->all.samples, opt.decide.statistic) > incumbent * (1 + opt.decide.tie_band))
         return;
-      if (context.holds(lead->index)) return;
+      Outcome failure = context.check(lead->index);
+      if (failure.ok()) return;
       lead->alive = false;
+      if (fresh_ && !verdict_on_kernel(failure.status)) {
+        lead->unjudged = true;  // not prepared again, timed out: its search reading stands
+        continue;
+      }
       lead->failed = true;
-      Outcome failure = context.find(lead->index)->outcome;  // recorded by holds()
       context.finish(lead->index, std::move(failure), std::nullopt);
     }
   }

@@ -417,8 +417,8 @@ void SearchContext::choose() {
   if (r_.confidence && r_.confirmed) r_.confidence->paired_high = paired_high_;
 }
 
-bool SearchContext::holds(std::size_t index) {
-  if (checked_[index] || options_.measure.check_calls <= 0) return true;
+Outcome SearchContext::check(std::size_t index) {
+  if (checked_[index] || options_.measure.check_calls <= 0) return Outcome::success();
   const auto start = Wall::now();
   // A short window, so the calls check the inputs its launches left, as after any window.
   TimingOptions t = timing_options(index);
@@ -430,15 +430,28 @@ bool SearchContext::holds(std::size_t index) {
   t.on_call = nullptr;
   if (const CandidateReport* c = find(index); c && c->timing) t.fixed_depth = c->timing->depth;
   Outcome failed{Status::launch_failed, "could not be prepared again for its checked calls"};
+  const std::size_t live_before = live_trials();
   if (acquire(index)) {
     TimingResult checked = window(index, t, CheckWhen::always);
     failed = checked.outcome;
-    drop_trial(index);
+    // A trial prepared here is dropped again; one the caller holds (a lone racing runner
+    // keeps its own between rounds) is left to the caller.
+    if (live_trials() > live_before) drop_trial(index);
   }
   r_.seconds_validating += since(start);
-  if (checked_[index]) return true;
+  if (checked_[index]) return Outcome::success();
   // Its calls did not run (a window that failed before them) or failed: it cannot be chosen.
   if (failed.ok()) failed = {Status::validation_failed, "its checked calls could not run"};
+  return failed;
+}
+
+bool SearchContext::holds(std::size_t index) {
+  Outcome failed = check(index);
+  if (failed.ok()) return true;
+  // As finish() does: a lost device takes every later trial (and check) with it.
+  if (failed.status == Status::device_lost)
+    throw FatalError("the device was lost while " + entry(index).name + " ran (" + failed.message +
+                     "); nothing more is tuned on it: restart the process");
   entry(index).outcome = std::move(failed);
   return false;
 }

@@ -82,8 +82,11 @@ class SearchContext {
   // One timing window; a contended window is retried once, then refused.
   TimingResult measure(std::size_t index, const TimingOptions& timing,
                        CheckWhen when = CheckWhen::contender);
-  // Whether candidate `index` may be chosen: checked already (or no checks asked), or checked
-  // now by a short window and its calls; a failure there is recorded as its outcome.
+  // Candidate `index`'s checked calls: success when it was checked already (or no checks are
+  // asked) or is checked now by a short window and its calls; else the failure, not recorded.
+  Outcome check(std::size_t index);
+  // Whether candidate `index` may be chosen: check(), with a failure recorded as its outcome
+  // (a lost device is a FatalError, as in finish()).
   bool holds(std::size_t index);
   // The search's timing options for candidate `index`: evictor, and the budget's stop() for
   // every candidate but the default (the floor is exempt).

@@ -81,8 +81,9 @@ TEST(ContenderChecks, NoChecksAskedChecksNothing) {
 }
 
 // "drift" leads racing's first round (checked then) and slows down to 3 ms after it; "steady"
-// reads 1.5 ms in every round, behind "drift" in the first, and wins the race unchecked until
-// it leads: it is checked before the decision stands.
+// reads 1.5 ms in every round, behind "drift" in the first: it is checked once it leads a
+// round, before the decision stands. (A pick that never led a round is checked at the
+// decision itself: ATiedPickThatNeverLedARoundIsCheckedAtTheDecision.)
 TuneReport race_with_a_late_winner(FakeDevice& dev, bool steady_lies) {
   dev.behaviour["def"] = {.seconds = 2.0e-3};
   dev.behaviour["steady"] = {.seconds = 1.5e-3, .right_calls = steady_lies ? 1 : 0};
@@ -183,12 +184,12 @@ TEST(ContenderChecks, ALiarLeadingARaceIsCaughtBeforeItDropsTheOthers) {
   const CandidateReport& liar = candidate_named(r, "fast_liar");
   EXPECT_EQ(liar.outcome.status, Status::validation_failed) << liar.outcome.message;
   EXPECT_NE(liar.outcome.message.find("checked call 1"), std::string::npos) << liar.outcome.message;
+  // Caught right after the first round: its validation run, the round's warmup and 4 samples,
+  // the check's window of 2 samples and its first checked call, and nothing after.
+  EXPECT_EQ(dev.launches["fast_liar"], 1 + 1 + 4 + 2 + 1);
   EXPECT_EQ(r.winner_name, "fast");
-  for (const char* honest : {"fast", "near"}) {
-    const CandidateReport& c = candidate_named(r, honest);
-    ASSERT_TRUE(c.timing) << honest;
-    EXPECT_GT(c.timing->samples.size(), 8u) << honest;
-  }
+  for (const char* honest : {"fast", "near"})
+    EXPECT_TRUE(candidate_named(r, honest).outcome.ok()) << honest;
 }
 
 }  // namespace

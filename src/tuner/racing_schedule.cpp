@@ -266,15 +266,14 @@ class RacingSchedule final : public Schedule {
   }
 
   // The round's leader, checked (its checked calls after a short window of its own,
-  // SearchContext::check)
-  // before any runner is dropped on its reading: a candidate right on its validation run and
-  // wrong later must not push the others out of the race. Only the leader, and only one that
-  // could win (within the tie band of the incumbent of earlier batches): the others cannot be
-  // chosen unchecked (the decision checks its pick), and checking every runner that led the
-  // round so far when its window ended cost five calls each — on 16 MB rows more than their
-  // windows (docs/performance.md). One that fails leaves the race with its failure (in the
-  // final race a failure that is no verdict on the kernel leaves its search reading standing,
-  // as a window's does) and the next leader is checked.
+  // SearchContext::check) before any runner is dropped on its reading: a candidate right on
+  // its validation run and wrong later must not push the others out of the race. Only the
+  // leader, and only one that could win (within the tie band of the incumbent of earlier
+  // batches): the others cannot be chosen unchecked (the decision checks its pick), and
+  // checking every runner that led the round so far when its window ended cost five calls
+  // each — on 16 MB rows more than their windows (docs/performance.md). One that fails leaves
+  // the race with its failure (in the final race a failure that is no verdict on the kernel
+  // leaves its search reading standing, as a window's does) and the next leader is checked.
   void check_leader(std::vector<Runner>& runners, SearchContext& context) const {
     const TunerOptions& opt = context.options();
     const double incumbent = fresh_ ? 0 : context.incumbent();

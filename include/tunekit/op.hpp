@@ -270,6 +270,18 @@ class Op final : public OpBase {
     anchors_ = std::move(configs);
     return *this;
   }
+  // What a point of the space computes for a key, as a config (a space op only): points whose
+  // effective configs are equal compute the same thing — a cache block at least as large as
+  // the dimension it blocks is the whole dimension, whatever its value — so a search measures
+  // one of them (the default or an anchor where the class holds one, else the first in
+  // enumeration order) and never proposes the others for that key. The config returned need
+  // not be a point of the space; only equality between them counts. Not in the candidate-set
+  // checksum (like the work model): it changes what is measured, not what is correct.
+  Op& effective_config(std::function<Config(const Key&, const Config&)> fn) {
+    require_unsealed("effective_config");
+    effective_config_ = std::move(fn);
+    return *this;
+  }
   // The build step of source backends (a runtime compilation), run for every proposed
   // candidate before any timing — in parallel, so it must be safe to call concurrently for
   // different configs — and memoised by the backend. Returns compile_failed with the log, or

@@ -101,6 +101,17 @@ class OpBase {
   // The indices of the op's anchors (see Op::anchors), in order.
   std::vector<std::size_t> anchor_indices() const;
 
+  // Whether the op says which of its points compute the same thing for a key
+  // (Op::effective_config).
+  bool has_effective_config() const { return static_cast<bool>(effective_config_); }
+  // One point per class of points whose effective configs for `key` are equal, ascending:
+  // the first of `preferred` in a class where it has one (the default, the anchors), else the
+  // class's lowest index (the tie-break order's first). Every index when the op declares no
+  // effective config. What the op's function throws propagates as a UsageError naming the
+  // point.
+  std::vector<std::size_t> distinct_points(const Key& key,
+                                           std::span<const std::size_t> preferred) const;
+
   // A typed key (Op::key(names, values)): the names declared once, the values per call.
   bool typed_key() const { return !key_names_.empty(); }
   const std::vector<std::string>& key_names() const { return key_names_; }
@@ -213,6 +224,7 @@ class OpBase {
   std::function<Config(const Key&)> default_config_of_key_;
   std::function<Outcome(const Key&, const Config&)> build_fn_;
   std::vector<Config> anchors_;
+  std::function<Config(const Key&, const Config&)> effective_config_;
   std::vector<KeyField> key_schema_;
   std::string default_name_;
   std::function<std::string(const Key&)> default_of_key_;

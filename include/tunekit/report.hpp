@@ -159,10 +159,13 @@ struct TuneReport {
   // searched. A space op's untouched points are not listed.
   std::vector<CandidateReport> candidates;
   std::size_t space_size = 0;  // candidates the op has
-  std::string strategy;        // the strategy spec that proposed ("random", "genetic:pop=20")
-  std::string schedule;        // how windows were shared ("full", "racing:round=4")
-  std::uint64_t seed = 0;      // the strategy's seed
-  std::string stop_reason;     // why the search ended ("space exhausted", "time budget", ...)
+  // Of them, the points that compute differently for this key (Op::effective_config): the
+  // search proposes only these. space_size where the op does not say; 0 when not searched.
+  std::size_t distinct_points = 0;
+  std::string strategy;     // the strategy spec that proposed ("random", "genetic:pop=20")
+  std::string schedule;     // how windows were shared ("full", "racing:round=4")
+  std::uint64_t seed = 0;   // the strategy's seed
+  std::string stop_reason;  // why the search ended ("space exhausted", "time budget", ...)
   BudgetReport budget;
   // Paired confirmation of a non-default winner against the default (when it ran).
   bool confirmed = false;

@@ -30,7 +30,10 @@ struct SearchRecord {
   std::string schedule;
   std::uint64_t seed = 0;
   std::size_t space_size = 0;  // candidates the op has
-  std::size_t evaluated = 0;   // candidates the search touched
+  // Of them, the points that compute differently for the key (TuneReport::distinct_points);
+  // 0 for older entries.
+  std::size_t distinct_points = 0;
+  std::size_t evaluated = 0;  // candidates the search touched
   std::string stop_reason;
   BudgetReport budget;
   // A bucketed op's entry: the bucket it serves ("n: 65..128 (pow2)"), measured at its upper

@@ -4,6 +4,8 @@
 #include <bit>
 #include <climits>
 #include <cstdint>
+#include <numeric>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -93,6 +95,37 @@ std::vector<std::size_t> OpBase::anchor_indices() const {
     }
     out.push_back(*i);
   }
+  return out;
+}
+
+std::vector<std::size_t> OpBase::distinct_points(const Key& key,
+                                                 std::span<const std::size_t> preferred) const {
+  const std::size_t n = size();
+  std::vector<std::size_t> out;
+  if (!effective_config_) {
+    out.resize(n);
+    std::iota(out.begin(), out.end(), std::size_t{0});
+    return out;
+  }
+  if (!spaced())
+    throw UsageError("op '" + name_ + "': effective_config is for a space op: declare .space(...)");
+  const Enumeration& points = enumeration();
+  auto effective = [&](std::size_t i) {
+    const Config config = points.config(i);
+    try {
+      return effective_config_(key, config).text();
+    } catch (const std::exception& e) {
+      throw UsageError("op '" + name_ + "': its effective_config failed for " + config.text() +
+                       " at " + key.text() + ": " + e.what());
+    }
+  };
+  std::unordered_map<std::string, std::size_t> kept;  // effective config -> the point measured
+  for (std::size_t i : preferred)
+    if (i < n) kept.try_emplace(effective(i), i);
+  for (std::size_t i = 0; i < n; ++i) kept.try_emplace(effective(i), i);
+  out.reserve(kept.size());
+  for (const auto& [text, index] : kept) out.push_back(index);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -191,6 +191,11 @@ std::string confidence_text(const DecisionConfidence& d) {
   return text;
 }
 
+std::string distinct_text(std::size_t distinct_points, std::size_t space_size) {
+  if (distinct_points == 0 || distinct_points >= space_size) return "";
+  return fmt::format(" ({} distinct for this key)", distinct_points);
+}
+
 std::string final_race_text(const FinalRace& race, std::string_view winner) {
   if (race.finalists == 0) return terminal_safe(race.note);
   std::string text = fmt::format("{} finalists timed again side by side ({})", race.finalists,
@@ -285,8 +290,9 @@ void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
   field("statistic", fmt::format("{}, tie band {:.1f} %, numerics up to {}", to_string(r.statistic),
                                  r.tie_band * 100.0, to_string(r.numerics_policy)));
   if (!r.strategy.empty()) {
-    std::string line = fmt::format("{} / {}, seed {}: {} of {} candidates, {}", r.strategy,
+    std::string line = fmt::format("{} / {}, seed {}: {} of {} candidates{}, {}", r.strategy,
                                    r.schedule, r.seed, r.candidates.size(), r.space_size,
+                                   distinct_text(r.distinct_points, r.space_size),
                                    r.stop_reason.empty() ? "done" : r.stop_reason);
     if (r.budget.seconds > 0) line += fmt::format("; budget {}", format_seconds(r.budget.seconds));
     if (r.budget.evaluations > 0)

@@ -23,6 +23,10 @@ std::string confidence_text(const DecisionConfidence& confidence);
 // decision's winner, to say when the race changed the search's pick.
 std::string final_race_text(const FinalRace& race, std::string_view winner);
 
+// " (88 distinct for this key)" when fewer than all `space_size` points compute differently
+// for the key (Op::effective_config); "" otherwise (0: not known).
+std::string distinct_text(std::size_t distinct_points, std::size_t space_size);
+
 // "2026-12-01T16:42:00Z" (UTC); the number itself when it is no representable time.
 std::string iso_time(std::int64_t unix_seconds);
 

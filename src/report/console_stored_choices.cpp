@@ -107,9 +107,10 @@ std::pair<double, double> median_and_min(const TimingResult& t) {
 
 void print_evidence(const StoredChoice& c, std::ostream& out) {
   if (const auto& s = c.search) {
-    out << terminal_safe(fmt::format(
-               "  search       {} / {}, seed {}, {} of {} points, stopped by {}", s->strategy,
-               s->schedule, s->seed, s->evaluated, s->space_size, s->stop_reason))
+    out << terminal_safe(
+               fmt::format("  search       {} / {}, seed {}, {} of {} points{}, stopped by {}",
+                           s->strategy, s->schedule, s->seed, s->evaluated, s->space_size,
+                           distinct_text(s->distinct_points, s->space_size), s->stop_reason))
         << '\n';
     if (s->confidence) out << "  confidence   " << confidence_text(*s->confidence) << '\n';
     if (s->final_race.finalists > 0)

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "report/console_reporter.hpp"  // format_seconds, iso_time
+#include "report/console_reporter.hpp"  // format_seconds, iso_time, distinct_text
 #include "report/rank_correlation.hpp"
 #include "report/svg_plots.hpp"
 #include "report/svg_writer.hpp"
@@ -225,7 +225,8 @@ DecisionView decision_view(const TuneReport& r) {
        r.strategy.empty() ? "" : fmt::format("{} / {} (seed {})", r.strategy, r.schedule, r.seed)},
       {"stopped because", r.stop_reason},
       {"budget", r.budget.stopped},
-      {"candidates", fmt::format("{} evaluated of {}", r.candidates.size(), r.space_size)},
+      {"candidates", fmt::format("{} evaluated of {}{}", r.candidates.size(), r.space_size,
+                                 distinct_text(r.distinct_points, r.space_size))},
       {"time", fmt::format("{} total: {} compiling, {} validating, {} measuring",
                            seconds_tick(r.seconds_total), seconds_tick(r.seconds_compiling),
                            seconds_tick(r.seconds_validating), seconds_tick(r.seconds_measuring))},

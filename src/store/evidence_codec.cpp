@@ -260,6 +260,9 @@ Json search_json(const SearchRecord& s) {
   j["schedule"] = s.schedule;
   j["seed"] = s.seed;
   j["space_size"] = s.space_size;
+  // Absent: the op does not say (every point distinct), or an older entry.
+  if (s.distinct_points > 0 && s.distinct_points < s.space_size)
+    j["distinct_points"] = s.distinct_points;
   j["evaluated"] = s.evaluated;
   j["stop_reason"] = s.stop_reason;
   j["budget"] = budget_json(s.budget);
@@ -276,6 +279,7 @@ SearchRecord search_from_json(const Json& j) {
   s.schedule = get<std::string>(j, "schedule", "");
   s.seed = get<std::uint64_t>(j, "seed", 0);
   s.space_size = get<std::size_t>(j, "space_size", 0);
+  s.distinct_points = get<std::size_t>(j, "distinct_points", 0);
   s.evaluated = get<std::size_t>(j, "evaluated", 0);
   s.stop_reason = get<std::string>(j, "stop_reason", "");
   if (j.is_object() && j.contains("budget")) s.budget = budget_from_json(j["budget"]);

@@ -20,6 +20,7 @@ SearchRecord search_record(const TuneReport& r) {
   s.schedule = r.schedule;
   s.seed = r.seed;
   s.space_size = r.space_size;
+  s.distinct_points = r.distinct_points;
   s.evaluated = r.candidates.size();
   s.stop_reason = r.stop_reason;
   s.budget = r.budget;

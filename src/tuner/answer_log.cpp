@@ -6,10 +6,14 @@ namespace tunekit::detail {
 namespace {
 
 std::string searched_line(const TuneReport& r) {
+  // Points that compute the same thing for this key were not proposed (Op::effective_config).
+  const std::string distinct = r.distinct_points > 0 && r.distinct_points < r.space_size
+                                   ? fmt::format(", {} distinct for this key", r.distinct_points)
+                                   : "";
   std::string line = fmt::format(
-      "{} {}: searched {} of {} candidates ({}, seed {}) in {:.3g} s: {} wins, {:.3g}x the "
+      "{} {}: searched {} of {} candidates{} ({}, seed {}) in {:.3g} s: {} wins, {:.3g}x the "
       "default {}",
-      r.op, r.key, r.candidates.size(), r.space_size, r.strategy, r.seed, r.seconds_total,
+      r.op, r.key, r.candidates.size(), r.space_size, distinct, r.strategy, r.seed, r.seconds_total,
       r.winner_name, r.speedup, r.default_name);
   if (r.budget.cut) line += fmt::format("; budget cut: {}", r.budget.stopped);
   if (!r.reason.empty()) line += fmt::format(" ({})", r.reason);

@@ -88,6 +88,41 @@ Enumeration group_space(const Enumeration& all, const std::vector<std::size_t>& 
   return Enumeration::from_points(all.parameters(), std::move(flat));
 }
 
+// `settings` with its points as indices into `members` (ascending op indices): the points
+// evaluated first and the prior's per-point views. A first point that is not a member is
+// left out.
+SearchSettings within(const SearchSettings& settings, const std::vector<std::size_t>& members) {
+  auto at = [&](std::size_t index) -> std::optional<std::size_t> {
+    const auto it = std::lower_bound(members.begin(), members.end(), index);
+    if (it == members.end() || *it != index) return std::nullopt;
+    return static_cast<std::size_t>(it - members.begin());
+  };
+  SearchSettings out = settings;
+  out.first.clear();
+  for (std::size_t i : settings.first)
+    if (const auto g = at(i)) out.first.push_back(*g);
+  if (settings.prior.default_index) out.prior.default_index = at(*settings.prior.default_index);
+  auto pick = [&](const auto& per_point, auto& into) {
+    if (per_point.empty()) return;
+    into.clear();
+    for (std::size_t m : members) into.push_back(per_point.at(m));
+  };
+  pick(settings.prior.model_seconds, out.prior.model_seconds);
+  pick(settings.prior.model_rank, out.prior.model_rank);
+  return out;
+}
+
+// The search over `members` only (the points that compute differently for the key,
+// Op::effective_config), or over the whole space when they are all of it.
+SearchResult search_members(const OpBase& op, Strategy& strategy, Evaluator& evaluator,
+                            const SearchContext& context, const SearchSettings& settings,
+                            const std::vector<std::size_t>& members) {
+  if (members.size() == op.size()) return search(op.enumeration(), strategy, evaluator, settings);
+  GroupEvaluator distinct(evaluator, context, members);
+  return search(group_space(op.enumeration(), members), strategy, distinct,
+                within(settings, members));
+}
+
 struct Searched {
   std::string stop_reason;
   std::size_t evaluated = 0;
@@ -95,11 +130,12 @@ struct Searched {
 
 // Searches group after group; the first with a valid candidate ends the plan.
 Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const TunerOptions& options,
-                       TuningEvaluator& evaluator, SearchContext& context,
-                       SearchSettings settings) {
+                       TuningEvaluator& evaluator, SearchContext& context, SearchSettings settings,
+                       const std::vector<std::size_t>& distinct) {
   const std::vector<std::vector<std::size_t>> groups = plan_groups(op);
   if (groups.size() <= 1) {
-    const SearchResult result = search(op.enumeration(), strategy_of_first, evaluator, settings);
+    const SearchResult result =
+        search_members(op, strategy_of_first, evaluator, context, settings, distinct);
     return {result.stop_reason, result.history.size()};
   }
   // The floor and the anchors, whatever their groups.
@@ -113,8 +149,8 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
   for (std::size_t g = 0; g < groups.size(); ++g) {
     std::unique_ptr<Strategy> strategy = StrategyRegistry::builtin().make(options.decide.strategy);
     GroupEvaluator group(evaluator, context, groups[g]);
-    const SearchResult result =
-        search(group_space(op.enumeration(), groups[g]), *strategy, group, settings);
+    const SearchResult result = search(group_space(op.enumeration(), groups[g]), *strategy, group,
+                                       within(settings, groups[g]));
     done.stop_reason = result.stop_reason;
     for (std::size_t i : groups[g]) done.evaluated += !is_first(i) && context.find(i) != nullptr;
     const bool valid = std::any_of(groups[g].begin(), groups[g].end(), [&](std::size_t i) {
@@ -140,14 +176,16 @@ Searched search_groups(const OpBase& op, Strategy& strategy_of_first, const Tune
 // searches"); alone when the queue cannot open it.
 Searched search_shared(const OpBase& op, Strategy& strategy, TuningEvaluator& evaluator,
                        SearchContext& context, const SearchSettings& settings,
-                       const SharedRun& shared, std::function<bool()> out_of_time) {
+                       const std::vector<std::size_t>& distinct, const SharedRun& shared,
+                       std::function<bool()> out_of_time) {
   const Log& log = context.options().hooks.log;
   std::int64_t id = 0;
   try {
     id = shared.queue->open_search(shared.search);
   } catch (const WorkQueueError& e) {
     log.warn(std::string(e.what()) + ": searching " + op.name() + " in this process alone");
-    const SearchResult result = search(op.enumeration(), strategy, evaluator, settings);
+    const SearchResult result =
+        search_members(op, strategy, evaluator, context, settings, distinct);
     return {result.stop_reason, result.history.size()};
   }
   // Closed however the search ends (a lost device, a misuse): workers stop on it at once.
@@ -165,7 +203,7 @@ Searched search_shared(const OpBase& op, Strategy& strategy, TuningEvaluator& ev
   } closer{*shared.queue, id, log};
   SharedEvaluator sharing(evaluator, context, *shared.queue, id, shared.search.coordinator,
                           std::move(out_of_time));
-  const SearchResult result = search(op.enumeration(), strategy, sharing, settings);
+  const SearchResult result = search_members(op, strategy, sharing, context, settings, distinct);
   sharing.decide();
   log.info("shared search of " + op.name() + " " + context.key().text() + ": " +
            std::to_string(sharing.remote_points()) + " points evaluated by workers, " +
@@ -219,8 +257,6 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
   r.seed = options.decide.seed;
   r.budget.seconds = options.decide.budget_seconds;
   r.budget.evaluations = options.decide.budget_evaluations;
-  if (options.decide.budget_evaluations > 0)
-    context.set_progress_total(std::min(op.size(), options.decide.budget_evaluations + 1));
   if (context.prepare_inputs()) {
     if (budget.limited()) {
       budget.hold_for_decision([&context](double cap) { return context.decision_cost(cap); },
@@ -242,19 +278,26 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     settings.first = {r.default_index};
     for (std::size_t a : op.anchor_indices())
       if (a != r.default_index) settings.first.push_back(a);
+    // The points that compute differently for this key: the others are never proposed.
+    const std::vector<std::size_t> distinct = op.distinct_points(key, settings.first);
+    r.distinct_points = distinct.size();
+    context.set_progress_total(
+        options.decide.budget_evaluations > 0
+            ? std::min(distinct.size(), options.decide.budget_evaluations + 1)
+            : distinct.size());
     const Searched result =
         shared && plan_groups(op).size() <= 1
-            ? search_shared(op, *strategy, evaluator, context, settings, *shared,
+            ? search_shared(op, *strategy, evaluator, context, settings, distinct, *shared,
                             [&budget] { return budget.limited() && !budget.admits_timing(); })
-            : search_groups(op, *strategy, options, evaluator, context, settings);
+            : search_groups(op, *strategy, options, evaluator, context, settings, distinct);
     r.stop_reason = result.stop_reason;
     r.budget.reserve_seconds = budget.reserve();
-    const bool exhausted = result.evaluated >= op.size();
+    const bool exhausted = result.evaluated >= distinct.size();
     r.budget.cut =
         !exhausted && (result.stop_reason == "evaluation budget" ||
                        result.stop_reason == "time budget" || strategy->prunes(op.enumeration()));
     if (r.budget.cut && r.budget.stopped.empty()) {
-      const std::size_t left = op.size() - result.evaluated;
+      const std::size_t left = distinct.size() - std::min(distinct.size(), result.evaluated);
       r.budget.stopped =
           result.stop_reason == "evaluation budget"
               ? "the evaluation budget: " + std::to_string(left) + " points never proposed"

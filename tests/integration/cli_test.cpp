@@ -36,6 +36,12 @@ TEST(Cli, TuneSgemmPicksAValidatedWinnerNoSlowerThanTheDefault) {
   EXPECT_EQ(report.at("key").get<std::string>().rfind("m=256,n=256,k=256", 0), 0u);
   EXPECT_EQ(report.at("source"), "searched");
   ASSERT_FALSE(report.at("candidates").empty());
+  // At 256³ every nc (512-4096) blocks all 256 columns, and kc 256-512 all of k: the search
+  // proposes one point of each such class (Op::effective_config).
+  const json& search = report.at("search");
+  EXPECT_LT(search.at("distinct_points").get<std::size_t>(),
+            search.at("space_size").get<std::size_t>() / 4)
+      << search.dump(2);
 
   const json* winner = candidate_named(report, report.at("winner").get<std::string>());
   ASSERT_NE(winner, nullptr) << "the winner is not among the candidates";
@@ -58,7 +64,8 @@ TEST(Cli, TuneSgemmPicksAValidatedWinnerNoSlowerThanTheDefault) {
 TEST(Cli, ConsoleReportShowsTheTable) {
   const Result run = tunekit("tune sgemm --shape m=16,n=16,k=16 --quiet");
   ASSERT_EQ(run.status, 0) << run.err;
-  for (const char* part : {"sgemm", "m=16,n=16,k=16", "winner", "candidate", "status", "median"})
+  for (const char* part : {"sgemm", "m=16,n=16,k=16", "winner", "candidate", "status", "median",
+                           "distinct for this key"})
     EXPECT_TRUE(contains(run.out, part)) << part << " missing from\n" << run.out;
   EXPECT_TRUE(run.err.empty()) << "--quiet still wrote:\n" << run.err;
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -190,6 +191,51 @@ TEST(Sgemm, EveryAlgorithmValidatesAtOddShapes) {
                                 << outcome.message;
     }
   }
+}
+
+// The op's effective config (Op::effective_config) is a claim that points compute the same
+// thing: a cache block at least as large as its dimension is the whole dimension. Every packed
+// point is run; those the claim puts in one class must write the same bits, and the classes
+// are as many as the rule says (mc 144/192, kc 256-512 and every nc are one at 100×70×130).
+TEST(Sgemm, PointsOfOneEffectiveConfigComputeTheSameBits) {
+  cpu::ThreadPool pool(2);
+  const auto typed = make_sgemm_op_typed(pool);
+  const OpBase& op = *typed;
+  const Key key = op.parse_shape("m=100,n=70,k=130");
+  const auto workload = op.make_workload(key);
+  std::map<std::string, std::vector<float>> by_class;
+  std::size_t others = 0;
+  for (std::size_t i = 0; i < op.size(); ++i) {
+    const Config c = op.candidate(i).config;
+    if (c["algo"].as_string() != "packed") {
+      ++others;
+      continue;
+    }
+    Config effective = c;
+    effective.set("mc", std::min<std::int64_t>(c["mc"].as_int(), 100))
+        .set("kc", std::min<std::int64_t>(c["kc"].as_int(), 130))
+        .set("nc", std::min<std::int64_t>(c["nc"].as_int(), 70));
+    workload->run_candidate(i);
+    const OutputView out = workload->outputs().front();
+    const auto* data = static_cast<const float*>(out.data);
+    std::vector<float> bits(data, data + out.count);
+    const auto [it, fresh] = by_class.emplace(effective.text(), bits);
+    if (!fresh) {
+      EXPECT_EQ(std::memcmp(it->second.data(), bits.data(), bits.size() * sizeof(float)), 0)
+          << c.text() << " differs from another point of " << effective.text();
+    }
+  }
+  const std::vector<std::size_t> distinct = op.distinct_points(key, {});
+  EXPECT_EQ(distinct.size(), by_class.size() + others);
+  std::size_t micros = 0;
+  for (const SgemmMicro& micro : kSgemmMicros) micros += sgemm_native_lanes(micro.lanes);
+  // mc {48, 96, >=100} x kc {128, >=130} x nc {>=70} x 2 orders x 2 thread counts.
+  EXPECT_EQ(by_class.size(), micros * 3 * 2 * 1 * 2 * 2);
+  // At 128³ every kc and every nc is the whole dimension, and mc 144 and 192 are one.
+  EXPECT_EQ(op.distinct_points(op.parse_shape("m=128,n=128,k=128"), {}).size(),
+            micros * 3 * 2 * 2 + others);
+  // Where every block is smaller than its dimension, every point computes differently.
+  EXPECT_EQ(op.distinct_points(op.parse_shape("m=1024,n=4096,k=1024"), {}).size(), op.size());
 }
 
 // The library candidate at shapes past its small-matrix paths too, at each thread count.

@@ -59,6 +59,7 @@ SearchRecord full_search() {
   s.schedule = "racing:round=4";
   s.seed = 0xfeedfacecafebeefULL;
   s.space_size = 120;
+  s.distinct_points = 40;
   s.evaluated = 17;
   s.stop_reason = "time budget";
   s.budget = BudgetReport{90, 40, true, "3 points", 1.5, 5};
@@ -130,6 +131,7 @@ TEST(EvidenceCodec, TheSearchRecordRoundTrips) {
   EXPECT_EQ(back.search->schedule, s.schedule);
   EXPECT_EQ(back.search->seed, s.seed);
   EXPECT_EQ(back.search->space_size, s.space_size);
+  EXPECT_EQ(back.search->distinct_points, 40u);
   EXPECT_EQ(back.search->evaluated, s.evaluated);
   EXPECT_EQ(back.search->stop_reason, s.stop_reason);
   EXPECT_DOUBLE_EQ(back.search->budget.seconds, 90);

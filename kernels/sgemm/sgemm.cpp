@@ -4,8 +4,10 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -303,9 +305,23 @@ void sgemm_packed(const SgemmPacked& plan, cpu::ThreadPool& pool, SgemmArgs& arg
 namespace {
 // Serialises tunekit's own OpenBLAS calls and their thread-count changes (sgemm_openblas).
 std::mutex openblas_calls;
-// Whether openblas_quiesce stopped OpenBLAS's threads since the last threaded call (guarded by
-// openblas_calls): the next one starts them again, and they are spread.
-bool openblas_stopped = false;
+// Whether OpenBLAS's threads were stopped since the last threaded call — by openblas_quiesce,
+// or by a fork: OpenBLAS's own fork handler stops them in the forking process, and a forked
+// child has none — so the next one starts them again, and they are spread. Atomic: the fork
+// handlers set it without the lock.
+std::atomic<bool> openblas_stopped{false};
+
+// After every fork, in the parent and in the child: a worker process's first threaded call
+// (and the host's next) restarts OpenBLAS's threads, which the kernel often places on the
+// caller's CPU: unspread, the 2-thread library read 1-4 ms at 128³ where it runs in 42 µs,
+// and a far-behind cut dropped it (docs/performance.md "The library's threads after a fork").
+void note_openblas_forks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const auto stopped = [] { openblas_stopped.store(true, std::memory_order_relaxed); };
+    ::pthread_atfork(nullptr, stopped, stopped);
+  });
+}
 
 // The threads in `after` that are not in `before`.
 std::vector<int> started_since(std::vector<int> before, const std::vector<int>& after) {
@@ -332,7 +348,7 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
   // CPU: both then share one core (2 threads at 256³ read 350 µs instead of 197) until the
   // scheduler moves one, which in a window of a few dozen calls it mostly does not. They are
   // spread at once, as a process calling OpenBLAS back to back has them (docs/performance.md).
-  const bool restart = openblas_stopped && threads > 1;
+  const bool restart = openblas_stopped.load(std::memory_order_relaxed) && threads > 1;
   const std::vector<int> before = restart ? cpu::thread_ids() : std::vector<int>{};
   if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
   // beta = 0: OpenBLAS stores zeros before accumulating, so whatever C held (NaN poison
@@ -343,7 +359,7 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
     // Once per stop, even where the call was too small to start threads: else every call of
     // such a window would list the threads twice (tens of µs on a call of a few). The tuner
     // stops the threads after each window of one shape, so the next restart is spread.
-    openblas_stopped = false;
+    openblas_stopped.store(false, std::memory_order_relaxed);
     cpu::spread_threads(started_since(before, cpu::thread_ids()));
   }
 }
@@ -358,7 +374,7 @@ void openblas_quiesce() {
   if (!stop_threads) return;
   std::lock_guard lock(openblas_calls);
   stop_threads();
-  openblas_stopped = true;
+  openblas_stopped.store(true, std::memory_order_relaxed);
 }
 
 std::string openblas_description() {
@@ -560,6 +576,7 @@ std::unique_ptr<Op<SgemmArgs>> make_sgemm_op_typed(cpu::ThreadPool& pool) {
   op->effective_config(sgemm_effective);
   op->work(sgemm_work);  // the cost model's view of each point (work_models.cpp)
   op->default_config(sgemm_default_config());
+  note_openblas_forks();
   // OpenBLAS at every thread count is measured in every search, right after the default: the
   // pick is never slower than the library (TunableOp's library-versus-generated choice).
   std::vector<Config> library;

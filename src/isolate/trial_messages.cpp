@@ -197,6 +197,7 @@ std::string encode(const TrialAnswer& answer) {
   w.put(answer.outcome);
   w.put(answer.compile_seconds);
   w.put(answer.validation_call_seconds);
+  w.put(answer.validation_more_seconds);
   w.put(answer.timing);
   w.put(answer.settle_seconds);
   w.put<std::uint8_t>(answer.checked);
@@ -211,6 +212,7 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
   a.outcome = r.outcome();
   a.compile_seconds = r.get<double>();
   a.validation_call_seconds = r.get<double>();
+  a.validation_more_seconds = r.get<double>();
   a.timing = r.maybe_timing();
   a.settle_seconds = r.get<double>();
   if (!(a.settle_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged

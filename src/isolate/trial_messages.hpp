@@ -61,6 +61,10 @@ struct TrialAnswer {
   double compile_seconds = 0;  // the build the phase did (0: none)
   // admit: the validation run's launch and sync on the device's clock (0: not reached)
   double validation_call_seconds = 0;
+  // admit: the fastest of the further input sets' validation runs, read on the same clock (0:
+  // none read). With the first, two cold readings: a candidate far behind on both is cut
+  // before its window (SearchContext::measure).
+  double validation_more_seconds = 0;
   std::optional<TimingResult> timing;
   double settle_seconds = 0;  // window: the wait for the device to settle before it
   bool checked = false;       // window: its checked calls ran (and the outcome says how)

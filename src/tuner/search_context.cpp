@@ -5,6 +5,8 @@
 #include <exception>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "core/classify.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/stats.hpp"
@@ -200,6 +202,7 @@ bool SearchContext::admit(std::size_t index) {
   // The budget's projections are on its own clock (a replay's or a test's simulated one).
   admission_.add(budget_now() - budget_start - (options_.measure.now ? 0 : a.worker_setup_seconds));
   validation_call_[index] = a.validation_call_seconds;
+  validation_more_[index] = a.validation_more_seconds;
   if (!built_[index]) {
     entry(index).compile_seconds = a.compile_seconds;
     r_.seconds_compiling += a.compile_seconds;
@@ -331,8 +334,37 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   return failed;
 }
 
+std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
+                                                             const TimingOptions& timing) const {
+  // Isolated windows only: a queued incumbent is a per-launch time of batches, which one launch
+  // and its sync are no measure against. The default is never cut (it has no incumbent).
+  if (index == r_.default_index || timing.mode != TimingMode::isolated ||
+      !(timing.hopeless_against > 0) || !(timing.far_behind_ratio > 0))
+    return std::nullopt;
+  const auto first = validation_call_.find(index);
+  const auto more = validation_more_.find(index);
+  if (first == validation_call_.end() || more == validation_more_.end() || !(first->second > 0) ||
+      !(more->second > 0))
+    return std::nullopt;
+  // Cold runs only add time, as a stall does: two of them far behind are not a fast kernel.
+  const double behind = std::min(first->second, more->second) / timing.hopeless_against;
+  const double line = std::max(timing.far_behind_ratio, timing.hopeless_ratio);
+  if (!(behind >= line)) return std::nullopt;
+  TimingResult t;
+  t.mode = TimingMode::isolated;
+  t.clock = std::string(device_.clock().name());
+  t.samples = {first->second, more->second};
+  summarise(t, timing);
+  t.outcome = {Status::hopeless,
+               fmt::format("cut on its validation runs, before any window: the faster of the two "
+                           "is {:.3g}x the incumbent (far_behind_ratio {:g})",
+                           behind, line)};
+  return t;
+}
+
 TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timing,
                                     CheckWhen when) {
+  if (std::optional<TimingResult> cut = cut_on_validation(index, timing)) return *cut;
   const auto start = Wall::now();
   TimingResult result = window(index, timing, when);
   if (result.ok() && result.contended) {

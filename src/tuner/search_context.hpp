@@ -227,6 +227,10 @@ class SearchContext {
   TimingResult window(std::size_t index, const TimingOptions& timing,
                       CheckWhen when = CheckWhen::contender,
                       std::optional<std::size_t> functions_of = std::nullopt);
+  // A window that need not run: the candidate's validation runs on two input sets, two cold
+  // readings, are both far behind `timing`'s incumbent (far_behind_cut's rule on them).
+  std::optional<TimingResult> cut_on_validation(std::size_t index,
+                                                const TimingOptions& timing) const;
   // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation
   // time, the incumbent and the budget, with a floor; 0 when trials are not isolated.
   double validation_limit(std::size_t index) const;
@@ -247,6 +251,8 @@ class SearchContext {
   std::unordered_map<std::size_t, double> validated_;  // index -> seconds its admission took
   // index -> its validation run's launch on the device clock (TimingOptions::prior_reading)
   std::unordered_map<std::size_t, double> validation_call_;
+  // index -> the fastest of its further input sets' validation runs on that clock (0: none)
+  std::unordered_map<std::size_t, double> validation_more_;
   std::unordered_map<std::size_t, std::string> banned_;  // index -> why
   double best_checked_ = 0;  // the best score of a checked window (0: none yet)
   std::function<bool()> stop_;

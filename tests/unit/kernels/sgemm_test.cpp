@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -288,6 +290,50 @@ TEST(Sgemm, OpenblasThreadsStartedAgainAreSpreadOffTheCallersCpu) {
   }
   if (restarts == 0) GTEST_SKIP() << "this OpenBLAS starts no threads again (a serial build)";
   EXPECT_GE(spread * 2, restarts) << spread << " of " << restarts << " restarts";
+}
+
+// A fork stops OpenBLAS's threads too (its fork handler in the parent; the child has none), and
+// a worker process's first threaded call starts them again, often on the caller's CPU: the op
+// counts a fork as a stop, so the threads a forked child starts are spread like those after
+// openblas_quiesce. Each child reports whether its started threads left the caller's CPU.
+TEST(Sgemm, OpenblasThreadsStartedInAForkedChildAreSpread) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "this process may run on one CPU only";
+  cpu::ThreadPool pool(2);
+  const auto op = make_sgemm_op_typed(pool);  // registers the op's fork handler
+  SgemmArgs args = make_sgemm_args(256, 256, 256);
+  sgemm_openblas(2, args);
+  enum : int { kSpread = 10, kShared = 11, kNoThreads = 12 };
+  int spread = 0, restarts = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // no gtest assertions here: the exit code is the answer
+      const std::vector<int> before = cpu::thread_ids();
+      for (int call = 0; call < 21; ++call) sgemm_openblas(2, args);
+      const int caller = ::sched_getcpu();
+      int code = kNoThreads;
+      for (const int id : cpu::thread_ids()) {
+        if (std::find(before.begin(), before.end(), id) != before.end()) continue;
+        if (testing::last_cpu(id) == caller) code = kShared;
+        if (code != kShared) code = kSpread;
+      }
+      ::_exit(code);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit normally: " << status;
+    const int code = WEXITSTATUS(status);
+    ASSERT_TRUE(code == kSpread || code == kShared || code == kNoThreads) << code;
+    if (code == kNoThreads) continue;
+    ++restarts;
+    spread += code == kSpread;
+  }
+  if (restarts == 0) GTEST_SKIP() << "this OpenBLAS starts no threads in a child (a serial build)";
+  EXPECT_GE(spread * 2, restarts) << spread << " of " << restarts << " children";
 }
 
 // OpenBLAS's thread count is process-wide: launches of different thread counts from several

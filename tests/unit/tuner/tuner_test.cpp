@@ -42,6 +42,38 @@ TEST(Tuner, AFarBehindCandidateCostsItsValidationRunAndTwoSamples) {
   EXPECT_EQ(r.winner_name, "def");
 }
 
+// With two input sets the validation runs are two cold readings (a cold run only adds time):
+// a candidate far behind the incumbent on both is cut before any window, at no launch more.
+TEST(Tuner, AFarBehindCandidateOnTwoInputSetsCostsItsValidationRunsOnly) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 1e-3;
+  dev.behaviour["naive"].seconds = 0.3;
+  dev.behaviour["near"].seconds = 1.2e-3;
+  int naive_launches = 0;
+  dev.behaviour["naive"].hook = [&] { ++naive_launches; };
+  auto op = make_fake_op(dev, {"def", "naive", "near"}, "def");
+  op->inputs([](const Key& k, int) {
+    return fakes::FakeArgs{std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
+  });
+  ASSERT_EQ(op->input_sets(), 2);
+  TunerOptions options;
+  options.persist.store = "none";
+  TuneReport r;
+  Tuner(dev, options).select(*op, Key{{"n", 8}}, &r);
+  const CandidateReport& naive = candidate_named(r, "naive");
+  EXPECT_EQ(naive.outcome.status, Status::hopeless);
+  EXPECT_NE(naive.outcome.message.find("cut on its validation runs"), std::string::npos)
+      << naive.outcome.message;
+  EXPECT_EQ(naive_launches, 2) << "one validation run per input set, no window";
+  ASSERT_TRUE(naive.timing);
+  EXPECT_EQ(naive.timing->samples.size(), 2u);  // the validation readings, reported
+  // One within the far-behind ratio is timed in a window as before.
+  const CandidateReport& near = candidate_named(r, "near");
+  EXPECT_TRUE(near.outcome.ok()) << near.outcome.message;
+  EXPECT_GE(near.timing->samples.size(), 8u);
+  EXPECT_EQ(r.winner_name, "def");
+}
+
 TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
   FakeDevice dev;
   dev.behaviour["def"].seconds = 2e-3;

@@ -310,6 +310,7 @@ std::mutex openblas_calls;
 // child has none — so the next one starts them again, and they are spread. Atomic: the fork
 // handlers set it without the lock.
 std::atomic<bool> openblas_stopped{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a fork handler");
 
 // After every fork, in the parent and in the child: a worker process's first threaded call
 // (and the host's next) restarts OpenBLAS's threads, which the kernel often places on the
@@ -348,7 +349,8 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
   // CPU: both then share one core (2 threads at 256³ read 350 µs instead of 197) until the
   // scheduler moves one, which in a window of a few dozen calls it mostly does not. They are
   // spread at once, as a process calling OpenBLAS back to back has them (docs/performance.md).
-  const bool restart = openblas_stopped.load(std::memory_order_relaxed) && threads > 1;
+  // Taken at once: a fork between this read and the call's end marks a stop again.
+  const bool restart = threads > 1 && openblas_stopped.exchange(false, std::memory_order_relaxed);
   const std::vector<int> before = restart ? cpu::thread_ids() : std::vector<int>{};
   if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
   // beta = 0: OpenBLAS stores zeros before accumulating, so whatever C held (NaN poison
@@ -359,7 +361,6 @@ void sgemm_openblas(int threads, SgemmArgs& args) {
     // Once per stop, even where the call was too small to start threads: else every call of
     // such a window would list the threads twice (tens of µs on a call of a few). The tuner
     // stops the threads after each window of one shape, so the next restart is spread.
-    openblas_stopped.store(false, std::memory_order_relaxed);
     cpu::spread_threads(started_since(before, cpu::thread_ids()));
   }
 }

@@ -7,7 +7,7 @@
 namespace tunekit::detail {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x746b7461;    // "tkta"
+constexpr std::uint32_t kMagic = 0x746b7462;    // "tktb" (validation_more_seconds: was "tkta")
 constexpr std::uint32_t kRequest = 0x746b7472;  // "tktr"
 constexpr std::uint32_t kSetup = 0x746b7473;    // "tkts"
 constexpr std::uint64_t kMaxItems = 1u << 24;

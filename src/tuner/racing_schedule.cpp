@@ -322,12 +322,13 @@ class RacingSchedule final : public Schedule {
     // candidate's round finds cold caches; round_warmup launches absorb that.
     w.warmup = first_round ? w.warmup : round_warmup_;
     if (!first_round && w.mode == TimingMode::queued) w.fixed_depth = r.all.depth;
-    // Against the incumbent of earlier batches (the default's reading at least), each window
-    // is cut within as a full window is: a runner whose fastest readings are far behind it
-    // leaves after two samples, not after the round (a 284 ms naive loop beside 1.3 ms
-    // kernels at 512³ paid five launches). Not in the final race: its finalists are raced
-    // against each other only.
-    if (!fresh_ && r.index != context.default_index() && context.incumbent() > 0 &&
+    // A batch's rounds are short (round_ samples): the median rule within one would cut a
+    // near-tied runner on one stalled round, so a batch's runners are judged after each round
+    // on all their samples (drop_far_behind, the intervals); a loser far behind on its
+    // validation runs never gets a round (SearchContext::cut_on_validation). The final race
+    // races its finalists against each other only: no incumbent, the caller's included.
+    w.hopeless_against = 0;
+    if (alone && !fresh_ && r.index != context.default_index() && context.incumbent() > 0 &&
         context.options().decide.statistic == Statistic::median)
       w.hopeless_against = context.incumbent();
     // The final race's windows are short and each starts only when the host's budget admits

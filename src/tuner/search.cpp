@@ -112,6 +112,22 @@ SearchSettings within(const SearchSettings& settings, const std::vector<std::siz
   return out;
 }
 
+// The points searched first: the default (the floor), then the op's anchors (a library
+// solution). They stand for their classes of points that compute the same thing.
+std::vector<std::size_t> first_points(const OpBase& op, std::size_t default_index) {
+  std::vector<std::size_t> first{default_index};
+  for (std::size_t a : op.anchor_indices())
+    if (a != default_index) first.push_back(a);
+  return first;
+}
+
+// The space a strategy searches: `members` (the points that compute differently for the key,
+// Op::effective_config), or the whole space when they are all of it.
+Enumeration searched_space(const OpBase& op, const std::vector<std::size_t>& members) {
+  if (members.size() == op.size()) return op.enumeration();
+  return group_space(op.enumeration(), members);
+}
+
 // The search over `members` only (the points that compute differently for the key,
 // Op::effective_config), or over the whole space when they are all of it.
 SearchResult search_members(const OpBase& op, Strategy& strategy, Evaluator& evaluator,
@@ -236,9 +252,14 @@ void check_search_options(const TunerOptions& options) {
     throw UsageError("TunerOptions: decide.share.remeasure_top must be at most 1000000, e.g. 3");
 }
 
-bool search_is_restricted(const TunerOptions& options, const OpBase& op) {
-  return options.decide.budget_seconds > 0 || options.decide.budget_evaluations > 0 ||
-         StrategyRegistry::builtin().make(options.decide.strategy)->prunes(op.enumeration());
+bool search_is_restricted(const TunerOptions& options, const OpBase& op, const Key& key) {
+  if (options.decide.budget_seconds > 0 || options.decide.budget_evaluations > 0) return true;
+  // At a key where few points compute differently, `auto` measures them all: not pruned.
+  const std::vector<std::size_t> distinct =
+      op.distinct_points(key, first_points(op, op.default_index(key)));
+  return StrategyRegistry::builtin()
+      .make(options.decide.strategy)
+      ->prunes(searched_space(op, distinct));
 }
 
 TuneReport run_search(Device& device, const OpBase& op, const Key& key, const TunerOptions& options,
@@ -275,9 +296,7 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     settings.prior.default_index = r.default_index;
     settings.prior.time_budget = options.decide.budget_seconds > 0;
     // The floor first, whatever the budget; then the op's anchors (a library solution).
-    settings.first = {r.default_index};
-    for (std::size_t a : op.anchor_indices())
-      if (a != r.default_index) settings.first.push_back(a);
+    settings.first = first_points(op, r.default_index);
     // The points that compute differently for this key: the others are never proposed.
     const std::vector<std::size_t> distinct = op.distinct_points(key, settings.first);
     r.distinct_points = distinct.size();
@@ -293,9 +312,9 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     r.stop_reason = result.stop_reason;
     r.budget.reserve_seconds = budget.reserve();
     const bool exhausted = result.evaluated >= distinct.size();
-    r.budget.cut =
-        !exhausted && (result.stop_reason == "evaluation budget" ||
-                       result.stop_reason == "time budget" || strategy->prunes(op.enumeration()));
+    r.budget.cut = !exhausted && (result.stop_reason == "evaluation budget" ||
+                                  result.stop_reason == "time budget" ||
+                                  strategy->prunes(searched_space(op, distinct)));
     if (r.budget.cut && r.budget.stopped.empty()) {
       const std::size_t left = distinct.size() - std::min(distinct.size(), result.evaluated);
       r.budget.stopped =

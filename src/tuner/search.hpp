@@ -21,8 +21,9 @@ namespace tunekit::detail {
 void check_search_options(const TunerOptions& options);
 
 // Whether a search with these options may stop before its strategy is done (a budget, or a
-// strategy that prunes): such a search is stored as budget_cut.
-bool search_is_restricted(const TunerOptions& options, const OpBase& op);
+// strategy that prunes the points that compute differently at `key`): such a search is stored
+// as budget_cut.
+bool search_is_restricted(const TunerOptions& options, const OpBase& op, const Key& key);
 
 // Runs the search and returns the report with the winner set (the default when nothing
 // validated and measured cleanly, or when the budget left the default unmeasured: source

@@ -336,10 +336,12 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
 
 std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
                                                              const TimingOptions& timing) const {
-  // Isolated windows only: a queued incumbent is a per-launch time of batches, which one launch
-  // and its sync are no measure against. The default is never cut (it has no incumbent).
-  if (index == r_.default_index || timing.mode != TimingMode::isolated ||
-      !(timing.hopeless_against > 0) || !(timing.far_behind_ratio > 0))
+  // Before a candidate's first window only (a later one — a racing round, the final race —
+  // follows readings of its own), against the best measured so far. Isolated windows only: a
+  // queued incumbent is a per-launch time of batches, which one launch and its sync are no
+  // measure against. The default is never cut (it has no incumbent).
+  if (index == r_.default_index || timing.mode != TimingMode::isolated || !(incumbent_ > 0) ||
+      !(timing.far_behind_ratio > 0))
     return std::nullopt;
   const auto first = validation_call_.find(index);
   const auto more = validation_more_.find(index);
@@ -347,7 +349,7 @@ std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
       !(more->second > 0))
     return std::nullopt;
   // Cold runs only add time, as a stall does: two of them far behind are not a fast kernel.
-  const double behind = std::min(first->second, more->second) / timing.hopeless_against;
+  const double behind = std::min(first->second, more->second) / incumbent_;
   const double line = std::max(timing.far_behind_ratio, timing.hopeless_ratio);
   if (!(behind >= line)) return std::nullopt;
   TimingResult t;
@@ -364,7 +366,8 @@ std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
 
 TimingResult SearchContext::measure(std::size_t index, const TimingOptions& timing,
                                     CheckWhen when) {
-  if (std::optional<TimingResult> cut = cut_on_validation(index, timing)) return *cut;
+  if (windowed_.insert(index).second)
+    if (std::optional<TimingResult> cut = cut_on_validation(index, timing)) return *cut;
   const auto start = Wall::now();
   TimingResult result = window(index, timing, when);
   if (result.ok() && result.contended) {

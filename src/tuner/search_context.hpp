@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tunekit/device.hpp"
@@ -227,8 +228,9 @@ class SearchContext {
   TimingResult window(std::size_t index, const TimingOptions& timing,
                       CheckWhen when = CheckWhen::contender,
                       std::optional<std::size_t> functions_of = std::nullopt);
-  // A window that need not run: the candidate's validation runs on two input sets, two cold
-  // readings, are both far behind `timing`'s incumbent (far_behind_cut's rule on them).
+  // A first window that need not run: the candidate's validation runs on two input sets, two
+  // cold readings, are both far behind the best measured so far (far_behind_cut's rule on
+  // them, with `timing`'s ratios).
   std::optional<TimingResult> cut_on_validation(std::size_t index,
                                                 const TimingOptions& timing) const;
   // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation
@@ -253,6 +255,7 @@ class SearchContext {
   std::unordered_map<std::size_t, double> validation_call_;
   // index -> the fastest of its further input sets' validation runs on that clock (0: none)
   std::unordered_map<std::size_t, double> validation_more_;
+  std::unordered_set<std::size_t> windowed_;  // indices measure() was asked for at least once
   std::unordered_map<std::size_t, std::string> banned_;  // index -> why
   double best_checked_ = 0;  // the best score of a checked window (0: none yet)
   std::function<bool()> stop_;

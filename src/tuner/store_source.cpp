@@ -20,7 +20,7 @@ std::optional<Served> StoreSource::find(ServeRequest& request) {
   // too; a search without those limits replaces it (DESIGN §7).
   // Mode cached never searches: a partial entry is better than the default there.
   if (stored->budget_cut && options_.decide.mode != Mode::cached &&
-      !search_is_restricted(options_, op))
+      !search_is_restricted(options_, op, request.key))
     return std::nullopt;
   auto index = op.find(stored->winner);
   if (!index || bans_.banned(op.checksum(), request.key.digest(), *index) ||

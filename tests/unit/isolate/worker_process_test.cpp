@@ -157,6 +157,8 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   TrialAnswer a;
   a.outcome = {Status::hopeless, "cut"};
   a.compile_seconds = 0.25;
+  a.validation_call_seconds = 0.5;
+  a.validation_more_seconds = 0.375;
   TimingResult t;
   t.outcome = {Status::hopeless, "cut"};
   t.mode = TimingMode::queued;
@@ -176,6 +178,8 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   EXPECT_EQ(back->outcome.status, Status::hopeless);
   EXPECT_EQ(back->outcome.message, "cut");
   EXPECT_EQ(back->compile_seconds, 0.25);
+  EXPECT_EQ(back->validation_call_seconds, 0.5);
+  EXPECT_EQ(back->validation_more_seconds, 0.375);
   ASSERT_TRUE(back->timing);
   EXPECT_EQ(back->timing->samples, t.samples);
   EXPECT_EQ(back->timing->depth, 4);

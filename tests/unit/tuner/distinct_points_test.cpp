@@ -13,6 +13,7 @@
 #include "fakes/simulated_space.hpp"
 #include "tunekit/errors.hpp"
 #include "tunekit/tuner.hpp"
+#include "tuner/search.hpp"
 
 namespace tunekit {
 namespace {
@@ -124,6 +125,20 @@ TEST(DistinctPoints, AnEvaluationBudgetCountsDistinctPointsAndAnchorsStandForThe
   EXPECT_TRUE(r.budget.cut);
   EXPECT_NE(r.budget.stopped.find("8 points never proposed"), std::string::npos)
       << r.budget.stopped;
+}
+
+// A stored partial search (budget_cut) is replaced by a search that is not restricted; at a
+// key where few points compute differently `auto` measures them all, so such a search is not.
+TEST(DistinctPoints, AutoIsRestrictedOnlyWhereTheDistinctPointsAreMany) {
+  SimulatedDevice dev;
+  auto op = make_space_op(dev, grid_space(20), Config{{"x", 0}, {"y", 0}});
+  op->effective_config(clip_y);
+  const TunerOptions o;  // strategy auto: exhaustive up to 256 points
+  EXPECT_FALSE(detail::search_is_restricted(o, *op, Key{{"n", 1}}));  // 20 x 2 points
+  EXPECT_TRUE(detail::search_is_restricted(o, *op, Key{{"n", 50}}));  // all 400
+  TunerOptions budgeted;
+  budgeted.decide.budget_evaluations = 5;
+  EXPECT_TRUE(detail::search_is_restricted(budgeted, *op, Key{{"n", 1}}));
 }
 
 TEST(DistinctPoints, AHookThatThrowsOrAListOpIsAUsageErrorNamingThePoint) {

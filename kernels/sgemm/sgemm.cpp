@@ -313,9 +313,9 @@ std::atomic<bool> openblas_stopped{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a fork handler");
 
 // After every fork, in the parent and in the child: a worker process's first threaded call
-// (and the host's next) restarts OpenBLAS's threads, which the kernel often places on the
-// caller's CPU: unspread, the 2-thread library read 1-4 ms at 128³ where it runs in 42 µs,
-// and a far-behind cut dropped it (docs/performance.md "The library's threads after a fork").
+// (and the host's next) restarts OpenBLAS's threads, which the kernel often leaves on the
+// caller's CPU unless spread (6 to 9 of 10 forked children did; docs/performance.md "Points
+// that compute the same thing, losers cut on their validation runs").
 void note_openblas_forks() {
   static std::once_flag once;
   std::call_once(once, [] {

@@ -302,7 +302,7 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
     r.distinct_points = distinct.size();
     context.set_progress_total(
         options.decide.budget_evaluations > 0
-            ? std::min(distinct.size(), options.decide.budget_evaluations + 1)
+            ? std::min(distinct.size(), options.decide.budget_evaluations + settings.first.size())
             : distinct.size());
     const Searched result =
         shared && plan_groups(op).size() <= 1

@@ -27,6 +27,11 @@
 // for a CPU (TimingOptions::retake_waited, "racing-rw"); --compare-round-warmup adds racing with
 // one untimed launch before each round after the first ("racing:round_warmup=1", "racing-w1").
 // Loads: "busy" = a process spinning all the time, "bursty" = one spinning 30 ms of every 100.
+// On an idle load every reference run and repetition also carries a probe of the round trip of
+// a cache line between the two CPUs (a VM's host runs its vCPUs near each other or far apart,
+// and moves them over minutes: multi-threaded kernels that share data are up to 2x slower far
+// apart); the row is then judged once more per state, each repetition against the reference
+// runs of its own state (one is taken in a state that has fewer than two).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "cross_cpu_probe.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/stats.hpp"
@@ -150,6 +156,93 @@ struct Reference {
     return out;
   }
 };
+
+// The machine a row ran on, in two states (idle loads only): every reference run and every
+// repetition carries the cross-CPU probe taken just before it, a probe over twice the row's
+// fastest is "far". A reference that mixes runs of both states judges neither (its medians fall
+// between two machines), so each repetition is also judged by the reference runs of its own
+// state where that state has two or more.
+struct StateSplit {
+  std::vector<double> ref_trips;  // one per reference run (scheduled and extra)
+  std::vector<tunekit::TuneReport> ref_reports;
+  std::vector<double> rep_trips;  // one per repetition
+
+  double fastest() const {
+    double f = 1e300;
+    for (double t : ref_trips) f = std::min(f, t);
+    for (double t : rep_trips) f = std::min(f, t);
+    return f;
+  }
+  static bool far(double trip, double fastest) { return trip > 2 * fastest; }
+  // How many reference runs a state has, by the fastest probe so far (extra runs are taken
+  // while a state has fewer than two).
+  int ref_runs_in(bool is_far) const {
+    const double f = fastest();
+    return static_cast<int>(std::count_if(ref_trips.begin(), ref_trips.end(),
+                                          [&](double t) { return far(t, f) == is_far; }));
+  }
+};
+
+// The winners within the tie band of a reference's best (the "agreeing" set).
+std::map<std::string, bool> tie_set_of(const Reference& reference, double tie_band) {
+  const std::map<std::string, double> score = reference.scores();
+  double best = 1e300;
+  for (const auto& [name, s] : score) best = std::min(best, s);
+  std::map<std::string, bool> agrees;
+  for (const auto& [name, s] : score) agrees[name] = s <= best * (1 + tie_band);
+  return agrees;
+}
+
+void print_by_state(const StateSplit& split,
+                    const std::vector<std::pair<std::string, Tally>>& judged, double tie_band,
+                    bool verbose) {
+  if (split.rep_trips.empty() || std::isnan(split.rep_trips.front())) return;
+  const double fastest = split.fastest();
+  std::printf(
+      "%-8s %-22s %-6s cross-CPU round trip %.0f / %.0f / %.0f ns (min / median / max of "
+      "the repetitions); by state:\n",
+      "", "", "", *std::min_element(split.rep_trips.begin(), split.rep_trips.end()),
+      tunekit::stats::median(split.rep_trips),
+      *std::max_element(split.rep_trips.begin(), split.rep_trips.end()));
+  for (const bool is_far : {false, true}) {
+    Reference reference;
+    for (std::size_t i = 0; i < split.ref_trips.size(); ++i)
+      if (StateSplit::far(split.ref_trips[i], fastest) == is_far)
+        reference.add(split.ref_reports[i]);
+    std::vector<std::size_t> reps;
+    for (std::size_t r = 0; r < split.rep_trips.size(); ++r)
+      if (StateSplit::far(split.rep_trips[r], fastest) == is_far) reps.push_back(r);
+    if (reps.empty()) continue;
+    const char* state = is_far ? "far" : "near";
+    if (reference.runs < 2) {
+      std::printf("%-8s %-22s %-6s   %s: %zu repetitions, %d reference runs: not judged\n", "", "",
+                  "", state, reps.size(), reference.runs);
+      continue;
+    }
+    const std::map<std::string, bool> agrees = tie_set_of(reference, tie_band);
+    std::printf("%-8s %-22s %-6s   %s: %zu repetitions, %d reference runs, tie set %d;", "", "", "",
+                state, reps.size(), reference.runs,
+                static_cast<int>(std::count_if(agrees.begin(), agrees.end(),
+                                               [](const auto& a) { return a.second; })));
+    for (const auto& [protocol, tally] : judged) {
+      Tally in_state;
+      for (std::size_t r : reps) in_state.add(tally.picks[r], 0);
+      std::printf(" %s agree %d/%zu stability %d/%zu;", protocol.c_str(), in_state.agreeing(agrees),
+                  reps.size(), in_state.stability(), reps.size());
+    }
+    std::printf("\n");
+    if (verbose)
+      for (std::size_t r : reps) {
+        std::printf("    repetition %2zu: %s (%.0f ns):", r, state, split.rep_trips[r]);
+        for (const auto& [protocol, tally] : judged) {
+          const auto it = agrees.find(tally.picks[r]);
+          std::printf(" %s %s", protocol.c_str(),
+                      it != agrees.end() && it->second ? "agrees" : "differs");
+        }
+        std::printf("\n");
+      }
+  }
+}
 
 // Another process loading one core while alive: spinning all the time ("busy"), or 30 ms of
 // every 100 ("bursty": a passing co-runner). A process, not a thread of this one, as a build or
@@ -373,13 +466,29 @@ int main(int argc, char** argv) {
       int retaken = 0, waited = 0;
       double pairs_sized = 0;
       int next_ref = 0;
+      // Idle only: under a co-runner the probe's pinned threads wait for their time slices.
+      const bool split_states = load == "idle";
+      StateSplit split;
+      auto run_reference = [&](int run, double trip, bool scheduled) {
+        tunekit::Tuner tuner(device, reference_run(run));
+        tunekit::TuneReport report = tuner.tune(*op, key);
+        if (scheduled) reference.add(report);
+        if (split_states) split.ref_trips.push_back(trip), split.ref_reports.push_back(report);
+      };
       for (int r = 0; r <= reps; ++r) {
         while (next_ref < ref_runs && (r == reps || next_ref * reps <= r * ref_runs)) {
-          tunekit::Tuner tuner(device, reference_run(next_ref));
-          reference.add(tuner.tune(*op, key));
+          run_reference(next_ref, split_states ? bench::cross_cpu_round_trip_ns() : 0, true);
           ++next_ref;
         }
         if (r == reps) break;
+        if (split_states) {
+          const double trip = bench::cross_cpu_round_trip_ns();
+          split.rep_trips.push_back(trip);
+          // A state with fewer than two reference runs gets one now, in the state just probed
+          // (outside the table's reference: its runs stay the scheduled ones).
+          if (!std::isnan(trip) && split.ref_runs_in(StateSplit::far(trip, split.fastest())) < 2)
+            run_reference(ref_runs + r, trip, false);
+        }
         for (std::size_t p = 0; p < protocols.size(); ++p) {
           tunekit::Tuner tuner(device, protocols[p].second);  // a fresh tuner: nothing in memory
           const auto t0 = Clock::now();
@@ -402,12 +511,9 @@ int main(int argc, char** argv) {
       for (const auto& [name, score] : ref_score)
         if (ref_winner.empty() || score < ref_score.at(ref_winner)) ref_winner = name;
       const double ref_best = ref_winner.empty() ? std::nan("") : ref_score.at(ref_winner);
-      std::map<std::string, bool> agrees;
-      int tie_set = 0;
-      for (const auto& [name, score] : ref_score) {
-        agrees[name] = score <= ref_best * (1 + tie_band);
-        tie_set += agrees[name];
-      }
+      const std::map<std::string, bool> agrees = tie_set_of(reference, tie_band);
+      const int tie_set = static_cast<int>(
+          std::count_if(agrees.begin(), agrees.end(), [](const auto& a) { return a.second; }));
       if (load == "idle") agrees_idle = agrees;
       // How far a pick is from the reference winner, in the reference's readings.
       auto off = [&](const std::string& name) {
@@ -433,6 +539,19 @@ int main(int argc, char** argv) {
           reference.seconds / reference.runs, reference.measured.size(), tie_set,
           pairs_sized / reps, static_cast<double>(waited) / reps,
           static_cast<double>(retaken) / reps);
+      std::vector<std::pair<std::string, Tally>> judged;
+      for (std::size_t p = 0; p < protocols.size(); ++p)
+        judged.emplace_back(protocols[p].first, tallies[p]);
+      judged.emplace_back("fixed", fixed);
+      if (split_states) print_by_state(split, judged, tie_band, verbose);
+      if (verbose)
+        for (const std::string& name : {ref_winner, tallies[0].modal(), fixed.modal()}) {
+          const auto it = reference.run_medians.find(name);
+          if (it == reference.run_medians.end()) continue;
+          std::printf("    reference runs of %s:", name.c_str());
+          for (double m : it->second) std::printf(" %.4g", m);
+          std::printf(" s\n");
+        }
       std::fflush(stdout);
     }
     std::printf("\n");

@@ -46,7 +46,6 @@
 #include <string>
 #include <vector>
 
-#include "cross_cpu_probe.hpp"
 #include "tunekit/catalog.hpp"
 #include "tunekit/cpu.hpp"
 #include "tunekit/stats.hpp"
@@ -477,12 +476,12 @@ int main(int argc, char** argv) {
       };
       for (int r = 0; r <= reps; ++r) {
         while (next_ref < ref_runs && (r == reps || next_ref * reps <= r * ref_runs)) {
-          run_reference(next_ref, split_states ? bench::cross_cpu_round_trip_ns() : 0, true);
+          run_reference(next_ref, split_states ? tunekit::cpu::cross_cpu_round_trip_ns() : 0, true);
           ++next_ref;
         }
         if (r == reps) break;
         if (split_states) {
-          const double trip = bench::cross_cpu_round_trip_ns();
+          const double trip = tunekit::cpu::cross_cpu_round_trip_ns();
           split.rep_trips.push_back(trip);
           // A state with fewer than two reference runs gets one now, in the state just probed
           // (outside the table's reference: its runs stay the scheduled ones).

@@ -112,6 +112,11 @@ class Device {
   // returns and would take a core from the next window). Returns the seconds waited; the
   // default waits for nothing.
   virtual double settle(double /*limit_seconds*/) { return 0; }
+  // How far apart the host runs two of the device's CPUs, in ns (cpu::cross_cpu_round_trip_ns),
+  // read before and after every search (TuneReport::cpu_placement): a decision between
+  // multi-threaded candidates holds for the placement it was made in. None where the device
+  // has no such notion (the default).
+  virtual std::optional<double> cross_cpu_round_trip() { return std::nullopt; }
   // The deepest queued-mode batch this device takes by default (DESIGN §5: 200 on host
   // backends, 2048 on GPUs); a caller that sets MeasureOptions::timing.depth_cap itself wins.
   virtual int default_depth_cap() const { return 200; }

@@ -133,6 +133,22 @@ struct PairedFinal {
   std::string why;              // how it ended, in words
 };
 
+// Where the host ran two of the device's CPUs around a search (Device::cross_cpu_round_trip):
+// the round trip of a cache line between them, in ns, before and after it; 0 where not read.
+// On a VM the host runs its vCPUs on cores that share a cache or on cores that do not, for
+// minutes at a time, and multi-threaded candidates whose threads share data run up to 2x slower
+// in the second placement: their readings compare only within one placement.
+struct CpuPlacement {
+  double before_ns = 0;
+  double after_ns = 0;
+  bool measured() const { return before_ns > 0 && after_ns > 0; }
+  // The host moved the CPUs during the search: one reading over twice the other.
+  bool changed() const {
+    const bool rose = after_ns > before_ns;
+    return measured() && (rose ? after_ns : before_ns) > 2 * (rose ? before_ns : after_ns);
+  }
+};
+
 struct TuneReport {
   std::string op;
   std::string op_checksum;  // hex
@@ -191,6 +207,7 @@ struct TuneReport {
   // (Device::settle, TimingOptions::settle_seconds).
   double seconds_settling = 0;
   double seconds_total = 0;
+  CpuPlacement cpu_placement;  // read around the search, where the device can tell
 
   // The entry of candidate `index` (nullptr when the search did not touch it).
   const CandidateReport* find(std::size_t index) const;

@@ -43,6 +43,9 @@ struct SearchRecord {
   std::optional<DecisionConfidence> confidence;
   // The final race (TuneReport::final_race); empty for older entries.
   FinalRace final_race;
+  // Where the host ran two CPUs around the search (TuneReport::cpu_placement); unmeasured for
+  // older entries, imports and devices that cannot tell.
+  CpuPlacement cpu_placement;
 };
 
 // The search record of a report.

@@ -206,6 +206,17 @@ std::string final_race_text(const FinalRace& race, std::string_view winner) {
   return text;
 }
 
+std::string placement_text(const CpuPlacement& p) {
+  if (!p.measured()) return "";
+  std::string text = fmt::format(
+      "cross-CPU round trip {:.0f} ns before the search, {:.0f} ns after", p.before_ns, p.after_ns);
+  if (p.changed())
+    text +=
+        "; the host moved the CPUs during the search: multi-threaded readings from before "
+        "and after compare two placements";
+  return text;
+}
+
 std::string format_seconds(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "-";
   if (seconds == 0) return "0 s";
@@ -313,6 +324,8 @@ void ConsoleReporter::write(const TuneReport& report, std::ostream& out) {
                               format_seconds(r.seconds_validating),
                               format_seconds(r.seconds_measuring), settling));
   }
+  if (const std::string placement = placement_text(r.cpu_placement); !placement.empty())
+    field("CPUs", placement);
   if (!r.isolation.empty())
     field("trials", r.isolation.rfind("worker", 0) == 0
                         ? "in worker processes" + r.isolation.substr(6)  // "(spawned: PROGRAM)"

@@ -22,6 +22,9 @@ std::string confidence_text(const DecisionConfidence& confidence);
 // The final race in one line (empty when it neither ran nor says why not); `winner`: the
 // decision's winner, to say when the race changed the search's pick.
 std::string final_race_text(const FinalRace& race, std::string_view winner);
+// Where the host ran two CPUs around a search (TuneReport::cpu_placement), with a warning when
+// it moved them meanwhile; empty where not measured.
+std::string placement_text(const CpuPlacement& placement);
 
 // " (88 distinct for this key)" when fewer than all `space_size` points compute differently
 // for the key (Op::effective_config); "" otherwise (0: not known).

@@ -115,6 +115,8 @@ void print_evidence(const StoredChoice& c, std::ostream& out) {
     if (s->confidence) out << "  confidence   " << confidence_text(*s->confidence) << '\n';
     if (s->final_race.finalists > 0)
       out << "  final race   " << final_race_text(s->final_race, c.winner) << '\n';
+    if (const std::string placement = placement_text(s->cpu_placement); !placement.empty())
+      out << "  CPUs         " << placement << '\n';
   }
   if (c.evidence.empty()) {
     out << "  evidence     (none stored)\n";

@@ -252,6 +252,24 @@ FinalRace final_race_from_json(const Json& j) {
   return f;
 }
 
+Json placement_json(const CpuPlacement& p) {
+  Json j;
+  j["before_ns"] = p.before_ns;
+  j["after_ns"] = p.after_ns;
+  return j;
+}
+
+CpuPlacement placement_from_json(const Json& j) {
+  // Damaged (NaN, negative, beyond a second): unmeasured, both sides, so `changed` says nothing.
+  auto round_trip = [&](const char* name) {
+    const double ns = get<double>(j, name, 0);
+    return ns > 0 && ns < 1e9 ? ns : 0.0;
+  };
+  CpuPlacement p{round_trip("before_ns"), round_trip("after_ns")};
+  if (!p.measured()) p = CpuPlacement{};
+  return p;
+}
+
 }  // namespace
 
 Json search_json(const SearchRecord& s) {
@@ -270,6 +288,7 @@ Json search_json(const SearchRecord& s) {
   if (s.confidence) j["confidence"] = confidence_json(*s.confidence);
   if (s.final_race.finalists > 0 || !s.final_race.note.empty())
     j["final_race"] = final_race_json(s.final_race);
+  if (s.cpu_placement.measured()) j["cpu_placement"] = placement_json(s.cpu_placement);
   return j;
 }
 
@@ -288,6 +307,8 @@ SearchRecord search_from_json(const Json& j) {
     s.confidence = confidence_from_json(j["confidence"]);
   if (j.is_object() && j.contains("final_race") && j["final_race"].is_object())
     s.final_race = final_race_from_json(j["final_race"]);
+  if (j.is_object() && j.contains("cpu_placement") && j["cpu_placement"].is_object())
+    s.cpu_placement = placement_from_json(j["cpu_placement"]);
   return s;
 }
 

@@ -27,6 +27,7 @@ SearchRecord search_record(const TuneReport& r) {
   s.bucket = r.bucket;
   s.confidence = r.confidence;
   s.final_race = r.final_race;
+  s.cpu_placement = r.cpu_placement;
   return s;
 }
 

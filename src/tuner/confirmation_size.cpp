@@ -66,7 +66,7 @@ ConfirmationSize confirmation_pairs(const CandidateReport& winner, const Candida
       out.launches = static_cast<int>(std::clamp(std::ceil(out.launches * needed / floor_pairs),
                                                  1.0, static_cast<double>(out.launches)));
     out.why = "ratio " + number(ratio) + " against the bar " + number(bar) + ", pair noise " +
-              number(noise) + ": " + std::to_string(pairs) + " pairs, each side the best of " +
+              number(noise) + ": " + std::to_string(pairs) + " pairs, each side " +
               std::to_string(out.launches) + " launch" + (out.launches == 1 ? "" : "es");
   }
   out.pairs = within_share(pairs, floor_pairs, s, out.why);

@@ -20,12 +20,12 @@ struct ConfirmationSizing {
   double search_seconds = 0;  // what the search has spent so far, earlier pairings excluded
   double paired_seconds = 0;  // what earlier pairings of this decision have spent
   double share = 0.25;        // pairs beyond min_pairs only within share x search_seconds
-  int max_launches = 5;       // each side of a pair: the best of at most this many launches
+  int max_launches = 5;       // each side of a pair: at most this many launches
 };
 
 struct ConfirmationSize {
   int pairs = 0;
-  int launches = 5;  // each side of a pair is the best of this many launches (batches)
+  int launches = 5;  // each side of a pair: this many launches (batches)
   std::string why;   // how the number was reached, for the debug log and the report
 };
 
@@ -41,7 +41,8 @@ struct ConfirmationSize {
 // excepted), whatever sized them. A winner on the bar gets max_pairs (within that share); one
 // without a clean reading max_pairs (nothing to cost them by: uncapped).
 // Launches per side: n is already the pairs single launches need (s is one sample's noise),
-// so the best-of-k of each side is a guard against stalls, worth its cost only as n nears the
+// so the k launches of each side (their median from three, paired_confirmation.cpp) are a
+// guard against stalls, worth their cost only as n nears the
 // floor: k = ceil(max_launches x n / floor), clamped to [1, max_launches]. A gap of many noise
 // units (a winner several times faster than a slow default) costs one launch a side.
 ConfirmationSize confirmation_pairs(const CandidateReport& winner, const CandidateReport& fallback,

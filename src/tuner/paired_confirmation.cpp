@@ -27,6 +27,16 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 // "launch_failed (message)", for the reasons the paired windows give.
+// One side of a pair: the median of three or more launches, what a caller pays with two
+// stalled launches ignored; the fastest of one or two, where a stall would be half the
+// reading. Not the fastest of more: a kernel whose calls are not all alike (OpenBLAS at two
+// threads, its helper's wake-ups) shows a fast call that is not its speed — sides of five read
+// it at 44 µs where its windows and the sides' medians read 55 (docs/performance.md "Two
+// threads, two machines"), and the anchor pairing kept it against a blocking 4 % faster.
+double side_reading(const TimingResult& t) {
+  return t.samples.size() >= 3 ? t.median : t.min;
+}
+
 std::string failure_text(const Outcome& o) {
   return std::string(to_string(o.status)) + " (" + o.message + ")";
 }
@@ -113,7 +123,7 @@ std::optional<std::pair<std::size_t, Outcome>> SearchContext::paired_windows(
   auto window_for = [&](std::size_t i) {
     TimingOptions t = timing_options(def);  // the confirmation is not cut by the budget
     t.warmup = 0;
-    t.repeats_floor = launches;  // each side of a pair: the best of these (batches)
+    t.repeats_floor = launches;  // each side of a pair: these launches (batches)
     t.max_runs = launches;
     t.sample_budget = 0;
     t.hopeless_against = 0;
@@ -131,9 +141,7 @@ std::optional<std::pair<std::size_t, Outcome>> SearchContext::paired_windows(
       TimingResult t = window(i, window_for(i), CheckWhen::never, def);
       // A side that crashed, hung or failed is a verdict, not a missing reading.
       if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
-      // The minimum of the side's launches: interference only ever adds time, so the minimum
-      // is the reading least disturbed by whatever else the machine is doing.
-      return t.ok() ? t.min : 0.0;
+      return t.ok() ? side_reading(t) : 0.0;
     };
     if (p % 2 == 0) {
       a = one(reference);
@@ -158,7 +166,7 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
     return run.affordable < options_.decide.confirm_pairs &&
            run.affordable < options_.decide.paired.min_pairs;
   };
-  // Short of time, fewer launches a side before fewer pairs: the best-of-k only guards
+  // Short of time, fewer launches a side before fewer pairs: the launches a side only guard
   // against stalls, the pairs are the evidence (the budget holds one launch a side back).
   int launches = size.launches;
   run.affordable = affordable_pairs(reference, launches, keep);

@@ -59,6 +59,15 @@ class FakeDevice final : public Device {
     ++settles;
     return settle_reply;
   }
+  // Scripted cross-CPU round trips (ns), one per Device::cross_cpu_round_trip call, in order;
+  // none scripted (or all used): the device cannot tell.
+  std::vector<double> round_trips;
+  std::optional<double> cross_cpu_round_trip() override {
+    if (round_trips.empty()) return std::nullopt;
+    const double ns = round_trips.front();
+    round_trips.erase(round_trips.begin());
+    return ns;
+  }
   int trials_alive = 0;
   void set_candidate_names(std::vector<std::string> names) { names_ = std::move(names); }
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 
 #include "backends/cpu/thread_settle.hpp"
 #include "tunekit/cpu.hpp"
@@ -15,6 +16,11 @@ CpuDevice::CpuDevice() : identity_(host_identity()), evictor_(evictor_bytes(iden
 
 double CpuDevice::settle(double limit_seconds) {
   return limit_seconds > 0 ? detail::settle_threads(limit_seconds, co_runners_) : 0;
+}
+
+std::optional<double> CpuDevice::cross_cpu_round_trip() {
+  const double ns = cross_cpu_round_trip_ns();
+  return std::isnan(ns) ? std::nullopt : std::optional<double>(ns);
 }
 
 }  // namespace tunekit::cpu

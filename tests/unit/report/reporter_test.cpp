@@ -249,6 +249,28 @@ TEST(ConsoleReporter, AnOkCandidateWithoutItsCheckedCallsSaysSo) {
   EXPECT_TRUE(json::parse(to_json(r)).at("candidates")[1].at("checked").get<bool>());
 }
 
+TEST(ConsoleReporter, SaysWhereTheHostRanTheCpusAndWhetherItMovedThem) {
+  TuneReport r = sample_report();
+  const auto text_of = [](const TuneReport& report) {
+    std::ostringstream out;
+    make_reporter("console")->write(report, out);
+    return out.str();
+  };
+  EXPECT_EQ(text_of(r).find("cross-CPU"), std::string::npos);  // not measured: no line
+  r.cpu_placement = {61, 64};
+  std::string text = text_of(r);
+  EXPECT_NE(text.find("CPUs       cross-CPU round trip 61 ns before the search, 64 ns after"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("moved the CPUs"), std::string::npos) << text;
+  r.cpu_placement = {340, 61};
+  text = text_of(r);
+  EXPECT_NE(text.find("the host moved the CPUs during the search"), std::string::npos) << text;
+  const json j = json::parse(to_json(r));
+  EXPECT_DOUBLE_EQ(j.at("search").at("cpu_placement").at("before_ns").get<double>(), 340);
+  EXPECT_DOUBLE_EQ(j.at("search").at("cpu_placement").at("after_ns").get<double>(), 61);
+}
+
 TEST(ConsoleReporter, NoCandidatesSaysSo) {
   TuneReport r;
   r.op = "sum";

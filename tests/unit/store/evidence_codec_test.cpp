@@ -1,6 +1,7 @@
 // Tests src/store/evidence_codec.cpp: evidence and identity parts to JSON and back.
 #include "store/evidence_codec.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,34 @@ TEST(EvidenceCodec, TheSearchRecordRoundTrips) {
   EXPECT_EQ(back.search->budget.not_started, 5u);
   ASSERT_EQ(back.candidates.size(), 1u);
   expect_same_candidate(back.candidates[0], full_candidate());
+}
+
+// Where the host ran the CPUs around the search round-trips; an older entry (none), a device
+// that could not tell, and damaged values (NaN, negative, absurd, one side only) read as
+// unmeasured.
+TEST(EvidenceCodec, TheCpuPlacementRoundTripsAndDamagedValuesReadAsUnmeasured) {
+  SearchRecord s = full_search();
+  s.cpu_placement = {58.5, 341.25};
+  const CodecJson j = search_json(s);
+  const SearchRecord back = search_from_json(j);
+  EXPECT_DOUBLE_EQ(back.cpu_placement.before_ns, 58.5);
+  EXPECT_DOUBLE_EQ(back.cpu_placement.after_ns, 341.25);
+  EXPECT_TRUE(back.cpu_placement.changed());
+
+  EXPECT_FALSE(search_json(full_search()).contains("cpu_placement"));  // unmeasured: absent
+  EXPECT_FALSE(search_from_json(search_json(full_search())).cpu_placement.measured());
+  for (const CodecJson& damaged :
+       {CodecJson{{"before_ns", std::nan("")}, {"after_ns", 60}},
+        CodecJson{{"before_ns", -5}, {"after_ns", 60}},
+        CodecJson{{"before_ns", 1e300}, {"after_ns", 60}}, CodecJson{{"before_ns", 60}},
+        CodecJson{{"before_ns", "fast"}, {"after_ns", 60}}, CodecJson("far")}) {
+    CodecJson e = j;
+    e["cpu_placement"] = damaged;
+    const CpuPlacement p = search_from_json(e).cpu_placement;
+    EXPECT_FALSE(p.measured()) << damaged.dump();
+    EXPECT_DOUBLE_EQ(p.before_ns, 0) << damaged.dump();
+    EXPECT_DOUBLE_EQ(p.after_ns, 0) << damaged.dump();
+  }
 }
 
 // The decision's confidence with what the final pairings measured; an entry written before

@@ -59,7 +59,7 @@ TEST(ConfirmationSize, InBetweenGrowsWithTheNoise) {
     const double needed = std::pow(2 * 1.96 * 1.2533 * s * 0.9 / (1 / 1.02 - 0.9), 2);
     const double expected = std::ceil(needed);
     EXPECT_EQ(size.pairs, std::max(10, static_cast<int>(expected))) << noise << ": " << size.why;
-    // The best of ceil(5 x n / 10) launches a side, 1 to 5: more as n nears the floor.
+    // ceil(5 x n / 10) launches a side, 1 to 5: more as n nears the floor.
     EXPECT_EQ(size.launches, std::clamp(static_cast<int>(std::ceil(5 * needed / 10)), 1, 5))
         << noise << ": " << size.why;
     EXPECT_GE(size.pairs, previous);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,7 +41,7 @@ double cross_cpu_round_trip_ns() {
 
   alignas(64) std::atomic<int> ball{0};
   std::atomic<bool> done{false};
-  std::atomic<int> pinned{0};  // threads pinned, or -1 once one could not be
+  std::atomic<int> pinned{0};  // threads pinned; negative once one could not be
   double fastest = HUGE_VAL;
   auto pin = [&](int cpu) {
     if (pin_to(cpu))
@@ -51,12 +52,12 @@ double cross_cpu_round_trip_ns() {
     while (pinned.load() >= 0 && pinned.load() < 2) std::this_thread::yield();
     return pinned.load() == 2;
   };
-  std::thread partner([&] {
+  auto answer = [&] {
     if (!pin(cpus[1])) return;
     while (!done.load(std::memory_order_relaxed))
       if (ball.load(std::memory_order_acquire) == 1) ball.store(0, std::memory_order_release);
-  });
-  std::thread pinger([&] {
+  };
+  auto ask = [&] {
     if (!pin(cpus[0])) return;
     for (int b = 0; b < kBursts; ++b) {
       const auto start = Clock::now();
@@ -72,8 +73,19 @@ double cross_cpu_round_trip_ns() {
       fastest = std::min(fastest, ns / trips);
     }
     done.store(true, std::memory_order_relaxed);
-  });
-  pinger.join();
+  };
+  // A process that may start no more threads (a limit, a sandbox) reads "cannot tell": the
+  // partner already started is released (neither pins) and joined.
+  std::thread partner;
+  try {
+    partner = std::thread(answer);
+    std::thread pinger(ask);
+    pinger.join();
+  } catch (const std::system_error&) {
+    pinned.store(-100);
+    if (partner.joinable()) partner.join();
+    return std::nan("");
+  }
   partner.join();
   return fastest == HUGE_VAL ? std::nan("") : fastest;
 }

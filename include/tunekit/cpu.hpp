@@ -56,11 +56,12 @@ std::vector<int> thread_ids();
 // how many moved: not those that may run on the caller's CPU only, ended or may not be moved.
 int spread_threads(const std::vector<int>& threads);
 // How far apart the host runs two CPUs: the round trip of one cache line between two threads
-// pinned to the first two CPUs of this process's mask, in ns, the fastest of five bursts of up
-// to 500 round trips or 1 ms each (the fastest: a burst during which a co-runner held one of
-// the CPUs reads long, one that ran clean does not). About 50-85 ns between cores that share a
-// cache; on a VM the host also runs the vCPUs on cores that do not (~330-350 ns on a 2-vCPU EPYC
-// VM), and moves them between the two for minutes at a time, and multi-threaded kernels whose
+// pinned to the first two CPUs of the calling thread's mask, in ns, the fastest of five bursts
+// of 500 round trips that each completed within 1 ms (a burst during which a co-runner held one
+// of the CPUs does not count; none completed: NaN). The first two CPUs: where they are SMT
+// siblings of one core they read as near whatever the host does. About 50-85 ns between cores that
+// share a cache; on a VM the host also runs the vCPUs on cores that do not (~330-350 ns on a 2-vCPU
+// EPYC VM), and moves them between the two for minutes at a time, and multi-threaded kernels whose
 // threads share data then run up to 2x slower (docs/performance.md "Two threads, two
 // machines"). NaN with fewer than two CPUs or where threads cannot be pinned. The caller's CPU
 // mask is not touched (neither probe thread is the caller).

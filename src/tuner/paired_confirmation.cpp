@@ -26,17 +26,18 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// "launch_failed (message)", for the reasons the paired windows give.
 // One side of a pair: the median of three or more launches, what a caller pays with two
 // stalled launches ignored; the fastest of one or two, where a stall would be half the
 // reading. Not the fastest of more: a kernel whose calls are not all alike (OpenBLAS at two
 // threads, its helper's wake-ups) shows a fast call that is not its speed — sides of five read
 // it at 44 µs where its windows and the sides' medians read 55 (docs/performance.md "Two
 // threads, two machines"), and the anchor pairing kept it against a blocking 4 % faster.
-double side_reading(const TimingResult& t) {
-  return t.samples.size() >= 3 ? t.median : t.min;
+// Under Statistic::min (the caller ranks by the fastest reading) the pairs do too.
+double side_reading(const TimingResult& t, Statistic statistic) {
+  return statistic == Statistic::min || t.samples.size() < 3 ? t.min : t.median;
 }
 
+// "launch_failed (message)", for the reasons the paired windows give.
 std::string failure_text(const Outcome& o) {
   return std::string(to_string(o.status)) + " (" + o.message + ")";
 }
@@ -141,7 +142,7 @@ std::optional<std::pair<std::size_t, Outcome>> SearchContext::paired_windows(
       TimingResult t = window(i, window_for(i), CheckWhen::never, def);
       // A side that crashed, hung or failed is a verdict, not a missing reading.
       if (!t.ok() && t.outcome.status != Status::stopped) failed.emplace(i, t.outcome);
-      return t.ok() ? side_reading(t) : 0.0;
+      return t.ok() ? side_reading(t, options_.decide.statistic) : 0.0;
     };
     if (p % 2 == 0) {
       a = one(reference);

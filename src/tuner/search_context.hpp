@@ -165,8 +165,9 @@ class SearchContext {
   // budget's time left less `keep` seconds.
   // `bar`: the ratio the pairs are judged against (their sign test, paired_score).
   PairedRun run_pairs(std::size_t reference, double keep, double bar);
-  // `pairs` pairs of windows of `launches` launches a side (each side's fastest reading into
-  // `ref` and `cand`); the side whose window failed, if one did (the pairs end there).
+  // `pairs` pairs of windows of `launches` launches a side (each side's reading into `ref` and
+  // `cand`: the median of three or more launches, the fastest of fewer); the side whose window
+  // failed, if one did (the pairs end there).
   std::optional<std::pair<std::size_t, Outcome>> paired_windows(std::size_t reference, int pairs,
                                                                 int launches,
                                                                 std::vector<double>& ref,

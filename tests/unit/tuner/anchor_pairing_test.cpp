@@ -65,6 +65,13 @@ TEST(AnchorPairing, ALibraryWithAnOccasionalFastCallIsPairedOnWhatACallerPays) {
   EXPECT_TRUE(r.anchor_pairing->kept_candidate) << r.anchor_pairing->why;
   EXPECT_LT(r.anchor_pairing->ratio, 0.98);  // own / lib in pairs: about 1.0 / 1.1
   EXPECT_EQ(r.winner_name, "own") << r.reason;
+
+  // Ranked by the fastest reading (statistic min, the caller's choice), the library's fast
+  // call is its reading everywhere: it wins, no pairing.
+  TunerOptions fastest;
+  fastest.decide.statistic = Statistic::min;
+  const TuneReport m = tune(dev, {"def", "lib", "own"}, {"lib"}, fastest);
+  EXPECT_EQ(m.winner_name, "lib") << m.reason;
 }
 
 TEST(AnchorPairing, TheLibraryMeasuredInASlowerMinuteIsKeptWhenItIsFasterInPairs) {

@@ -19,22 +19,26 @@ cpu_set_t own_mask() {
   return mask;
 }
 
-// With two CPUs or more, a round trip between cores: more than nothing, less than a scheduler
-// tick (the probe's bursts end at 1 ms, the fastest counts); the caller's mask stays its own.
+// With two CPUs or more, a round trip between cores: more than nothing, at most what a burst of
+// 500 trips completed within 1 ms allows (2 µs); the caller's mask stays its own. A machine
+// loaded by other tests may hold a CPU through all five bursts of one probe (NaN: cannot
+// tell), not through twenty probes.
 TEST(CrossCpuProbe, ReadsARoundTripBetweenTwoCpusAndLeavesTheCallersMaskAlone) {
   const cpu_set_t before = own_mask();
-  const double ns = cross_cpu_round_trip_ns();
+  double ns = cross_cpu_round_trip_ns();
   const cpu_set_t after = own_mask();
   EXPECT_TRUE(CPU_EQUAL(&before, &after));
   if (CPU_COUNT(&before) < 2) {
     EXPECT_TRUE(std::isnan(ns)) << "one CPU: nothing to measure";
     return;
   }
+  for (int attempt = 0; attempt < 20 && std::isnan(ns); ++attempt) ns = cross_cpu_round_trip_ns();
   ASSERT_FALSE(std::isnan(ns));
   EXPECT_GT(ns, 0);
-  EXPECT_LT(ns, 1e6);
+  EXPECT_LE(ns, 2000);
   CpuDevice device;
-  const std::optional<double> read = device.cross_cpu_round_trip();
+  std::optional<double> read = device.cross_cpu_round_trip();
+  for (int attempt = 0; attempt < 20 && !read; ++attempt) read = device.cross_cpu_round_trip();
   ASSERT_TRUE(read.has_value());
   EXPECT_GT(*read, 0);
 }

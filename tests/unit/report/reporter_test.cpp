@@ -198,6 +198,13 @@ TEST(JsonReporter, WriterMatchesToJsonAndIndentZeroIsOneLinePerObject) {
   EXPECT_EQ(to_json(r, -1).find('\n'), std::string::npos);
 }
 
+// The console reporter's text for a report.
+std::string text_of(const TuneReport& report) {
+  std::ostringstream out;
+  make_reporter("console")->write(report, out);
+  return out.str();
+}
+
 TEST(ConsoleReporter, ShowsHeaderCandidatesAndMarkers) {
   std::ostringstream out;
   make_reporter("console")->write(sample_report(), out);
@@ -232,11 +239,6 @@ TEST(ConsoleReporter, ShowsHeaderCandidatesAndMarkers) {
 
 TEST(ConsoleReporter, AnOkCandidateWithoutItsCheckedCallsSaysSo) {
   TuneReport r = sample_report();
-  const auto text_of = [](const TuneReport& report) {
-    std::ostringstream out;
-    make_reporter("console")->write(report, out);
-    return out.str();
-  };
   // No candidate checked (check_calls 0): no note.
   EXPECT_EQ(text_of(r).find("not checked"), std::string::npos);
   r.candidates[1].checked = true;  // the winner checked, the default behind it not
@@ -251,11 +253,6 @@ TEST(ConsoleReporter, AnOkCandidateWithoutItsCheckedCallsSaysSo) {
 
 TEST(ConsoleReporter, SaysWhereTheHostRanTheCpusAndWhetherItMovedThem) {
   TuneReport r = sample_report();
-  const auto text_of = [](const TuneReport& report) {
-    std::ostringstream out;
-    make_reporter("console")->write(report, out);
-    return out.str();
-  };
   EXPECT_EQ(text_of(r).find("cross-CPU"), std::string::npos);  // not measured: no line
   r.cpu_placement = {61, 64};
   std::string text = text_of(r);

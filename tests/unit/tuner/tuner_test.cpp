@@ -5,13 +5,10 @@
 
 #include <map>
 #include <set>
-#include <string>
-#include <vector>
 
 #include "fakes/fake_device.hpp"
 #include "fakes/report_lookup.hpp"
 #include "tunekit/errors.hpp"
-#include "tunekit/log.hpp"
 
 namespace tunekit {
 namespace {
@@ -126,44 +123,6 @@ TEST(Tuner, TheReportSaysHowLongTheWindowsWaitedForTheDeviceToSettle) {
   Tuner(dev).select(*op, Key{{"n", 8}}, &r);
   ASSERT_GE(dev.settles, 2);  // a window each at least, and the confirmation's
   EXPECT_NEAR(r.seconds_settling, 0.01 * dev.settles, 1e-12);
-}
-
-// The device's cross-CPU round trip is read before and after the search; a placement the host
-// changed meanwhile is a warning (the readings of multi-threaded candidates compare two
-// machines), one it kept is not.
-TEST(Tuner, TheReportSaysWhereTheHostRanTheCpusAndWarnsWhenItMovedThem) {
-  auto tune = [](std::vector<double> trips, std::vector<std::string>& warnings) {
-    FakeDevice dev;
-    dev.behaviour["def"].seconds = 2e-3;
-    dev.behaviour["fast"].seconds = 1e-3;
-    dev.round_trips = std::move(trips);
-    auto op = make_fake_op(dev, {"def", "fast"}, "def");
-    TunerOptions o;
-    o.hooks.log = Log::warnings_to([&](std::string_view m) { warnings.emplace_back(m); });
-    TuneReport r;
-    Tuner(dev, o).select(*op, Key{{"n", 8}}, &r);
-    EXPECT_TRUE(dev.round_trips.empty()) << "read once before and once after";
-    return r;
-  };
-  std::vector<std::string> warnings;
-  const TuneReport moved = tune({60, 340}, warnings);
-  EXPECT_DOUBLE_EQ(moved.cpu_placement.before_ns, 60);
-  EXPECT_DOUBLE_EQ(moved.cpu_placement.after_ns, 340);
-  EXPECT_TRUE(moved.cpu_placement.changed());
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("moved this machine's CPUs during the search"), std::string::npos)
-      << warnings[0];
-  EXPECT_NE(warnings[0].find("60 ns before, 340 ns after"), std::string::npos) << warnings[0];
-
-  warnings.clear();
-  const TuneReport kept = tune({60, 75}, warnings);
-  EXPECT_TRUE(kept.cpu_placement.measured());
-  EXPECT_FALSE(kept.cpu_placement.changed());
-  EXPECT_TRUE(warnings.empty());
-
-  const TuneReport unknown = tune({}, warnings);  // a device that cannot tell
-  EXPECT_FALSE(unknown.cpu_placement.measured());
-  EXPECT_TRUE(warnings.empty());
 }
 
 TEST(Tuner, WrongButFastIsRejectedByValidation) {

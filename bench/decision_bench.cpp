@@ -44,6 +44,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tunekit/catalog.hpp"
@@ -468,15 +469,20 @@ int main(int argc, char** argv) {
       // Idle only: under a co-runner the probe's pinned threads wait for their time slices.
       const bool split_states = load == "idle";
       StateSplit split;
-      auto run_reference = [&](int run, double trip, bool scheduled) {
+      // A reference run's placement: the one its search read before it began (the tuner
+      // probes around every search; 0 there: it could not tell).
+      auto run_reference = [&](int run, bool scheduled) {
         tunekit::Tuner tuner(device, reference_run(run));
         tunekit::TuneReport report = tuner.tune(*op, key);
         if (scheduled) reference.add(report);
-        if (split_states) split.ref_trips.push_back(trip), split.ref_reports.push_back(report);
+        if (!split_states) return;
+        const double trip = report.cpu_placement.before_ns;
+        split.ref_trips.push_back(trip > 0 ? trip : std::nan(""));
+        split.ref_reports.push_back(std::move(report));
       };
       for (int r = 0; r <= reps; ++r) {
         while (next_ref < ref_runs && (r == reps || next_ref * reps <= r * ref_runs)) {
-          run_reference(next_ref, split_states ? tunekit::cpu::cross_cpu_round_trip_ns() : 0, true);
+          run_reference(next_ref, true);
           ++next_ref;
         }
         if (r == reps) break;
@@ -486,7 +492,7 @@ int main(int argc, char** argv) {
           // A state with fewer than two reference runs gets one now, in the state just probed
           // (outside the table's reference: its runs stay the scheduled ones).
           if (!std::isnan(trip) && split.ref_runs_in(StateSplit::far(trip, split.fastest())) < 2)
-            run_reference(ref_runs + r, trip, false);
+            run_reference(ref_runs + r, false);
         }
         for (std::size_t p = 0; p < protocols.size(); ++p) {
           tunekit::Tuner tuner(device, protocols[p].second);  // a fresh tuner: nothing in memory

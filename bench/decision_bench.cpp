@@ -25,7 +25,9 @@
 // fixed at 16 pairs (as before it was sized by the gap), in the same run;
 // --compare-waits adds racing that refuses and retakes readings during which the threads waited
 // for a CPU (TimingOptions::retake_waited, "racing-rw"); --compare-round-warmup adds racing with
-// one untimed launch before each round after the first ("racing:round_warmup=1", "racing-w1").
+// one untimed launch before each round after the first ("racing:round_warmup=1", "racing-w1");
+// --compare-placement adds racing that waits up to 2 s for the host to run the CPUs near again
+// (MeasureOptions::placement.wait_seconds = 2, "racing-pw").
 // Loads: "busy" = a process spinning all the time, "bursty" = one spinning 30 ms of every 100.
 // On an idle load every reference run and repetition also carries a probe of the round trip of
 // a cache line between the two CPUs (a VM's host runs its vCPUs near each other or far apart,
@@ -326,6 +328,7 @@ int main(int argc, char** argv) {
   bool pairs16 = false;
   bool compare_waits = false;
   bool compare_round_warmup = false;
+  bool compare_placement = false;
   bool whole_tune = false;
   std::vector<std::string> loads{"idle", "busy"};
   std::vector<std::string> only;
@@ -342,6 +345,8 @@ int main(int argc, char** argv) {
       compare_waits = true;
     else if (!std::strcmp(argv[i], "--compare-round-warmup"))
       compare_round_warmup = true;
+    else if (!std::strcmp(argv[i], "--compare-placement"))
+      compare_placement = true;
     else if (!std::strcmp(argv[i], "--whole-tune"))
       whole_tune = true;
     else if (!std::strcmp(argv[i], "--loads") && i + 1 < argc)
@@ -356,7 +361,8 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: decision_bench [--reps N] [--ref-runs N] [--cap K] [--quick] [--pairs16] "
-          "[--compare-waits] [--compare-round-warmup] [--loads idle,busy,bursty] "
+          "[--compare-waits] [--compare-round-warmup] [--compare-placement] "
+          "[--loads idle,busy,bursty] "
           "[--only OP:KEY]... [--whole-tune] "
           "[--verbose]\n");
       return 2;
@@ -437,6 +443,12 @@ int main(int argc, char** argv) {
       tunekit::TunerOptions warm = racing;
       warm.decide.schedule = "racing:round_warmup=1";
       protocols.emplace_back("racing-w1", warm);
+    }
+    if (compare_placement) {
+      // Racing that waits up to 2 s for the host to run the CPUs near again (opt-in).
+      tunekit::TunerOptions guarded = racing;
+      guarded.measure.placement.wait_seconds = 2;
+      protocols.emplace_back("racing-pw", guarded);
     }
     tunekit::TunerOptions exhaustive = with_space({});
     exhaustive.decide.confirm_pairs = 0;

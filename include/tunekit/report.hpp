@@ -141,11 +141,27 @@ struct PairedFinal {
 struct CpuPlacement {
   double before_ns = 0;
   double after_ns = 0;
+  // While the search ran (MeasureOptions::placement): its lowest reading, how often a reading
+  // was far and the search waited for the CPUs to be near again, how long in all, and how
+  // many of those waits ended with the CPUs still far (the wait's time spent: the windows
+  // after it ran far).
+  double lowest_ns = 0;
+  int waits = 0;
+  double waited_seconds = 0;
+  int ran_far = 0;
   bool measured() const { return before_ns > 0 && after_ns > 0; }
   // The host moved the CPUs during the search: one reading over twice the other.
   bool changed() const {
     const bool rose = after_ns > before_ns;
     return measured() && (rose ? after_ns : before_ns) > 2 * (rose ? before_ns : after_ns);
+  }
+  // Windows of the search may have run in two placements: it began far from where it later
+  // found the CPUs, a wait ended with them still far, or they were far after it (the windows
+  // since the last reading may have been). A move the waits undid mixes nothing; without
+  // readings during the search, a move between before and after is taken to.
+  bool mixed() const {
+    if (!(lowest_ns > 0)) return changed();
+    return ran_far > 0 || before_ns > 2 * lowest_ns || after_ns > 2 * lowest_ns;
   }
 };
 

@@ -119,11 +119,31 @@ struct DecideOptions {
   ShareOptions share;
 };
 
+// Waiting for the host to run the CPUs near each other again (docs/guide.md "Where the host
+// runs the CPUs"). A VM's vCPUs can be run on cores that share a cache or on cores that do not,
+// and a host moves them while one idles; candidates whose threads share data run up to 2x
+// slower apart. Like a co-runner's stall, that is interference: during a search the device's
+// cross-CPU round trip is read before a window at most every `check_seconds`, and a reading
+// over `far_ratio` times the lowest of the search waits (the CPUs idle, `poll_seconds` at a
+// time, reading again) until the CPUs are near again, at most `wait_seconds` over the whole
+// search. A device that cannot tell (Device::cross_cpu_round_trip) is never waited for.
+// Off by default: on the 2-vCPU VM it was measured on, it did not make decisions more stable
+// and cost time (docs/performance.md "Waiting for the CPUs to be near again").
+struct PlacementWait {
+  double wait_seconds = 0;      // the most one search waits in all (0: off; e.g. 2)
+  double check_seconds = 0.02;  // seconds of the search between two readings
+  double far_ratio = 2.0;       // a reading over this times the search's lowest is "far"
+  double poll_seconds = 0.002;  // idle this long between two readings while waiting
+  // How a wait idles. Empty: this thread sleeps. Tests give their scripted clock's.
+  std::function<void(double)> sleep;
+};
+
 // How a Tuner measures: the timing protocol, the cache, the checks, the isolation, the clock.
 struct MeasureOptions {
   TimingOptions timing;  // stop/on_call/evictor honoured
-  bool evict = false;    // flush the last-level cache before each sample (or per op: Op::evict)
-  int rotate = 0;        // input copies cycled while timing (0: what the op declares)
+  PlacementWait placement;
+  bool evict = false;  // flush the last-level cache before each sample (or per op: Op::evict)
+  int rotate = 0;      // input copies cycled while timing (0: what the op declares)
   // Validation that holds (DESIGN §1.3): besides the validation run on every input set the op
   // declares, a candidate that could win is checked by this many calls after a timing window,
   // on the inputs its launches left, so a result that is wrong on some calls only, or a

@@ -207,13 +207,23 @@ std::string final_race_text(const FinalRace& race, std::string_view winner) {
 }
 
 std::string placement_text(const CpuPlacement& p) {
+  std::string text = placement_readings(p);
+  if (p.mixed())
+    text +=
+        "; the host moved the CPUs during the search: multi-threaded readings compare two "
+        "placements";
+  return text;
+}
+
+std::string placement_readings(const CpuPlacement& p) {
   if (!p.measured()) return "";
   std::string text = fmt::format(
       "cross-CPU round trip {:.0f} ns before the search, {:.0f} ns after", p.before_ns, p.after_ns);
-  if (p.changed())
-    text +=
-        "; the host moved the CPUs during the search: multi-threaded readings from before "
-        "and after compare two placements";
+  if (p.lowest_ns > 0 && p.lowest_ns < std::min(p.before_ns, p.after_ns))
+    text += fmt::format(", {:.0f} ns at the lowest", p.lowest_ns);
+  if (p.waits > 0)
+    text += fmt::format("; waited {} for the CPUs to be near again ({} time{})",
+                        format_seconds(p.waited_seconds), p.waits, p.waits == 1 ? "" : "s");
   return text;
 }
 

@@ -25,6 +25,8 @@ std::string final_race_text(const FinalRace& race, std::string_view winner);
 // Where the host ran two CPUs around a search (TuneReport::cpu_placement), with a warning when
 // it moved them meanwhile; empty where not measured.
 std::string placement_text(const CpuPlacement& placement);
+// Its readings alone: before, after, the lowest and the waits during the search.
+std::string placement_readings(const CpuPlacement& placement);
 
 // " (88 distinct for this key)" when fewer than all `space_size` points compute differently
 // for the key (Op::effective_config); "" otherwise (0: not known).

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "report/console_reporter.hpp"  // format_seconds, iso_time, distinct_text
+#include "report/console_reporter.hpp"  // format_seconds, iso_time, distinct_text, placement_text
 #include "report/rank_correlation.hpp"
 #include "report/svg_plots.hpp"
 #include "report/svg_writer.hpp"
@@ -231,6 +231,7 @@ DecisionView decision_view(const TuneReport& r) {
                            seconds_tick(r.seconds_total), seconds_tick(r.seconds_compiling),
                            seconds_tick(r.seconds_validating), seconds_tick(r.seconds_measuring))},
       {"isolation", r.isolation},
+      {"CPUs", placement_text(r.cpu_placement)},
       {"stale choice passed over", r.stale},
   };
   v.model_note =
@@ -260,6 +261,7 @@ DecisionView decision_view(const StoredChoice& c, std::string anchor) {
       {"stopped because", s.stop_reason},
       {"bucket", s.bucket},
       {"budget", c.budget_cut ? "cut: the search ended before its strategy did" : ""},
+      {"CPUs", placement_text(s.cpu_placement)},
       {"measured", c.measured ? "" : "no: not a measured choice"},
       {"stale", c.stale},
       {"stored", fmt::format("{} by tunekit {}", iso_time(c.created_at), c.tunekit_version)},

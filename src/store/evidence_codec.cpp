@@ -256,6 +256,12 @@ Json placement_json(const CpuPlacement& p) {
   Json j;
   j["before_ns"] = p.before_ns;
   j["after_ns"] = p.after_ns;
+  if (p.lowest_ns > 0) j["lowest_ns"] = p.lowest_ns;
+  if (p.waits > 0) {
+    j["waits"] = p.waits;
+    j["waited_seconds"] = p.waited_seconds;
+  }
+  if (p.ran_far > 0) j["ran_far"] = p.ran_far;
   return j;
 }
 
@@ -266,7 +272,17 @@ CpuPlacement placement_from_json(const Json& j) {
     return ns > 0 && ns < 1e9 ? ns : 0.0;
   };
   CpuPlacement p{round_trip("before_ns"), round_trip("after_ns")};
-  if (!p.measured()) p = CpuPlacement{};
+  if (!p.measured()) return CpuPlacement{};
+  p.lowest_ns = round_trip("lowest_ns");
+  // Counts read as numbers first: a damaged one (NaN, negative, huge, fractional) is 0.
+  auto count = [&](const char* name) {
+    const double n = get<double>(j, name, 0);
+    return n >= 0 && n <= 1e6 && n == std::floor(n) ? static_cast<int>(n) : 0;
+  };
+  p.waits = count("waits");
+  p.ran_far = count("ran_far");
+  const double waited = get<double>(j, "waited_seconds", 0);
+  p.waited_seconds = waited >= 0 && waited < 1e7 ? waited : 0;  // NaN too: none
   return p;
 }
 

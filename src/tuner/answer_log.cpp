@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "report/console_reporter.hpp"
+
 namespace tunekit::detail {
 namespace {
 
@@ -40,12 +42,11 @@ void log_answer(const Log& log, const TuneReport& r) {
              [&] { return fmt::format("{} {}: {} from memory", r.op, r.key, r.winner_name); });
     return;
   }
-  if (r.cpu_placement.changed())
+  if (r.cpu_placement.mixed())
     log.warn(fmt::format(
-        "{} {}: the host moved this machine's CPUs during the search (a cache line's round "
-        "trip between two of them {:.0f} ns before, {:.0f} ns after): multi-threaded readings "
-        "from before and after compare two placements; tune again to decide within one",
-        r.op, r.key, r.cpu_placement.before_ns, r.cpu_placement.after_ns));
+        "{} {}: the host moved this machine's CPUs during the search ({}): multi-threaded "
+        "readings compare two placements; tune again to decide within one",
+        r.op, r.key, placement_readings(r.cpu_placement)));
   if (!log.enabled(LogLevel::info)) return;
   if (r.source == Source::searched) {
     log.info(searched_line(r));

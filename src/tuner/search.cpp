@@ -279,7 +279,7 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
   r.budget.seconds = options.decide.budget_seconds;
   r.budget.evaluations = options.decide.budget_evaluations;
   if (context.prepare_inputs()) {
-    r.cpu_placement.before_ns = device.cross_cpu_round_trip().value_or(0);
+    context.start_placement();
     if (budget.limited()) {
       budget.hold_for_decision([&context](double cap) { return context.decision_cost(cap); },
                                options.decide.confirm_share);
@@ -334,7 +334,7 @@ TuneReport run_search(Device& device, const OpBase& op, const Key& key, const Tu
                                   : HUGE_VAL;
         });
     context.choose();
-    r.cpu_placement.after_ns = device.cross_cpu_round_trip().value_or(0);
+    context.end_placement();
     const CandidateReport* def = context.find(r.default_index);
     if (def && def->outcome.status == Status::stopped) {
       // The budget was spent before the floor could be measured: the default ships, and

@@ -37,7 +37,11 @@ void apply_protocol(const TimingProtocol& p, TimingOptions& timing) {
 
 SearchContext::SearchContext(Device& device, const OpBase& op, const Key& key,
                              const TunerOptions& options)
-    : device_(device), op_(op), key_(key), options_(options) {
+    : device_(device),
+      op_(op),
+      key_(key),
+      options_(options),
+      placement_(device, options.measure.placement, [this] { return budget_now(); }) {
   r_.default_index = op_.default_index(key_);
   r_.default_name = op_.candidate(r_.default_index).name;
   r_.space_size = op_.size();
@@ -48,6 +52,18 @@ SearchContext::SearchContext(Device& device, const OpBase& op, const Key& key,
 }
 
 SearchContext::~SearchContext() = default;
+
+void SearchContext::start_placement() {
+  r_.cpu_placement.before_ns = device_.cross_cpu_round_trip().value_or(0);
+  placement_.start(r_.cpu_placement.before_ns);
+}
+
+void SearchContext::end_placement() {
+  CpuPlacement& p = r_.cpu_placement;
+  p.after_ns = device_.cross_cpu_round_trip().value_or(0);
+  placement_.report(p);
+  if (p.lowest_ns > 0 && p.after_ns > 0) p.lowest_ns = std::min(p.lowest_ns, p.after_ns);
+}
 
 CandidateReport& SearchContext::entry(std::size_t index) {
   if (auto it = position_.find(index); it != position_.end()) return r_.candidates[it->second];
@@ -314,14 +330,17 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   if (when == CheckWhen::contender && !options_.measure.check_every_candidate && best_checked_ > 0)
     after.below = best_checked_ * (1 + options_.decide.tie_band);
   const auto start = Wall::now();
+  // A budget's time is not waited away: at most what is left before it stops the search.
+  const double waited =
+      placement_.before_window(seconds_to_stop_ ? std::max(0.0, seconds_to_stop_()) : HUGE_VAL);
   TrialAnswer a = runner_->window(index, timing, after, window_limit(index, timing),
                                   functions_of.value_or(index));
   // What a window costs beyond its launches (inputs restored, settling, a worker's round
   // trip, a quiesce): the paired confirmations' projections count it for every side. Only on
   // the host's clock: an injected budget clock (a replay, a test) has none to separate.
   if (!options_.measure.now && a.timing && !a.checked && a.timing->wall_seconds > 0)
-    window_overhead_.add(since(start) - a.worker_setup_seconds - a.timing->wall_seconds);
-  r_.seconds_settling += a.settle_seconds;
+    window_overhead_.add(since(start) - waited - a.worker_setup_seconds - a.timing->wall_seconds);
+  r_.seconds_settling += a.settle_seconds + waited;
   if (a.checked) entry(index).checked = true;  // ran (a failure is its outcome)
   if (a.checked && a.timing && a.timing->outcome.ok()) {
     checked_[index] = true;

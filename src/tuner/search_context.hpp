@@ -26,6 +26,7 @@
 #include "tunekit/tuner_options.hpp"
 #include "tunekit/validate.hpp"
 #include "tuner/confirmation_size.hpp"
+#include "tuner/placement_guard.hpp"
 #include "tuner/search_budget.hpp"
 #include "tuner/trial_runner.hpp"
 
@@ -44,6 +45,11 @@ class SearchContext {
   const OpBase& op() const { return op_; }
   const Key& key() const { return key_; }
   std::size_t default_index() const { return r_.default_index; }
+
+  // Where the host runs the CPUs: read before the search (TuneReport::cpu_placement), then
+  // watched before windows (PlacementGuard); end_placement() reads it after and reports.
+  void start_placement();
+  void end_placement();
 
   // Inputs and reference; false (source pre_search_failure) when they cannot be produced.
   // `input_sets`: how many of the op's input sets admission validates on (0: all of them).
@@ -298,6 +304,7 @@ class SearchContext {
   // pairings have spent — the confirmation share is of the first less the second.
   double started_ = 0;
   double paired_seconds_ = 0;
+  PlacementGuard placement_;
   std::size_t finished_ = 0;
   std::size_t total_ = 0;
 };

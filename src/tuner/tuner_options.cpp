@@ -162,6 +162,11 @@ void check_tuner_options(const TunerOptions& o) {
     throw UsageError(fmt::format(
         "TunerOptions: decide.tie_band must be in [0, 1), e.g. 0.02 for 2 %, got {}", d.tie_band));
   integer_in(measure, "rotate", m.rotate, 0, 64, " (0: what the op declares, 1: none)");
+  real_in(measure, "placement.wait_seconds", m.placement.wait_seconds, 0, 3600, " (0: off)");
+  real_in(measure, "placement.check_seconds", m.placement.check_seconds, 0, 3600);
+  real_in(measure, "placement.far_ratio", m.placement.far_ratio, 1, 1e6,
+          " (a factor over the search's lowest cross-CPU round trip)");
+  real_in(measure, "placement.poll_seconds", m.placement.poll_seconds, 1e-6, 60);
   real_in(decide, "budget_seconds", d.budget_seconds, 0, kYear, " (0: no budget)");
   integer_in(measure, "build_threads", m.build_threads, 0, 1024, " (0: one per hardware thread)");
   real_in(decide, "limit", d.limit, 0, kYear, " (seconds per launch; 0: off)");

@@ -62,7 +62,12 @@ class FakeDevice final : public Device {
   // Scripted cross-CPU round trips (ns), one per Device::cross_cpu_round_trip call, in order;
   // none scripted (or all used): the device cannot tell.
   std::vector<double> round_trips;
+  // When set, every reading instead (a placement that follows a test's clock).
+  std::function<double()> round_trip;
+  int round_trip_reads = 0;
   std::optional<double> cross_cpu_round_trip() override {
+    ++round_trip_reads;
+    if (round_trip) return round_trip();
     if (round_trips.empty()) return std::nullopt;
     const double ns = round_trips.front();
     round_trips.erase(round_trips.begin());

@@ -58,6 +58,9 @@ TEST(CliOptions, TuneNumericFlagsRefuseNanNegativeAndHugeValues) {
       {kTuneWithoutStore + "--tie-band nan", "--tie-band", "must be a number in [0, 1], got nan"},
       {kTuneWithoutStore + "--tie-band 1", "tie_band", "[0, 1)"},  // the library's half-open range
       {kTuneWithoutStore + "--rotate 65", "--rotate", "[0, 64]"},
+      {kTuneWithoutStore + "--placement-wait nan", "--placement-wait", "positive, finite"},
+      {kTuneWithoutStore + "--placement-wait -2s", "--placement-wait", "positive, finite"},
+      {kTuneWithoutStore + "--placement-wait soon", "--placement-wait", "not a duration"},
       {kTuneWithoutStore + "--confirm-pairs -1", "--confirm-pairs", "[0, 10000]"},
       {kTuneWithoutStore + "--finalists 1001", "--finalists", "[0, 1000]"},
       {kTuneWithoutStore + "--finalists 1", "finalists", "at least 2"},  // the library's rule
@@ -66,6 +69,14 @@ TEST(CliOptions, TuneNumericFlagsRefuseNanNegativeAndHugeValues) {
       {kTuneWithoutStore + "--seed -1", "--seed", "got -1"},  // CLI11 alone wraps it to 2^64 - 1
   };
   for (const Refusal& r : cases) expect_refused(r);
+}
+
+// The wait for the CPUs to be near again: a duration, or 0 / off.
+TEST(CliOptions, PlacementWaitTakesADurationOrOff) {
+  for (const char* wait : {"500ms", "2s", "0", "off"}) {
+    const Result run = run_bounded(kTuneWithoutStore + "--placement-wait " + wait);
+    EXPECT_EQ(run.status, 0) << wait << ": " << run.err;
+  }
 }
 
 TEST(CliOptions, StrategyAndScheduleOptionsOutOfRangeSayWhatIsAllowed) {

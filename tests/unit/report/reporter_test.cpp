@@ -266,6 +266,17 @@ TEST(ConsoleReporter, SaysWhereTheHostRanTheCpusAndWhetherItMovedThem) {
   const json j = json::parse(to_json(r));
   EXPECT_DOUBLE_EQ(j.at("search").at("cpu_placement").at("before_ns").get<double>(), 340);
   EXPECT_DOUBLE_EQ(j.at("search").at("cpu_placement").at("after_ns").get<double>(), 61);
+  // A far spell during the search, waited out: no move, and what the wait cost.
+  r.cpu_placement = {
+      .before_ns = 61, .after_ns = 64, .lowest_ns = 55, .waits = 1, .waited_seconds = 0.212};
+  text = text_of(r);
+  EXPECT_NE(text.find("61 ns before the search, 64 ns after, 55 ns at the lowest; waited 212 ms "
+                      "for the CPUs to be near again (1 time)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("moved the CPUs"), std::string::npos) << text;
+  r.cpu_placement.ran_far = 1;  // the wait ended with them apart
+  EXPECT_NE(text_of(r).find("the host moved the CPUs during the search"), std::string::npos);
 }
 
 TEST(ConsoleReporter, NoCandidatesSaysSo) {

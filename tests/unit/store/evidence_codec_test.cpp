@@ -173,6 +173,41 @@ TEST(EvidenceCodec, TheCpuPlacementRoundTripsAndDamagedValuesReadAsUnmeasured) {
   }
 }
 
+// What the search's watch of the placement saw (PlacementGuard) round-trips; absent when
+// nothing was waited; damaged counts and seconds read as 0.
+TEST(EvidenceCodec, ThePlacementWaitsRoundTripAndDamagedOnesReadAsNone) {
+  SearchRecord s = full_search();
+  s.cpu_placement = {.before_ns = 60,
+                     .after_ns = 58,
+                     .lowest_ns = 52.5,
+                     .waits = 2,
+                     .waited_seconds = 0.25,
+                     .ran_far = 1};
+  const CodecJson j = search_json(s);
+  const CpuPlacement back = search_from_json(j).cpu_placement;
+  EXPECT_DOUBLE_EQ(back.lowest_ns, 52.5);
+  EXPECT_EQ(back.waits, 2);
+  EXPECT_DOUBLE_EQ(back.waited_seconds, 0.25);
+  EXPECT_EQ(back.ran_far, 1);
+  EXPECT_TRUE(back.mixed());
+
+  SearchRecord quiet = full_search();
+  quiet.cpu_placement = {.before_ns = 60, .after_ns = 58};
+  EXPECT_FALSE(search_json(quiet)["cpu_placement"].contains("waits"));
+  for (const CodecJson& bad : {CodecJson(std::nan("")), CodecJson(-3), CodecJson(1e300),
+                               CodecJson(2.5), CodecJson("many")}) {
+    CodecJson e = j;
+    e["cpu_placement"]["waits"] = bad;
+    e["cpu_placement"]["ran_far"] = bad;
+    e["cpu_placement"]["waited_seconds"] = bad;
+    const CpuPlacement p = search_from_json(e).cpu_placement;
+    EXPECT_TRUE(p.measured()) << bad.dump();
+    EXPECT_EQ(p.waits, 0) << bad.dump();
+    EXPECT_EQ(p.ran_far, 0) << bad.dump();
+    EXPECT_TRUE(p.waited_seconds == 0 || p.waited_seconds == 2.5) << bad.dump();
+  }
+}
+
 // The decision's confidence with what the final pairings measured; an entry written before
 // the tie pairing's fields, and damaged values, read as "not measured".
 TEST(EvidenceCodec, TheConfidenceRoundTripsAndADamagedTieRatioReadsAsUnmeasured) {

@@ -78,10 +78,11 @@ struct TuneCommand {
   int finalists = -1;  // -1: the library's default
   double finalist_band = -1;
   int rotate = 0;
-  bool quiet = false;        // -q (the tool's flag): no progress bar
-  Log log;                   // the tool's log (-v/-q, TUNEKIT_LOG)
-  std::string store;         // empty: the environment's SQLite file
-  std::string artifact_dir;  // empty: $TUNEKIT_ARTIFACT_DIR
+  std::string placement_wait;  // empty: the library's default
+  bool quiet = false;          // -q (the tool's flag): no progress bar
+  Log log;                     // the tool's log (-v/-q, TUNEKIT_LOG)
+  std::string store;           // empty: the environment's SQLite file
+  std::string artifact_dir;    // empty: $TUNEKIT_ARTIFACT_DIR
   bool save_artifact = false;
   ExportFlags exports;  // --export-kt / --export-t4
   std::string backend;  // cpu (default) | opencl | cuda (commands/backend.hpp)
@@ -229,6 +230,9 @@ void apply_search_flags(const TuneCommand& command, TunerOptions& options) {
     options.measure.isolation.mode = *mode;
   }
   options.measure.rotate = command.rotate;
+  if (const std::string& wait = command.placement_wait; !wait.empty())
+    options.measure.placement.wait_seconds =
+        wait == "0" || wait == "off" ? 0 : parse_duration(wait, "--placement-wait");
 }
 
 // The tuner's options: the environment's (TUNEKIT_MODE unless --mode), then the flags.
@@ -420,6 +424,10 @@ void add_measurement_flags(CLI::App& tune, TuneCommand& command) {
   tune.add_option("--rotate", command.rotate,
                   "Input copies cycled while timing (0: what the op declares, 1: none)")
       ->transform(integer_in(0, 64));
+  tune.add_option("--placement-wait", command.placement_wait,
+                  "The most a search waits, in all, for the host to run the CPUs near each "
+                  "other again when it finds them apart, e.g. 2s or 500ms (default: off); see "
+                  "docs/guide.md \"Where the host runs the CPUs\"");
   tune.add_option("--isolation", command.isolation,
                   "Where trials run: automatic (a worker process on the CPU, in process on "
                   "OpenCL/CUDA) | worker (on OpenCL/CUDA: a spawned process with its own "

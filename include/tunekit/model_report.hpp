@@ -61,6 +61,8 @@ struct ModelReport {
   std::optional<DecisionConfidence> measured_confidence;
   // The stored decision's final race (FinalRace), when the entry recorded one (ran or why not).
   std::optional<FinalRace> measured_final_race;
+  // Where the host ran the CPUs during the stored decision's search, when it was read.
+  std::optional<CpuPlacement> measured_cpu_placement;
   std::vector<ModelCandidate> candidates;
 };
 

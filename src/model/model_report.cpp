@@ -92,6 +92,15 @@ std::string to_json(const ModelReport& r, int indent) {
                                 {"seconds", f->seconds},
                                 {"search_pick", f->search_pick},
                                 {"note", f->note}};
+  if (const auto& p = r.measured_cpu_placement) {
+    OrderedJson& m = j["measured_cpu_placement"];
+    m["before_ns"] = p->before_ns;
+    m["after_ns"] = p->after_ns;
+    if (p->lowest_ns > 0) m["lowest_ns"] = p->lowest_ns;
+    if (p->waits > 0) m["waits"] = p->waits, m["waited_seconds"] = p->waited_seconds;
+    if (p->ran_far > 0) m["ran_far"] = p->ran_far;
+    m["mixed"] = p->mixed();
+  }
   OrderedJson cands = OrderedJson::array();
   for (const ModelCandidate& c : r.candidates) {
     OrderedJson x;
@@ -147,6 +156,8 @@ void write_console(const ModelReport& r, std::ostream& out) {
     if (r.measured_final_race && !r.measured_winner.empty())
       out << "final race: " << detail::final_race_text(*r.measured_final_race, r.measured_winner)
           << '\n';
+    if (r.measured_cpu_placement)
+      out << "CPUs: " << detail::placement_text(*r.measured_cpu_placement) << '\n';
   }
 
   std::vector<const ModelCandidate*> rows;

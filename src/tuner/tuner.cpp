@@ -126,6 +126,8 @@ class Tuner::Impl {
       r.measured_confidence = stored->search->confidence;
       const FinalRace& race = stored->search->final_race;
       if (race.finalists > 0 || !race.note.empty()) r.measured_final_race = race;
+      if (stored->search->cpu_placement.measured())
+        r.measured_cpu_placement = stored->search->cpu_placement;
     }
     for (const CandidateReport& m : stored->evidence) {
       for (ModelCandidate& c : r.candidates) {

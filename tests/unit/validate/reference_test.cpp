@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,66 @@ TEST(Reference, ALongOutputCountsEveryFailureAndDescribesTheFirst) {
   EXPECT_EQ(bad.status, Status::validation_failed);
   EXPECT_EQ(bad.message.rfind("3 element(s) outside tolerance", 0), 0u) << bad.message;
   EXPECT_NE(bad.message.find("first: output 0[4321] = nan"), std::string::npos) << bad.message;
+}
+
+// Float outputs are compared in float first (reference.cpp all_within_in_float): the verdict
+// must be the double test's for every element — at the bound, across magnitudes (subnormal to
+// huge), for NaN and infinities, and for tolerances outside the float path's range.
+TEST(Reference, FloatOutputsComparedInFloatGiveTheDoubleVerdict) {
+  const std::vector<Tolerance> tolerances{{1e-6, 1e-5},  {1e-3, 0},    {0x1p-100, 1},
+                                          {1e-30, 1e-5}, {1.0, 2.0},   {0, 1e-5},
+                                          {1e30, 1e-7},  {0x1p100, 1}, {1e-5, 1e-2}};
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  std::uniform_int_distribution<int> exponent(-140, 120);
+  for (const Tolerance& tol : tolerances) {
+    std::vector<float> want, got;
+    for (int i = 0; i < 20000; ++i) {
+      const float e = i % 97 == 0   ? 0.0f
+                      : i % 89 == 0 ? inf
+                                    : static_cast<float>(std::ldexp(unit(rng), exponent(rng)));
+      // At the bound, give or take a few parts in 10^7 (float's rounding flips these).
+      const double bound = tol.abs + tol.rel * std::abs(static_cast<double>(e));
+      const double nudge = 1 + 4e-7 * unit(rng);
+      float g =
+          static_cast<float>(static_cast<double>(e) + (unit(rng) < 0 ? -1 : 1) * bound * nudge);
+      if (i % 101 == 0) g = nan;
+      if (i % 103 == 0) g = -inf;
+      want.push_back(e);
+      got.push_back(g);
+    }
+    std::size_t expected_bad = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double g = got[i], e = want[i];
+      const bool pass = std::abs(g - e) <= tol.abs + tol.rel * std::abs(e);
+      expected_bad += !pass;
+      // One element alone: the fast path on a block of one.
+      std::vector<float> w1{want[i]}, g1{got[i]};
+      const Reference one =
+          Reference::of(std::vector<OutputView>{OutputView::of(std::span<float>(w1))});
+      EXPECT_EQ(
+          one.compare(std::vector<OutputView>{OutputView::of(std::span<float>(g1))}, tol).ok(),
+          pass)
+          << "got " << got[i] << " want " << want[i] << " tol " << tol.abs << "/" << tol.rel;
+    }
+    ASSERT_GT(expected_bad, 0u);
+    ASSERT_LT(expected_bad, want.size());
+    const Reference all =
+        Reference::of(std::vector<OutputView>{OutputView::of(std::span<float>(want))});
+    const Outcome o =
+        all.compare(std::vector<OutputView>{OutputView::of(std::span<float>(got))}, tol);
+    EXPECT_EQ(o.message.rfind(std::to_string(expected_bad) + " element(s)", 0), 0u) << o.message;
+    // Every element within: a pass through whole blocks of the float loop.
+    std::vector<float> same = want;
+    for (float& x : same)
+      if (std::isinf(x)) x = 0;
+    const Reference clean =
+        Reference::of(std::vector<OutputView>{OutputView::of(std::span<float>(same))});
+    EXPECT_TRUE(
+        clean.compare(std::vector<OutputView>{OutputView::of(std::span<float>(same))}, tol).ok());
+  }
 }
 
 TEST(Reference, PoisonFillsNaN) {

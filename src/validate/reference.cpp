@@ -63,7 +63,7 @@ bool all_within(const OutputView& view, const std::vector<Want>& want, const Tol
 
 // The same verdict for float outputs against float expectations, mostly in float: a loop the
 // compiler vectorises on the baseline ISA, where the double loop's float-to-double widening is
-// not (4M elements: 3.1 -> 1.0 ms, docs/performance.md "Comparing float outputs in float").
+// not (4M elements: 3.1 -> 0.9 ms, docs/performance.md "Comparing float outputs in float").
 // The float test only passes elements the double test passes: with the tolerance shrunk by
 // 2^-20 (as floats: at most A(1 - 14u), R(1 - 14u), u = 2^-24), a pass means
 // |g - e| <= |fl(g - e)| / (1 - u) <= (A + R|e|)(1 - 14u)(1 + u)^2 / (1 - u) + 2^-149

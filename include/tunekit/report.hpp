@@ -143,8 +143,8 @@ struct CpuPlacement {
   double after_ns = 0;
   // While the search ran (MeasureOptions::placement): its lowest reading, how often a reading
   // was far and the search waited for the CPUs to be near again, how long in all, and how
-  // many of those waits ended with the CPUs still far (the wait's time spent: the windows
-  // after it ran far).
+  // often windows ran with the CPUs far: a wait that ended with them still far (its time
+  // spent), or windows let run at a reading a later, lower one showed to be far.
   double lowest_ns = 0;
   int waits = 0;
   double waited_seconds = 0;
@@ -160,6 +160,7 @@ struct CpuPlacement {
   // since the last reading may have been). A move the waits undid mixes nothing; without
   // readings during the search, a move between before and after is taken to.
   bool mixed() const {
+    if (!measured()) return false;
     if (!(lowest_ns > 0)) return changed();
     return ran_far > 0 || before_ns > 2 * lowest_ns || after_ns > 2 * lowest_ns;
   }

@@ -40,7 +40,8 @@ class PlacementGuard {
   Device& device_;
   PlacementWait options_;
   std::function<double()> now_;
-  double lowest_ = 0;  // 0: not measured, the guard is off
+  double lowest_ = 0;       // 0: not measured, the guard is off
+  double highest_ran_ = 0;  // the highest reading windows were let run at
   double last_check_ = 0;
   bool given_up_ = false;
   int waits_ = 0;

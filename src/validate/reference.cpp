@@ -69,14 +69,15 @@ bool all_within(const OutputView& view, const std::vector<Want>& want, const Tol
 // |g - e| <= |fl(g - e)| / (1 - u) <= (A + R|e|)(1 - 14u)(1 + u)^2 / (1 - u) + 2^-149
 //         <= (A + R|e|)(1 - 11u) + 2^-149 <= A + R|e|,
 // the last step because A >= 2^-100 (so 11u(A + R|e|) > 2^-149, the product's underflow).
-// A <= 2^100 and R <= 1 keep the float bound finite. NaN fails the float test, an infinite
-// output against a finite expectation too, and an infinite expectation passes it only where the
-// double test passes (inf <= inf); a block with any float failure is tested again in double.
-// Other tolerances: nullopt (the double loop decides).
+// A <= 2^100 and R <= 1 keep the float bound finite; R is 0 or at least 2^-100 (a float). NaN fails
+// the float test, an infinite output against a finite expectation too, and an infinite expectation
+// passes it only where the double test passes (inf <= inf); a block with any float failure is
+// tested again in double. Other tolerances: nullopt (the double loop decides).
 std::optional<bool> all_within_in_float(const OutputView& view, const std::vector<float>& want,
                                         const Tolerance& tol) {
   if (view.type != OutputView::Type::f32) return std::nullopt;
-  if (!(tol.abs >= 0x1p-100 && tol.abs <= 0x1p100 && tol.rel >= 0 && tol.rel <= 1))
+  if (!(tol.abs >= 0x1p-100 && tol.abs <= 0x1p100 && (tol.rel == 0 || tol.rel >= 0x1p-100) &&
+        tol.rel <= 1))
     return std::nullopt;
   const float shrink = 1 - 0x1p-20f;
   const float a = static_cast<float>(tol.abs) * shrink, r = static_cast<float>(tol.rel) * shrink;

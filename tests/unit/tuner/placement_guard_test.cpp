@@ -116,11 +116,64 @@ TEST(PlacementGuard, ASearchThatBeganFarIsMixedOnceTheCpusAreSeenNear) {
   guard.report(p);
   EXPECT_DOUBLE_EQ(p.lowest_ns, 55);
   EXPECT_EQ(p.waits, 0);
-  EXPECT_TRUE(p.mixed()) << "the windows before the near reading ran far";
+  EXPECT_EQ(p.ran_far, 1) << "the windows before the near reading ran far";
+  EXPECT_TRUE(p.mixed());
   CpuPlacement same{.before_ns = 330, .after_ns = 320, .lowest_ns = 320};
   EXPECT_FALSE(same.mixed()) << "far throughout: one placement";
   CpuPlacement after{.before_ns = 60, .after_ns = 330, .lowest_ns = 60};
   EXPECT_TRUE(after.mixed()) << "far after the search: the last windows may have been";
+}
+
+// A reading not far against the lowest so far lets windows run; a later, lower one can show
+// it was far after all: those windows ran in another placement.
+TEST(PlacementGuard, WindowsLetRunAtAReadingALaterOneShowsFarRanFar) {
+  SimulatedTime time;
+  FakeDevice dev;
+  std::vector<double> trips{190, 50};
+  dev.round_trip = [&trips] {
+    const double ns = trips.front();
+    if (trips.size() > 1) trips.erase(trips.begin());
+    return ns;
+  };
+  PlacementGuard guard(dev, time.options(), time.now());
+  guard.start(100);
+  for (int i = 0; i < 2; ++i) {
+    time.t += 0.03;
+    EXPECT_EQ(guard.before_window(), 0);  // 190 is under twice 100; 50 is near
+  }
+  CpuPlacement p{.before_ns = 100, .after_ns = 50};
+  guard.report(p);
+  EXPECT_EQ(p.waits, 0);
+  EXPECT_EQ(p.ran_far, 1);
+  EXPECT_TRUE(p.mixed());
+}
+
+// Once the search's wait is spent, a far reading is no wait of zero seconds: the windows run
+// far from then on.
+TEST(PlacementGuard, AFarReadingAfterTheWaitIsSpentCountsNoWait) {
+  SimulatedTime time;
+  FakeDevice dev;
+  dev.round_trip = [&] {
+    const bool far = (time.t >= 0.050 && time.t < 0.080) || time.t >= 0.200;
+    return far ? 340.0 : 60.0;
+  };
+  PlacementGuard guard(dev, time.options(0.03), time.now());
+  guard.start(60);
+  time.t = 0.050;
+  EXPECT_NEAR(guard.before_window(), 0.030, 1e-9);  // the whole wait, ending near
+  time.t = 0.200;
+  EXPECT_EQ(guard.before_window(), 0);
+  CpuPlacement p;
+  guard.report(p);
+  EXPECT_EQ(p.waits, 1);
+  EXPECT_EQ(p.ran_far, 1);
+}
+
+// A reading after the search that the device could not take: no "moved" verdict either way.
+TEST(PlacementGuard, NoVerdictWithoutBothReadings) {
+  CpuPlacement p{.before_ns = 60, .after_ns = 0, .lowest_ns = 60, .ran_far = 1};
+  EXPECT_FALSE(p.measured());
+  EXPECT_FALSE(p.mixed());
 }
 
 TEST(PlacementGuard, DoesNothingWhereTheDeviceCannotTellOrTheWaitIsOff) {

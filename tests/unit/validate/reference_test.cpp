@@ -108,14 +108,32 @@ TEST(Reference, FloatOutputsComparedInFloatGiveTheDoubleVerdict) {
     const Outcome o =
         all.compare(std::vector<OutputView>{OutputView::of(std::span<float>(got))}, tol);
     EXPECT_EQ(o.message.rfind(std::to_string(expected_bad) + " element(s)", 0), 0u) << o.message;
-    // Every element within: a pass through whole blocks of the float loop.
-    std::vector<float> same = want;
-    for (float& x : same)
-      if (std::isinf(x)) x = 0;
+    // Whole blocks of the float loop: every element within (at 0.9 of the bound), then one
+    // element just over it at the end of a block.
+    std::vector<float> clean_want = want, near_bound;
+    for (float& x : clean_want)
+      if (std::isinf(x)) x = 1;
+    for (const float e : clean_want) {
+      const double bound = tol.abs + tol.rel * std::abs(static_cast<double>(e));
+      near_bound.push_back(static_cast<float>(static_cast<double>(e) + 0.9 * bound));
+    }
+    std::size_t within_bad = 0;
+    for (std::size_t i = 0; i < clean_want.size(); ++i) {
+      const double g = near_bound[i], e = clean_want[i];
+      within_bad += !(std::abs(g - e) <= tol.abs + tol.rel * std::abs(e));
+    }
     const Reference clean =
-        Reference::of(std::vector<OutputView>{OutputView::of(std::span<float>(same))});
-    EXPECT_TRUE(
-        clean.compare(std::vector<OutputView>{OutputView::of(std::span<float>(same))}, tol).ok());
+        Reference::of(std::vector<OutputView>{OutputView::of(std::span<float>(clean_want))});
+    const Outcome within =
+        clean.compare(std::vector<OutputView>{OutputView::of(std::span<float>(near_bound))}, tol);
+    EXPECT_EQ(within.ok(), within_bad == 0) << within.message;
+    if (within_bad == 0) {
+      const double e = clean_want[2047];
+      near_bound[2047] = static_cast<float>(e + 1.01 * (tol.abs + tol.rel * std::abs(e)) + 1e-30);
+      const Outcome over =
+          clean.compare(std::vector<OutputView>{OutputView::of(std::span<float>(near_bound))}, tol);
+      EXPECT_EQ(over.message.rfind("1 element(s)", 0), 0u) << over.message;
+    }
   }
 }
 

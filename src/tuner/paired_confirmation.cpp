@@ -215,11 +215,34 @@ SearchContext::PairedRun SearchContext::run_pairs(std::size_t reference, double 
   return run;
 }
 
+SearchContext::PairedRun SearchContext::confirmation_pairs_once_more(PairedRun first,
+                                                                     double needed) {
+  // Pairs too noisy to score (a relative MAD over the limit, no sign-test agreement) are
+  // pairs some disturbance crossed: the host moved a vCPU between them, a co-runner came and
+  // went. Keeping the default on them lost a winner 2x faster (docs/performance.md "Pairs too
+  // noisy, taken once more"); pairs that scored, or disagreed with the winner quietly, stand.
+  if (first.end != PairedRun::End::scored || first.score.scored || !(first.score.ratio > 0))
+    return first;
+  const std::string why = first.score.why;
+  PairedRun again = run_pairs(r_.default_index, 0, needed);
+  // No time left for them, or a side that could not be prepared: the first pairs stand.
+  if (again.end == PairedRun::End::unaffordable || again.end == PairedRun::End::not_prepared ||
+      again.end == PairedRun::End::threw)
+    return first;
+  paired_retake_ = why;
+  if (options_.hooks.log.enabled(LogLevel::debug))
+    options_.hooks.log.debug("paired confirmation taken once more: the first pairs' " + why);
+  return again;
+}
+
 void SearchContext::confirm() {
   const std::size_t def = r_.default_index;
   const std::size_t win = r_.winner;
   const double needed = 1 / (1 + options_.decide.tie_band);
-  const PairedRun run = run_pairs(def, 0, needed);
+  const PairedRun run = confirmation_pairs_once_more(run_pairs(def, 0, needed), needed);
+  // What the report says of a retake, after the verdict's own words.
+  const std::string retaken =
+      paired_retake_.empty() ? "" : " (taken once more: the first pairs' " + paired_retake_ + ")";
   switch (run.end) {
     case PairedRun::End::unaffordable:
       r_.reason = "the budget left no time for the paired confirmation (" +
@@ -250,9 +273,11 @@ void SearchContext::confirm() {
   r_.paired_ratio = s.ratio;
   if (s.scored && s.ratio_high < needed) {
     r_.confirmed = true;
+    if (!retaken.empty())
+      r_.reason += std::string(r_.reason.empty() ? "" : "; ") + "paired confirmation" + retaken;
     return;
   }
-  r_.reason = "paired confirmation kept the default: " + not_surely_under(s, needed);
+  r_.reason = "paired confirmation kept the default: " + not_surely_under(s, needed) + retaken;
   r_.winner = def;
 }
 

@@ -180,6 +180,9 @@ class SearchContext {
                                                                 std::vector<double>& cand);
   // The winner against the default: it stands only when surely faster by the tie band.
   void confirm();
+  // The confirmation's pairs taken once more when the first were too noisy to score; the first
+  // stand when the second cannot be taken.
+  PairedRun confirmation_pairs_once_more(PairedRun first, double needed);
   // A final pairing of the winner with a rival: the rival takes the decision when the pairs'
   // median winner / rival ratio is not under `bar` (paired_verdict), in the time left less
   // `keep` seconds (the later pairings' floors).
@@ -299,7 +302,8 @@ class SearchContext {
   Mean admission_;            // seconds an admission took (prepare, build, validation)
   Mean acquisition_;          // seconds acquire() took (a trial prepared again)
   mutable std::optional<std::vector<std::size_t>> anchors_;
-  double paired_high_ = 0;  // the paired confirmation's bound of winner / default, when scored
+  double paired_high_ = 0;     // the paired confirmation's bound of winner / default, when scored
+  std::string paired_retake_;  // why the confirmation was taken once more (empty: it was not)
   // On the budget's clock (budget_now): when the search began, and what the decision's
   // pairings have spent — the confirmation share is of the first less the second.
   double started_ = 0;

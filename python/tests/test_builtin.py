@@ -154,6 +154,19 @@ def test_a_report_says_what_its_final_race_timed_again():
         small_tuner(finalists=1)
 
 
+def test_a_report_says_where_the_host_ran_the_cpus():
+    report = small_tuner(store="none").tune("sgemm", shape=SHAPE)
+    placement = report.cpu_placement
+    # The CPU device reads the round trip between two of its CPUs; a one-CPU machine cannot.
+    if placement is not None:
+        assert placement["before_ns"] > 0 and placement["after_ns"] > 0
+    d = report.to_dict()
+    d["search"]["cpu_placement"] = {"before_ns": 55.0, "after_ns": 320.0, "waits": 1}
+    assert tunekit.Report(d).cpu_placement == {"before_ns": 55.0, "after_ns": 320.0, "waits": 1}
+    d.pop("search")
+    assert tunekit.Report(d).cpu_placement is None
+
+
 def test_a_report_says_how_sure_its_decision_is():
     report = small_tuner().tune("sgemm", shape=SHAPE)
     confidence = report.confidence

@@ -77,6 +77,11 @@ class Report:
         # The final race (a dict: finalists timed again, seconds, search_pick — what the
         # search's own readings picked — and note, why it did not run); None when absent.
         self.final_race = search.get("final_race")
+        # Where the host ran two of the device's CPUs around the search (a dict: before_ns,
+        # after_ns, the round trip of a cache line between them; with the placement wait on,
+        # lowest_ns, waits, waited_seconds, ran_far where not 0); None where the device cannot
+        # tell (docs/guide.md "Where the host runs the CPUs").
+        self.cpu_placement = search.get("cpu_placement")
 
     @property
     def searched(self):

@@ -155,8 +155,10 @@ std::string encode(const TrialRequest& q) {
                    t.clean_far_behind_ratio, t.prior_reading, t.wait_tolerance, t.settle_seconds})
     w.put(v);
   w.put<std::uint8_t>((t.evictor ? 1 : 0) | (t.stop ? 2 : 0) | (t.on_call ? 4 : 0) |
-                      (q.stopped ? 8 : 0) | (t.retake_waited ? 16 : 0));
+                      (q.stopped ? 8 : 0) | (t.retake_waited ? 16 : 0) |
+                      (q.validate_more ? 32 : 0));
   w.put(q.stop_after_seconds);
+  w.put(q.more_sets_over);
   return w.take();
 }
 
@@ -185,8 +187,11 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
   const auto has = r.get<std::uint8_t>();
   q.evict = has & 1, q.stop = has & 2, q.on_call = has & 4, q.stopped = has & 8;
   t.retake_waited = has & 16;
+  q.validate_more = has & 32;
   q.stop_after_seconds = r.get<double>();
   if (!(q.stop_after_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged
+  q.more_sets_over = r.get<double>();                     // +inf: never now
+  if (!(q.more_sets_over >= 0)) return std::nullopt;
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return q;
 }
@@ -200,7 +205,7 @@ std::string encode(const TrialAnswer& answer) {
   w.put(answer.validation_more_seconds);
   w.put(answer.timing);
   w.put(answer.settle_seconds);
-  w.put<std::uint8_t>(answer.checked);
+  w.put<std::uint8_t>((answer.checked ? 1 : 0) | (answer.validated_more ? 2 : 0));
   w.put(answer.fatal);
   return w.take();
 }
@@ -216,7 +221,9 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
   a.timing = r.maybe_timing();
   a.settle_seconds = r.get<double>();
   if (!(a.settle_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged
-  a.checked = r.get<std::uint8_t>() != 0;
+  const auto flags = r.get<std::uint8_t>();
+  a.checked = flags & 1;
+  a.validated_more = flags & 2;
   a.fatal = r.text();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return a;

@@ -25,6 +25,13 @@ struct TrialRequest {
   // window, with `check`: the calls run only when the window's fastest reading is at most
   // this many seconds (a candidate that could still win); 0: whatever it read.
   double check_below = 0;
+  // window, with `check`: the candidate's validation on the further input sets runs after its
+  // checked calls (admission left it for the candidates that could win).
+  bool validate_more = false;
+  // admit: the further input sets are validated now only when the validation run on the first
+  // took at least this many seconds (two cold readings may cut it: SearchContext::measure);
+  // else they are left to its checked calls. 0: now, whatever it read.
+  double more_sets_over = 0;
   // window: the scalar timing options (stop, on_call and the evictor are the worker's own
   // copies of the host's, as they were at the fork).
   TimingOptions timing;
@@ -65,6 +72,9 @@ struct TrialAnswer {
   // none read). With the first, two cold readings: a candidate far behind on both is cut
   // before its window (SearchContext::measure).
   double validation_more_seconds = 0;
+  // admit or window: the further input sets' validation ran in this phase (the outcome says
+  // how it ended).
+  bool validated_more = false;
   std::optional<TimingResult> timing;
   double settle_seconds = 0;  // window: the wait for the device to settle before it
   bool checked = false;       // window: its checked calls ran (and the outcome says how)

@@ -212,7 +212,9 @@ bool SearchContext::admit(std::size_t index) {
   }
   const auto start = Wall::now();
   const double budget_start = budget_now();
-  TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index));
+  TrialAnswer a =
+      runner_->admit(index, built_[index], validation_limit(index), more_sets_over(index));
+  if (a.validated_more) validated_more_.insert(index);
   const double took = since(start) - a.worker_setup_seconds;  // a worker's start is no candidate's
   validated_[index] = took;
   // The budget's projections are on its own clock (a replay's or a test's simulated one).
@@ -263,6 +265,22 @@ double SearchContext::validation_limit(std::size_t index) const {
   return std::max(limit, iso.floor_seconds) + rebuild_allowance(index);
 }
 
+double SearchContext::more_sets_over(std::size_t index) const {
+  // The default is validated on every set (it ships whatever the search finds), and so is every
+  // candidate when no checked calls run (nothing else would validate them there).
+  if (op_.input_sets() <= 1 || index == r_.default_index || options_.measure.check_calls <= 0)
+    return 0;
+  const TimingOptions t = timing_options(index);
+  if (t.mode != TimingMode::isolated || !(t.far_behind_ratio > 0)) return HUGE_VAL;  // no cut
+  // Against the best known so far: the incumbent, or before any window (a racing batch is
+  // admitted before it is timed) the fastest validation run — a cold reading, so the line is
+  // never above where the cut will stand.
+  double best = incumbent_ > 0 ? incumbent_ : 0;
+  for (const auto& [i, seconds] : validation_call_)
+    if (seconds > 0 && (best == 0 || seconds < best)) best = seconds;
+  return best > 0 ? std::max(t.far_behind_ratio, t.hopeless_ratio) * best : 0;
+}
+
 double SearchContext::rebuild_allowance(std::size_t index) const {
   // A spawned worker builds again what the host's compile pass built (a cache hit, unless the
   // driver keeps no cache): as long as the host's build took, beyond the phase's own limit.
@@ -276,8 +294,11 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
   const IsolationOptions& iso = options_.measure.isolation;
   // The longest window the timing policy takes for a candidate whose calls take `call`
   // seconds: the warmup, the sample cap, the checked calls and the queued calibration.
+  // With the checked calls, a validation run on each further input set not yet validated.
+  const int more = validated_more_.count(index) ? 0 : op_.input_sets() - 1;
   auto window_of = [&](double call) {
-    return (t.warmup + std::max(t.max_runs, t.repeats_floor) + options_.measure.check_calls) *
+    return (t.warmup + std::max(t.max_runs, t.repeats_floor) + options_.measure.check_calls +
+            more) *
                call +
            20 * t.batch_target + t.sample_budget;
   };
@@ -311,9 +332,11 @@ TimingOptions SearchContext::timing_options(std::size_t index) const {
   if ((options_.measure.evict || op_.evicts()) && !timing.evictor)
     timing.evictor = device_.evictor();
   // The validation run, a cold launch read on the same clock on this very trial, is one
-  // reading of the far-behind cut (the default is never cut: it has no incumbent). With more
-  // input sets the timing trial is made again after them: that run warmed another trial.
-  if (auto it = validation_call_.find(index); it != validation_call_.end() && op_.input_sets() == 1)
+  // reading of the far-behind cut (the default is never cut: it has no incumbent). Where the
+  // further input sets were validated the timing trial was made again after them: that run
+  // warmed another trial.
+  if (auto it = validation_call_.find(index);
+      it != validation_call_.end() && !validated_more_.count(index))
     timing.prior_reading = it->second;
   if (stop_ && index != r_.default_index) {
     // The caller's stop() and the budget's: either ends the window.
@@ -326,6 +349,7 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
                                    std::optional<std::size_t> functions_of) {
   CheckAfter after;
   after.wanted = when != CheckWhen::never && !checked_[index] && options_.measure.check_calls > 0;
+  after.validate_more = !validated_more_.count(index);
   // A contender: within the tie band of the best checked reading (every candidate while none is).
   if (when == CheckWhen::contender && !options_.measure.check_every_candidate && best_checked_ > 0)
     after.below = best_checked_ * (1 + options_.decide.tie_band);
@@ -341,6 +365,7 @@ TimingResult SearchContext::window(std::size_t index, const TimingOptions& timin
   if (!options_.measure.now && a.timing && !a.checked && a.timing->wall_seconds > 0)
     window_overhead_.add(since(start) - waited - a.worker_setup_seconds - a.timing->wall_seconds);
   r_.seconds_settling += a.settle_seconds + waited;
+  if (a.validated_more) validated_more_.insert(index);
   if (a.checked) entry(index).checked = true;  // ran (a failure is its outcome)
   if (a.checked && a.timing && a.timing->outcome.ok()) {
     checked_[index] = true;

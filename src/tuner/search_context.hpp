@@ -247,6 +247,11 @@ class SearchContext {
   // time, the incumbent and the budget, with a floor; 0 when trials are not isolated.
   double validation_limit(std::size_t index) const;
   double window_limit(std::size_t index, const TimingOptions& timing) const;
+  // The validation run's seconds from which admission validates the further input sets too
+  // (TrialRunner::admit; 0: always): those that may put the candidate far behind on two cold
+  // readings (cut_on_validation). The others are validated on them with their checked calls,
+  // which only candidates that could win get.
+  double more_sets_over(std::size_t index) const;
 
   using Wall = std::chrono::steady_clock;
   Device& device_;
@@ -266,6 +271,8 @@ class SearchContext {
   // index -> the fastest of its further input sets' validation runs on that clock (0: none)
   std::unordered_map<std::size_t, double> validation_more_;
   std::unordered_set<std::size_t> windowed_;  // indices measure() was asked for at least once
+  // Indices validated on the further input sets (at admission or with their checked calls).
+  std::unordered_set<std::size_t> validated_more_;
   std::unordered_map<std::size_t, std::string> banned_;  // index -> why
   double best_checked_ = 0;  // the best score of a checked window (0: none yet)
   std::function<bool()> stop_;

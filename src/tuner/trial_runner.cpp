@@ -104,12 +104,13 @@ Outcome prepare(Trial& trial) {
   }
 }
 
-// Validation on the further input sets, each on a plain trial of its own; `fastest`: the
-// fastest of their runs on the device's clock (0 when none was read).
+// Validation on the further input sets, each on a plain trial of its own and on its inputs as
+// made; `fastest`: the fastest of their runs on the device's clock (0 when none was read).
 Outcome validate_more_sets(Device& device, const TrialInputs& in, std::size_t index,
                            double& fastest) {
   for (std::size_t s = 0; s < in.more_sets.size(); ++s) {
     auto [workload, reference] = in.more_sets[s];
+    workload->restore_inputs();  // no candidate sees another's side effects
     std::unique_ptr<Trial> trial = device.make_trial(*workload, index);
     Outcome o = prepare(*trial);
     if (o.ok()) {
@@ -136,10 +137,11 @@ Outcome quiesce(const TrialInputs& in, std::size_t index) {
   }
 }
 
-// Makes, builds (unless built), prepares and validates; on success `keep` holds the trial,
-// prepared, for timing windows.
+// Makes, builds (unless built), prepares and validates (the further input sets when the first
+// run took `more_sets_over` seconds or more); on success `keep` holds the trial, prepared, for
+// timing windows.
 TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index, bool built,
-                        std::unique_ptr<Trial>& keep) {
+                        double more_sets_over, std::unique_ptr<Trial>& keep) {
   TrialAnswer a;
   try {
     keep = timing_trial(device, in, index);
@@ -165,9 +167,10 @@ TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index
     a.outcome =
         checked_call(*keep, check, "validation run", &device.clock(), &a.validation_call_seconds);
   }
-  if (a.outcome.ok() && !in.more_sets.empty()) {
+  if (a.outcome.ok() && !in.more_sets.empty() && a.validation_call_seconds >= more_sets_over) {
     // One candidate's buffers at a time: the timing trial is made again after the others.
     release_quietly(keep);
+    a.validated_more = true;
     a.outcome = validate_more_sets(device, in, index, a.validation_more_seconds);
     if (a.outcome.ok()) {
       keep = timing_trial(device, in, index);
@@ -216,6 +219,13 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
   if (check.wanted && contender && a.outcome.ok() && in.check_calls > 0) {
     a.checked = true;
     a.outcome = check_after_window(device, in, index, trial);
+    if (a.outcome.ok() && check.validate_more && !in.more_sets.empty()) {
+      // After the calls that check what the window left; the next window prepares it again.
+      release_quietly(trial);
+      a.validated_more = true;
+      double fastest = 0;
+      a.outcome = validate_more_sets(device, in, index, fastest);
+    }
     if (!a.outcome.ok()) a.timing->outcome = a.outcome;
   }
   // What it left spinning is stopped now rather than waited for before the next window.
@@ -226,15 +236,12 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
   return a;
 }
 
-// The inputs a phase reads, as made: before a validation every input set; before a window the
-// workload it times and checks and its rotation copies (the other input sets are read only by
-// validations, each of which restores them first: copying them back before every window took
-// a sixth of the CPU of a tune of 16 MB rows, docs/performance.md).
-enum class InputsFor { validation, window };
-void restore(const TrialInputs& in, InputsFor phase) {
+// The inputs a phase reads, as made: the workload it validates, times and checks and its
+// rotation copies (the other input sets are read only by their validations, each of which
+// restores them first: copying them back before every window took a sixth of the CPU of a
+// tune of 16 MB rows, docs/performance.md).
+void restore(const TrialInputs& in) {
   in.workload->restore_inputs();
-  if (phase == InputsFor::validation)
-    for (auto [w, reference] : in.more_sets) w->restore_inputs();
   for (Workload* w : in.rotation) w->restore_inputs();
 }
 
@@ -245,10 +252,10 @@ class InProcessRunner final : public TrialRunner {
     while (!trials_.empty()) release(trials_.begin()->first);
   }
 
-  TrialAnswer admit(std::size_t index, bool built, double) override {
-    restore(in_, InputsFor::validation);  // no candidate sees another's side effects
+  TrialAnswer admit(std::size_t index, bool built, double, double more_sets_over) override {
+    restore(in_);  // no candidate sees another's side effects
     std::unique_ptr<Trial> keep;
-    TrialAnswer a = admit_phase(device_, in_, index, built, keep);
+    TrialAnswer a = admit_phase(device_, in_, index, built, more_sets_over, keep);
     if (keep) trials_[index] = std::move(keep);
     return a;
   }
@@ -270,7 +277,7 @@ class InProcessRunner final : public TrialRunner {
   TrialAnswer window(std::size_t index, const TimingOptions& timing, CheckAfter check, double,
                      std::size_t) override {
     if (!acquire(index)) return {{Status::launch_failed, "could not be prepared again"}};
-    restore(in_, InputsFor::window);
+    restore(in_);
     std::unique_ptr<Trial>& trial = trials_.at(index);
     TrialAnswer a = window_phase(device_, in_, index, trial, timing, check);
     if (!trial) trials_.erase(index);  // released by the check
@@ -313,10 +320,12 @@ class WorkerRunner final : public TrialRunner {
         spawned_(true),
         seconds_to_stop_(std::move(seconds_to_stop)) {}
 
-  TrialAnswer admit(std::size_t index, bool built, double limit_seconds) override {
+  TrialAnswer admit(std::size_t index, bool built, double limit_seconds,
+                    double more_sets_over) override {
     TrialRequest q;
     q.phase = TrialRequest::Phase::admit;
     q.index = index;
+    q.more_sets_over = more_sets_over;
     // A spawned worker has none of the host's builds: it builds before validating (a hit in the
     // driver's cache the host's compile pass filled), never inside the validation run's reading.
     q.built = built && !spawned_;
@@ -333,6 +342,7 @@ class WorkerRunner final : public TrialRunner {
     q.functions_of = functions_of;
     q.check = check.wanted;
     q.check_below = check.below;
+    q.validate_more = check.validate_more;
     q.timing = timing;
     return call(q, "timing", limit_seconds);
   }
@@ -479,9 +489,8 @@ std::string TrialServer::serve(std::string_view bytes) {
     if (!q) throw FatalError("a worker process received a damaged request");
     if (kept_ && (q->index != kept_index_ || q->phase == TrialRequest::Phase::admit))
       release_quietly(kept_);  // another candidate's buffers go before this one's come
-    const bool admit = q->phase == TrialRequest::Phase::admit;
-    restore(in_, admit ? InputsFor::validation : InputsFor::window);
-    a = admit ? admit_here(*q) : window_here(*q);
+    restore(in_);
+    a = q->phase == TrialRequest::Phase::admit ? admit_here(*q) : window_here(*q);
   } catch (const FatalError& e) {
     a.fatal = e.what();
   } catch (...) {
@@ -494,7 +503,7 @@ TrialAnswer TrialServer::admit_here(const TrialRequest& q) {
   std::unique_ptr<Trial> trial;
   // A forked worker inherits the builds of the host's compile pass (one forked before a build
   // is replaced: WorkerRunner::built); a spawned one is asked to build (WorkerRunner::admit).
-  TrialAnswer a = admit_phase(device_, in_, q.index, q.built, trial);
+  TrialAnswer a = admit_phase(device_, in_, q.index, q.built, q.more_sets_over, trial);
   keep(q.index, std::move(trial));  // prepared for its first window (null when it failed)
   return a;
 }
@@ -522,7 +531,7 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
   TrialAnswer a;
   if (kept_) {  // admitted or timed here before: built and prepared
     std::unique_ptr<Trial> trial = std::move(kept_);
-    a = window_phase(device_, in_, q.index, trial, t, {q.check, q.check_below});
+    a = window_phase(device_, in_, q.index, trial, t, {q.check, q.check_below, q.validate_more});
     if (a.outcome.ok()) keep(q.index, std::move(trial));  // null when the check released it
     release_quietly(trial);
     return a;
@@ -536,7 +545,8 @@ TrialAnswer TrialServer::window_here(const TrialRequest& q) {
     }
   }
   if (a.outcome.ok()) a.outcome = prepare(*trial);
-  if (a.outcome.ok()) a = window_phase(device_, in_, q.index, trial, t, {q.check, q.check_below});
+  if (a.outcome.ok())
+    a = window_phase(device_, in_, q.index, trial, t, {q.check, q.check_below, q.validate_more});
   if (a.outcome.ok())
     keep(q.index, std::move(trial));
   else

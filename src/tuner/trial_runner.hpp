@@ -1,10 +1,11 @@
 // Runs the phases of a candidate's trial for one search (DESIGN §11): in this process, or
 // each phase in a forked worker process so that a candidate that crashes, hangs or allocates
 // without bound is a classified decline and the host survives. One phase is admission (make
-// the trial, build it unless the compile pass did, prepare, validate on every input set) or
-// one timing window followed by checked calls (the outputs of a timed trial are checked again,
-// on the inputs the timing launches left: a result that is wrong on some calls, or a candidate
-// that clobbers its inputs, fails there).
+// the trial, build it unless the compile pass did, prepare, validate on the first input set,
+// and on the further ones where the host asks) or one timing window followed by checked calls
+// (the outputs of a timed trial are checked again, on the inputs the timing launches left: a
+// result that is wrong on some calls, or a candidate that clobbers its inputs, fails there)
+// and, for a candidate admission did not validate on them, the further input sets.
 #pragma once
 
 #include <cstddef>
@@ -80,14 +81,20 @@ class TrialInputSet {
 struct CheckAfter {
   bool wanted = false;
   double below = 0;
+  // With the checked calls: the validation on the further input sets, which admission left to
+  // the candidates that could win (an unchecked loser cannot be chosen).
+  bool validate_more = false;
 };
 
 class TrialRunner {
  public:
   virtual ~TrialRunner() = default;
   // Admission of candidate `index`: ok (ready for windows), or its failure. `limit_seconds`
-  // bounds a worker's phase (0: none).
-  virtual TrialAnswer admit(std::size_t index, bool built, double limit_seconds) = 0;
+  // bounds a worker's phase (0: none). The further input sets are validated too when the
+  // validation run took at least `more_sets_over` seconds (0: always; TrialRequest), else
+  // left to the candidate's checked calls (CheckAfter::validate_more).
+  virtual TrialAnswer admit(std::size_t index, bool built, double limit_seconds,
+                            double more_sets_over) = 0;
   // Whether the candidate can be timed again (in process: prepared again when released).
   virtual bool acquire(std::size_t index) = 0;
   // One timing window of an admitted candidate; checked calls after it as `check` says. The
@@ -104,7 +111,7 @@ class TrialRunner {
 
 // Answers the phases a worker is asked for, on `device` and `inputs` (the host's, inherited by
 // a fork; or a spawned worker's own, made as its TrialSetup says). Inputs are restored before
-// every phase; nothing is kept between phases.
+// every phase (a further input set before its validation); nothing is kept between phases.
 class TrialServer {
  public:
   // `own_builds`: this process did none of the host's builds (a spawned worker), so a window's

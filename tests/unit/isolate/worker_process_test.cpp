@@ -170,11 +170,14 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   a.timing = t;
   a.settle_seconds = 0.125;
   a.checked = true;
+  a.validated_more = true;
   const std::string bytes = encode(a);
   auto back = decode_trial_answer(bytes);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->settle_seconds, 0.125);
   EXPECT_TRUE(back->checked);
+  EXPECT_TRUE(back->validated_more);
+  EXPECT_FALSE(decode_trial_answer(encode(TrialAnswer{}))->validated_more);
   EXPECT_EQ(back->outcome.status, Status::hopeless);
   EXPECT_EQ(back->outcome.message, "cut");
   EXPECT_EQ(back->compile_seconds, 0.25);
@@ -209,6 +212,8 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   q.index = 123456789;
   q.check = true;
   q.check_below = 3.25e-3;
+  q.validate_more = true;
+  q.more_sets_over = std::numeric_limits<double>::infinity();
   q.timing.mode = TimingMode::queued;
   q.timing.warmup = 0;
   q.timing.repeats_floor = 5;
@@ -224,6 +229,8 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_EQ(back->index, 123456789u);
   EXPECT_TRUE(back->check);
   EXPECT_EQ(back->check_below, 3.25e-3);
+  EXPECT_TRUE(back->validate_more);
+  EXPECT_EQ(back->more_sets_over, std::numeric_limits<double>::infinity());
   EXPECT_FALSE(back->built);
   EXPECT_EQ(back->timing.mode, TimingMode::queued);
   EXPECT_EQ(back->timing.warmup, 0);
@@ -238,8 +245,12 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_FALSE(back->on_call);
   EXPECT_FALSE(decode_trial_request(encode(TrialAnswer{})));  // an answer is not a request
   for (double damaged : {-1.0, std::numeric_limits<double>::quiet_NaN()}) {
-    q.check_below = damaged;
-    EXPECT_FALSE(decode_trial_request(encode(q))) << damaged;
+    TrialRequest d = q;
+    d.check_below = damaged;
+    EXPECT_FALSE(decode_trial_request(encode(d))) << damaged;
+    d = q;
+    d.more_sets_over = damaged;
+    EXPECT_FALSE(decode_trial_request(encode(d))) << damaged;
   }
 }
 

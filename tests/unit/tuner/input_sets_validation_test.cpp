@@ -1,0 +1,125 @@
+// Validation on an op's further input sets (src/tuner/trial_runner.cpp admit_phase and
+// window_phase, SearchContext::more_sets_over): admission validates every candidate on the first
+// set; the further sets are validated with the checked calls of the candidates that could win,
+// so a candidate that cannot be chosen costs no run on them — except the default, a candidate
+// whose validation run may put it far behind (two cold readings cut it before its window), and
+// every candidate when no checked calls run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fakes/fake_device.hpp"
+#include "fakes/report_lookup.hpp"
+#include "tunekit/op.hpp"
+#include "tunekit/report.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+namespace {
+
+using fakes::FakeDevice;
+using testing::candidate_named;
+
+struct SetArgs {
+  int set = 0;
+  std::vector<float> out;
+};
+
+// Candidates by name and per-launch seconds; those in `wrong_on_second` write a wrong value on
+// the second input set only. Counts each candidate's launches on the second set.
+struct TwoSetOp {
+  FakeDevice dev;
+  std::map<std::string, int> second_set_runs;
+  std::unique_ptr<Op<SetArgs>> op = std::make_unique<Op<SetArgs>>("two_sets", 1);
+
+  TwoSetOp(const std::map<std::string, double>& seconds,
+           const std::vector<std::string>& wrong_on_second) {
+    op->inputs([](const Key& k, int set) {
+        return SetArgs{set, std::vector<float>(static_cast<std::size_t>(k.integer("n")))};
+      })
+        .outputs([](SetArgs& a) { return std::vector<OutputView>{OutputView::of(a.out)}; })
+        .reference([](SetArgs& a) {
+          for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+        });
+    for (const auto& [name, t] : seconds) {
+      dev.behaviour[name].seconds = t;
+      const bool wrong =
+          std::find(wrong_on_second.begin(), wrong_on_second.end(), name) != wrong_on_second.end();
+      op->candidate(name, [this, name, wrong](SetArgs& a) {
+        dev.running = name;
+        if (a.set == 1) ++second_set_runs[name];
+        for (std::size_t i = 0; i < a.out.size(); ++i) a.out[i] = static_cast<float>(i);
+        if (wrong && a.set == 1) a.out[0] = 42;
+      });
+    }
+    op->default_candidate("def");
+  }
+
+  TuneReport tune(TunerOptions o = {}) {
+    o.persist.store = "none";
+    o.measure.isolation.mode = IsolationOptions::Mode::in_process;
+    TuneReport r;
+    Tuner(dev, o).select(*op, Key{{"n", 8}}, &r);
+    return r;
+  }
+};
+
+TEST(InputSetsValidation, ACandidateThatCouldWinIsValidatedOnEverySetBeforeItIsChosen) {
+  TwoSetOp t({{"def", 2e-3}, {"liar", 1e-3}, {"good", 1.2e-3}}, {"liar"});
+  const TuneReport r = t.tune();
+  const CandidateReport& liar = candidate_named(r, "liar");
+  EXPECT_EQ(liar.outcome.status, Status::validation_failed) << liar.outcome.message;
+  EXPECT_NE(liar.outcome.message.find("input set 2"), std::string::npos) << liar.outcome.message;
+  EXPECT_EQ(r.winner_name, "good") << r.reason;
+  EXPECT_TRUE(candidate_named(r, "good").checked);
+  EXPECT_EQ(t.second_set_runs["good"], 1);
+  EXPECT_EQ(t.second_set_runs["def"], 1);  // the default: at admission, whatever it reads
+}
+
+TEST(InputSetsValidation, ALoserThatCannotBeChosenCostsNoRunOnTheFurtherSets) {
+  TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"slow_liar", 1.5e-3}}, {"slow_liar"});
+  const TuneReport r = t.tune();
+  const CandidateReport& slow = candidate_named(r, "slow_liar");
+  EXPECT_TRUE(slow.outcome.ok()) << slow.outcome.message;  // measured, ranked, never checked
+  EXPECT_FALSE(slow.checked);
+  EXPECT_EQ(t.second_set_runs["slow_liar"], 0);
+  EXPECT_EQ(r.winner_name, "fast");
+}
+
+TEST(InputSetsValidation, AnAuditOrNoCheckedCallsValidatesEveryCandidateOnEverySet) {
+  {
+    TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"slow_liar", 1.5e-3}}, {"slow_liar"});
+    TunerOptions o;
+    o.measure.check_every_candidate = true;
+    const TuneReport r = t.tune(o);
+    EXPECT_EQ(candidate_named(r, "slow_liar").outcome.status, Status::validation_failed);
+  }
+  {
+    TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"slow_liar", 1.5e-3}}, {"slow_liar"});
+    TunerOptions o;
+    o.measure.check_calls = 0;  // nothing after the windows: admission validates all sets
+    const TuneReport r = t.tune(o);
+    EXPECT_EQ(candidate_named(r, "slow_liar").outcome.status, Status::validation_failed);
+    EXPECT_EQ(t.second_set_runs["fast"], 1);
+  }
+}
+
+// A candidate whose validation run reads far behind what is known is validated on the second
+// set at once: both cold readings far behind cut it before any window, as with one set.
+TEST(InputSetsValidation, AFarBehindValidationRunTakesTheSecondSetAtOnceAndIsCut) {
+  TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"naive", 100e-3}}, {});
+  const TuneReport r = t.tune();
+  const CandidateReport& naive = candidate_named(r, "naive");
+  EXPECT_EQ(naive.outcome.status, Status::hopeless) << naive.outcome.message;
+  EXPECT_NE(naive.outcome.message.find("cut on its validation runs"), std::string::npos)
+      << naive.outcome.message;
+  EXPECT_EQ(t.second_set_runs["naive"], 1);
+  EXPECT_EQ(r.winner_name, "fast");
+}
+
+}  // namespace
+}  // namespace tunekit

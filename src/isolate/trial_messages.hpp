@@ -72,8 +72,9 @@ struct TrialAnswer {
   // none read). With the first, two cold readings: a candidate far behind on both is cut
   // before its window (SearchContext::measure).
   double validation_more_seconds = 0;
-  // admit or window: the further input sets' validation ran in this phase (the outcome says
-  // how it ended).
+  // admit or window: the further input sets' validation ran in this phase and passed (a
+  // failure is the outcome; one that is no verdict on the kernel — a trial that could not be
+  // prepared — leaves them to be validated again).
   bool validated_more = false;
   std::optional<TimingResult> timing;
   double settle_seconds = 0;  // window: the wait for the device to settle before it

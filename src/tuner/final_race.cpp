@@ -83,8 +83,10 @@ double SearchContext::first_rounds_seconds(std::size_t index) const {
   // A finalist not yet checked is checked if it leads a round (a window of two samples and its
   // checked calls, once per candidate): counted as its calls for each, as which will lead is
   // not known (only the leaders are checked).
-  const int checks = checked_.count(index) && checked_.at(index) ? 0 : options_.measure.check_calls;
+  const bool checked = checked_.count(index) && checked_.at(index);
+  const int checks = checked ? 0 : options_.measure.check_calls;
   return (kSamples * depth + warmup + kWindows * warmup_calls() + checks) * c->score +
+         (checked ? 0 : more_sets_seconds(index, c->score)) +
          kWindows * (prepare_seconds() + window_overhead_.value());
 }
 

@@ -224,7 +224,11 @@ SearchContext::PairedRun SearchContext::confirmation_pairs_once_more(PairedRun f
   if (first.end != PairedRun::End::scored || first.score.scored || !(first.score.ratio > 0))
     return first;
   const std::string why = first.score.why;
-  PairedRun again = run_pairs(r_.default_index, 0, needed);
+  // Not in the decision's reserve: under a budget it fits only before the search's stop line
+  // (the reserve, the winner's rebuild included, is kept).
+  const double keep =
+      time_left_ && seconds_to_stop_ ? std::max(0.0, time_left_() - seconds_to_stop_()) : 0.0;
+  PairedRun again = run_pairs(r_.default_index, keep, needed);
   // No time left for them, or a side that could not be prepared: the first pairs stand.
   if (again.end == PairedRun::End::unaffordable || again.end == PairedRun::End::not_prepared ||
       again.end == PairedRun::End::threw)
@@ -256,13 +260,13 @@ void SearchContext::confirm() {
     case PairedRun::End::winner_failed:
       // The winner failed where it had passed: it is declined, recorded, and never stored.
       r_.reason = "paired confirmation: the winner's window ended " + failure_text(run.failure) +
-                  ": the default stands";
+                  ": the default stands" + retaken;
       entry(win).outcome = run.failure;
       r_.winner = def;
       return;
     case PairedRun::End::reference_failed:
       r_.reason = "paired confirmation: the default's window ended " + failure_text(run.failure) +
-                  ": the measured winner stands unconfirmed";
+                  ": the measured winner stands unconfirmed" + retaken;
       return;
     case PairedRun::End::scored:
       break;
@@ -318,7 +322,7 @@ void SearchContext::project_decision_cost() {
       c && c->timing && unchecked && options_.measure.check_calls > 0) {
     f.check = (2 * std::max(1, c->timing->depth) + warmup_calls() + options_.measure.check_calls) *
                   c->score +
-              window_overhead_.value() + prepare_seconds();
+              more_sets_seconds(*pick, c->score) + window_overhead_.value() + prepare_seconds();
   }
   // The tie order picks another candidate than the incumbent: the two are paired first.
   if (const std::optional<std::size_t> rival = tied_rival(*pick))

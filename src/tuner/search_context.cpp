@@ -267,18 +267,23 @@ double SearchContext::validation_limit(std::size_t index) const {
 
 double SearchContext::more_sets_over(std::size_t index) const {
   // The default is validated on every set (it ships whatever the search finds), and so is every
-  // candidate when no checked calls run (nothing else would validate them there).
-  if (op_.input_sets() <= 1 || index == r_.default_index || options_.measure.check_calls <= 0)
+  // candidate when no checked calls run (nothing else would validate them there) or when the
+  // audit is to name every wrong candidate (a window cut before its checked calls would not).
+  if (op_.input_sets() <= 1 || index == r_.default_index || options_.measure.check_calls <= 0 ||
+      options_.measure.check_every_candidate)
     return 0;
+  // Where cut_on_validation can cut the candidate at its first window (the incumbent then is
+  // the incumbent now: a schedule finishes no candidate between an admission and that window),
+  // its second cold reading is taken when the first is over the cut's line.
   const TimingOptions t = timing_options(index);
-  if (t.mode != TimingMode::isolated || !(t.far_behind_ratio > 0)) return HUGE_VAL;  // no cut
-  // Against the best known so far: the incumbent, or before any window (a racing batch is
-  // admitted before it is timed) the fastest validation run — a cold reading, so the line is
-  // never above where the cut will stand.
-  double best = incumbent_ > 0 ? incumbent_ : 0;
-  for (const auto& [i, seconds] : validation_call_)
-    if (seconds > 0 && (best == 0 || seconds < best)) best = seconds;
-  return best > 0 ? std::max(t.far_behind_ratio, t.hopeless_ratio) * best : 0;
+  if (t.mode != TimingMode::isolated || !(t.far_behind_ratio > 0) || !(incumbent_ > 0))
+    return HUGE_VAL;
+  return std::max(t.far_behind_ratio, t.hopeless_ratio) * incumbent_;
+}
+
+double SearchContext::more_sets_seconds(std::size_t index, double call) const {
+  const int more = validated_more_.count(index) ? 0 : op_.input_sets() - 1;
+  return more * (call + prepare_seconds());
 }
 
 double SearchContext::rebuild_allowance(std::size_t index) const {
@@ -295,12 +300,10 @@ double SearchContext::window_limit(std::size_t index, const TimingOptions& t) co
   // The longest window the timing policy takes for a candidate whose calls take `call`
   // seconds: the warmup, the sample cap, the checked calls and the queued calibration.
   // With the checked calls, a validation run on each further input set not yet validated.
-  const int more = validated_more_.count(index) ? 0 : op_.input_sets() - 1;
   auto window_of = [&](double call) {
-    return (t.warmup + std::max(t.max_runs, t.repeats_floor) + options_.measure.check_calls +
-            more) *
+    return (t.warmup + std::max(t.max_runs, t.repeats_floor) + options_.measure.check_calls) *
                call +
-           20 * t.batch_target + t.sample_budget;
+           more_sets_seconds(index, call) + 20 * t.batch_target + t.sample_budget;
   };
   double limit = iso.limit_seconds;
   if (auto it = validated_.find(index); it != validated_.end())

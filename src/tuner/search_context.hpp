@@ -252,6 +252,9 @@ class SearchContext {
   // readings (cut_on_validation). The others are validated on them with their checked calls,
   // which only candidates that could win get.
   double more_sets_over(std::size_t index) const;
+  // What its checked calls add for the further input sets not yet validated (a run at `call`
+  // seconds and a trial prepared, each): budget projections count it.
+  double more_sets_seconds(std::size_t index, double call) const;
 
   using Wall = std::chrono::steady_clock;
   Device& device_;

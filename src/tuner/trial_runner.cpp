@@ -170,8 +170,8 @@ TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index
   if (a.outcome.ok() && !in.more_sets.empty() && a.validation_call_seconds >= more_sets_over) {
     // One candidate's buffers at a time: the timing trial is made again after the others.
     release_quietly(keep);
-    a.validated_more = true;
     a.outcome = validate_more_sets(device, in, index, a.validation_more_seconds);
+    a.validated_more = a.outcome.ok();
     if (a.outcome.ok()) {
       keep = timing_trial(device, in, index);
       a.outcome = prepare(*keep);
@@ -222,9 +222,9 @@ TrialAnswer window_phase(Device& device, const TrialInputs& in, std::size_t inde
     if (a.outcome.ok() && check.validate_more && !in.more_sets.empty()) {
       // After the calls that check what the window left; the next window prepares it again.
       release_quietly(trial);
-      a.validated_more = true;
       double fastest = 0;
       a.outcome = validate_more_sets(device, in, index, fastest);
+      a.validated_more = a.outcome.ok();
     }
     if (!a.outcome.ok()) a.timing->outcome = a.outcome;
   }

@@ -7,16 +7,22 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "fakes/fake_device.hpp"
 #include "fakes/report_lookup.hpp"
+#include "isolate/trial_messages.hpp"
 #include "tunekit/op.hpp"
 #include "tunekit/report.hpp"
 #include "tunekit/tuner.hpp"
+#include "tunekit/validate.hpp"
+#include "tuner/trial_runner.hpp"
 
 namespace tunekit {
 namespace {
@@ -92,6 +98,20 @@ TEST(InputSetsValidation, ALoserThatCannotBeChosenCostsNoRunOnTheFurtherSets) {
 
 TEST(InputSetsValidation, AnAuditOrNoCheckedCallsValidatesEveryCandidateOnEverySet) {
   {
+    // Cut hopeless on its first window readings, before any checked call: only the audit, which
+    // is to name every wrong candidate, validates it on the second set (at admission).
+    TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"lame_liar", 3e-3}}, {"lame_liar"});
+    const TuneReport plain = t.tune();
+    EXPECT_EQ(candidate_named(plain, "lame_liar").outcome.status, Status::hopeless)
+        << candidate_named(plain, "lame_liar").outcome.message;
+    EXPECT_EQ(t.second_set_runs["lame_liar"], 0);
+    TunerOptions o;
+    o.measure.check_every_candidate = true;
+    const TuneReport audit = t.tune(o);
+    EXPECT_EQ(candidate_named(audit, "lame_liar").outcome.status, Status::validation_failed)
+        << candidate_named(audit, "lame_liar").outcome.message;
+  }
+  {
     TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"slow_liar", 1.5e-3}}, {"slow_liar"});
     TunerOptions o;
     o.measure.check_every_candidate = true;
@@ -119,6 +139,50 @@ TEST(InputSetsValidation, AFarBehindValidationRunTakesTheSecondSetAtOnceAndIsCut
       << naive.outcome.message;
   EXPECT_EQ(t.second_set_runs["naive"], 1);
   EXPECT_EQ(r.winner_name, "fast");
+}
+
+// What a worker answers (TrialServer, in a forked or a spawned worker alike): the further sets
+// validated at admission only from the line the host sent; with the checked calls when asked;
+// `validated_more` only when they passed, so a failure that is no verdict on the kernel leaves
+// them to be validated again before the candidate can be chosen.
+TEST(InputSetsValidation, AWorkerSaysTheFurtherSetsPassedOnlyWhenTheyRanAndPassed) {
+  TwoSetOp t({{"def", 2e-3}, {"good", 1e-3}, {"liar", 1e-3}}, {"liar"});
+  const Key key{{"n", 8}};
+  detail::TrialInputSet set(*t.op, key, 2, 0, 0);
+  set.inputs().tolerance = t.op->tolerance(key);
+  set.inputs().check_calls = 2;
+  detail::TrialServer server(t.dev, set.inputs());
+  auto serve = [&](const detail::TrialRequest& q) {
+    std::optional<detail::TrialAnswer> a = detail::decode_trial_answer(server.serve(encode(q)));
+    if (!a) throw std::runtime_error("unreadable answer");
+    return *a;
+  };
+  for (std::size_t index : {std::size_t{1}, std::size_t{2}}) {  // good, liar
+    detail::TrialRequest admit;
+    admit.index = index;
+    admit.more_sets_over = std::numeric_limits<double>::infinity();  // left to the check
+    const detail::TrialAnswer admitted = serve(admit);
+    EXPECT_TRUE(admitted.outcome.ok()) << admitted.outcome.message;
+    EXPECT_FALSE(admitted.validated_more);
+    detail::TrialRequest window;
+    window.phase = detail::TrialRequest::Phase::window;
+    window.index = index;
+    window.timing.warmup = 0;
+    window.timing.repeats_floor = window.timing.max_runs = 2;
+    window.check = window.validate_more = true;
+    const detail::TrialAnswer checked = serve(window);
+    EXPECT_TRUE(checked.checked);
+    EXPECT_EQ(checked.validated_more, index == 1) << index;
+    EXPECT_EQ(checked.outcome.ok(), index == 1) << checked.outcome.message;
+  }
+  EXPECT_EQ(t.second_set_runs["good"], 1);
+  EXPECT_EQ(t.second_set_runs["liar"], 1);
+  detail::TrialRequest admit;  // from 0: at once
+  admit.index = 2;
+  const detail::TrialAnswer now = serve(admit);
+  EXPECT_EQ(now.outcome.status, Status::validation_failed);
+  EXPECT_FALSE(now.validated_more);
+  EXPECT_EQ(t.second_set_runs["liar"], 2);
 }
 
 }  // namespace

@@ -106,6 +106,7 @@ TEST(PairedConfirmation, PairsThatScoredAreNotTakenAgain) {
 // No time left for a second take: the first pairs stand (too noisy: the default).
 TEST(PairedConfirmation, NoSecondTakeWithoutTheTimeForIt) {
   Disturbance d;
+  d.last_disturbed = 1000;  // a second take would be disturbed too, and counted
   TunerOptions o = d.options();
   o.decide.budget_seconds = 10;
   // The budget's clock stands still until the first pairs are done, then it is spent.

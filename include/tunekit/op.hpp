@@ -76,7 +76,9 @@ class Op final : public OpBase {
     return set_inputs([fn = std::move(fn)](const Key& key, int) { return fn(key); }, 1);
   }
   // The same with two input sets: fn(key, 0) is the set tuning times on, fn(key, 1) other
-  // values of the same shape (e.g. another seed), so a candidate right on one set only fails.
+  // values of the same shape (e.g. another seed), so a candidate right on one set only fails
+  // (before it can be chosen: the second set runs with the checked calls of the candidates
+  // that could win, and at admission for the default).
   Op& inputs(std::function<Args(const Key&, int input_set)> fn) {
     return set_inputs(std::move(fn), 2);
   }

@@ -144,10 +144,12 @@ struct MeasureOptions {
   PlacementWait placement;
   bool evict = false;  // flush the last-level cache before each sample (or per op: Op::evict)
   int rotate = 0;      // input copies cycled while timing (0: what the op declares)
-  // Validation that holds (DESIGN §1.3): besides the validation run on every input set the op
-  // declares, a candidate that could win is checked by this many calls after a timing window,
-  // on the inputs its launches left, so a result that is wrong on some calls only, or a
-  // candidate that clobbers its inputs, fails validation. "Could win": its fastest reading in
+  // Validation that holds (DESIGN §1.3): besides the validation run on the op's first input
+  // set, a candidate that could win is checked by this many calls after a timing window, on
+  // the inputs its launches left, and validated on the op's further input sets, so a result
+  // that is wrong on some calls or values only, or a candidate that clobbers its inputs, fails
+  // validation (with 0, or check_every_candidate, every candidate is validated on every set
+  // at admission). "Could win": its fastest reading in
   // the window is within the tie band of the best checked reading so far (racing: the leader
   // of each round, after a short window of its own); a winner not yet
   // checked is checked before the decision stands (a failure there declines it and the next

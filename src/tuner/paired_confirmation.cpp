@@ -219,8 +219,8 @@ SearchContext::PairedRun SearchContext::confirmation_pairs_once_more(PairedRun f
                                                                      double needed) {
   // Pairs too noisy to score (a relative MAD over the limit, no sign-test agreement) are
   // pairs some disturbance crossed: the host moved a vCPU between them, a co-runner came and
-  // went. Keeping the default on them lost a winner 2x faster (docs/performance.md "Pairs too
-  // noisy, taken once more"); pairs that scored, or disagreed with the winner quietly, stand.
+  // went. Keeping the default on them lost a winner 2x faster (docs/performance.md "Near ties
+  // on the softmax rows, and pairs too noisy taken once more"); pairs that scored stand.
   if (first.end != PairedRun::End::scored || first.score.scored || !(first.score.ratio > 0))
     return first;
   const std::string why = first.score.why;

@@ -54,6 +54,13 @@ struct TimingOptions {
   // end the window. A clock that cannot tell (-1) never makes a reading clean. 0: off; a
   // ratio under hopeless_ratio counts as hopeless_ratio.
   double clean_far_behind_ratio = 2;
+  // The far-behind cut on one reading: a candidate's validation run (cold: it only adds time)
+  // that the clock knows did not wait for a CPU (as above), at least this many seconds long and
+  // far_behind_ratio x the incumbent, cuts it alone, with no second run. A first call's one-time
+  // costs (a pool's threads, a library's set-up, first touch of its buffers) are milliseconds:
+  // over this floor they cannot make a kernel within hopeless_ratio of the incumbent read that
+  // far behind. Shorter runs, or runs that waited, need the second reading. 0: off.
+  double lone_cut_seconds = 0.1;
   // One launch read before this window on the same clock (the tuner passes the validation
   // run: cold, so never faster than the kernel); 0: none. The far-behind cut takes it into
   // its fastest reading, and in isolated mode, when it is already over hopeless_ratio x the

@@ -7,7 +7,7 @@
 namespace tunekit::detail {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x746b7462;    // "tktb" (validation_more_seconds: was "tkta")
+constexpr std::uint32_t kMagic = 0x746b7463;    // "tktc" (validation_call_clean: was "tktb")
 constexpr std::uint32_t kRequest = 0x746b7472;  // "tktr"
 constexpr std::uint32_t kSetup = 0x746b7473;    // "tkts"
 constexpr std::uint64_t kMaxItems = 1u << 24;
@@ -159,6 +159,8 @@ std::string encode(const TrialRequest& q) {
                       (q.validate_more ? 32 : 0));
   w.put(q.stop_after_seconds);
   w.put(q.more_sets_over);
+  w.put(q.lone_cut_over);
+  w.put(q.wait_tolerance);
   return w.take();
 }
 
@@ -192,6 +194,10 @@ std::optional<TrialRequest> decode_trial_request(std::string_view bytes) {
   if (!(q.stop_after_seconds >= 0)) return std::nullopt;  // NaN or negative: damaged
   q.more_sets_over = r.get<double>();                     // +inf: never now
   if (!(q.more_sets_over >= 0)) return std::nullopt;
+  q.lone_cut_over = r.get<double>();  // +inf: never
+  q.wait_tolerance = r.get<double>();
+  if (!(q.lone_cut_over >= 0) || !(q.wait_tolerance >= 0 && std::isfinite(q.wait_tolerance)))
+    return std::nullopt;
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return q;
 }
@@ -205,7 +211,8 @@ std::string encode(const TrialAnswer& answer) {
   w.put(answer.validation_more_seconds);
   w.put(answer.timing);
   w.put(answer.settle_seconds);
-  w.put<std::uint8_t>((answer.checked ? 1 : 0) | (answer.validated_more ? 2 : 0));
+  w.put<std::uint8_t>((answer.checked ? 1 : 0) | (answer.validated_more ? 2 : 0) |
+                            (answer.validation_call_clean ? 4 : 0));
   w.put(answer.fatal);
   return w.take();
 }
@@ -224,6 +231,7 @@ std::optional<TrialAnswer> decode_trial_answer(std::string_view bytes) {
   const auto flags = r.get<std::uint8_t>();
   a.checked = flags & 1;
   a.validated_more = flags & 2;
+  a.validation_call_clean = flags & 4;
   a.fatal = r.text();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return a;

@@ -5,6 +5,7 @@
 // than trusting them.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,12 @@ struct TrialRequest {
   // took at least this many seconds (two cold readings may cut it: SearchContext::measure);
   // else they are left to its checked calls. 0: now, whatever it read.
   double more_sets_over = 0;
+  // admit: a validation run at least this long (seconds) that the device's clock knows did not
+  // wait for a CPU — the process's threads waited at most `wait_tolerance` of it — is cut on
+  // alone (TimingOptions::lone_cut_seconds): the further sets are not validated for it then.
+  // +inf: never.
+  double lone_cut_over = HUGE_VAL;
+  double wait_tolerance = 0;
   // window: the scalar timing options (stop, on_call and the evictor are the worker's own
   // copies of the host's, as they were at the fork).
   TimingOptions timing;
@@ -76,6 +83,9 @@ struct TrialAnswer {
   // failure is the outcome; one that is no verdict on the kernel — a trial that could not be
   // prepared — leaves them to be validated again).
   bool validated_more = false;
+  // admit: the clock knew the validation run did not wait for a CPU (TrialRequest::
+  // wait_tolerance); false when it waited or the clock cannot tell.
+  bool validation_call_clean = false;
   std::optional<TimingResult> timing;
   double settle_seconds = 0;  // window: the wait for the device to settle before it
   bool checked = false;       // window: its checked calls ran (and the outcome says how)

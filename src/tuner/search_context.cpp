@@ -212,9 +212,12 @@ bool SearchContext::admit(std::size_t index) {
   }
   const auto start = Wall::now();
   const double budget_start = budget_now();
-  TrialAnswer a =
-      runner_->admit(index, built_[index], validation_limit(index), more_sets_over(index));
+  const AdmitCuts cuts{.more_sets_over = more_sets_over(index),
+                       .lone_cut_over = lone_cut_over(index),
+                       .wait_tolerance = timing_options(index).wait_tolerance};
+  TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index), cuts);
   if (a.validated_more) validated_more_.insert(index);
+  if (a.validation_call_clean) validation_clean_.insert(index);
   const double took = since(start) - a.worker_setup_seconds;  // a worker's start is no candidate's
   validated_[index] = took;
   // The budget's projections are on its own clock (a replay's or a test's simulated one).
@@ -279,6 +282,14 @@ double SearchContext::more_sets_over(std::size_t index) const {
   if (t.mode != TimingMode::isolated || !(t.far_behind_ratio > 0) || !(incumbent_ > 0))
     return HUGE_VAL;
   return std::max(t.far_behind_ratio, t.hopeless_ratio) * incumbent_;
+}
+
+double SearchContext::lone_cut_over(std::size_t index) const {
+  const TimingOptions t = timing_options(index);
+  if (index == r_.default_index || t.mode != TimingMode::isolated || !(t.far_behind_ratio > 0) ||
+      !(t.lone_cut_seconds > 0) || !(incumbent_ > 0))
+    return HUGE_VAL;
+  return std::max(std::max(t.far_behind_ratio, t.hopeless_ratio) * incumbent_, t.lone_cut_seconds);
 }
 
 double SearchContext::more_sets_seconds(std::size_t index, double call) const {
@@ -391,23 +402,33 @@ std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
       !(timing.far_behind_ratio > 0))
     return std::nullopt;
   const auto first = validation_call_.find(index);
+  if (first == validation_call_.end() || !(first->second > 0)) return std::nullopt;
   const auto more = validation_more_.find(index);
-  if (first == validation_call_.end() || more == validation_more_.end() || !(first->second > 0) ||
-      !(more->second > 0))
-    return std::nullopt;
-  // Cold runs only add time, as a stall does: two of them far behind are not a fast kernel.
-  const double behind = std::min(first->second, more->second) / incumbent_;
+  const bool two = more != validation_more_.end() && more->second > 0;
+  // Cold runs only add time, as a stall does: two of them far behind are not a fast kernel, nor
+  // is one the clock knows did not wait, long past what a first call's one-time costs take. A
+  // second run under the line says the kernel is not that far behind: no cut on the first then.
+  const bool lone = !two && validation_clean_.count(index) && timing.lone_cut_seconds > 0 &&
+                    first->second >= timing.lone_cut_seconds;
+  if (!two && !lone) return std::nullopt;
+  const double behind = (two ? std::min(first->second, more->second) : first->second) / incumbent_;
   const double line = std::max(timing.far_behind_ratio, timing.hopeless_ratio);
   if (!(behind >= line)) return std::nullopt;
   TimingResult t;
   t.mode = TimingMode::isolated;
   t.clock = std::string(device_.clock().name());
-  t.samples = {first->second, more->second};
+  t.samples = two ? std::vector<double>{first->second, more->second}
+                  : std::vector<double>{first->second};
+  t.clean = lone ? 1 : 0;
   summarise(t, timing);
   t.outcome = {Status::hopeless,
-               fmt::format("cut on its validation runs, before any window: the faster of the two "
-                           "is {:.3g}x the incumbent (far_behind_ratio {:g})",
-                           behind, line)};
+               two ? fmt::format("cut on its validation runs, before any window: the faster of the "
+                                 "two is {:.3g}x the incumbent (far_behind_ratio {:g})",
+                                 behind, line)
+                   : fmt::format("cut on its validation run alone, before any window: {:.3g} s, "
+                                 "{:.3g}x the incumbent (far_behind_ratio {:g}), its threads "
+                                 "never waiting for a CPU (lone_cut_seconds {:g})",
+                                 first->second, behind, line, timing.lone_cut_seconds)};
   return t;
 }
 

@@ -240,7 +240,8 @@ class SearchContext {
                       std::optional<std::size_t> functions_of = std::nullopt);
   // A first window that need not run: the candidate's validation runs on two input sets, two
   // cold readings, are both far behind the best measured so far (far_behind_cut's rule on
-  // them, with `timing`'s ratios).
+  // them, with `timing`'s ratios) — or its one validation run is, known not to have waited for
+  // a CPU and at least timing.lone_cut_seconds long.
   std::optional<TimingResult> cut_on_validation(std::size_t index,
                                                 const TimingOptions& timing) const;
   // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation
@@ -252,6 +253,10 @@ class SearchContext {
   // readings (cut_on_validation). The others are validated on them with their checked calls,
   // which only candidates that could win get.
   double more_sets_over(std::size_t index) const;
+  // The validation run's seconds from which one reading known clean cuts the candidate alone
+  // (cut_on_validation; admission then leaves the further sets to a window it will not get);
+  // +inf where no cut on validation runs is possible.
+  double lone_cut_over(std::size_t index) const;
   // What its checked calls add for the further input sets not yet validated (a run at `call`
   // seconds and a trial prepared, each): budget projections count it.
   double more_sets_seconds(std::size_t index, double call) const;
@@ -273,6 +278,8 @@ class SearchContext {
   std::unordered_map<std::size_t, double> validation_call_;
   // index -> the fastest of its further input sets' validation runs on that clock (0: none)
   std::unordered_map<std::size_t, double> validation_more_;
+  // Indices whose validation run the clock knew did not wait for a CPU (TrialAnswer).
+  std::unordered_set<std::size_t> validation_clean_;
   std::unordered_set<std::size_t> windowed_;  // indices measure() was asked for at least once
   // Indices validated on the further input sets (at admission or with their checked calls).
   std::unordered_set<std::size_t> validated_more_;

@@ -78,7 +78,7 @@ void release_quietly(std::unique_ptr<Trial>& trial) {
 // With `clock`, the launch and sync are read on it into `seconds` (0 when the reading is not
 // valid).
 Outcome checked_call(Trial& trial, OutputCheck& check, std::string_view during,
-                     Clock* clock = nullptr, double* seconds = nullptr) {
+                     Clock* clock = nullptr, double* seconds = nullptr, double* waited = nullptr) {
   check.arm();
   try {
     if (clock) clock->begin();
@@ -87,6 +87,7 @@ Outcome checked_call(Trial& trial, OutputCheck& check, std::string_view during,
     if (clock) {
       const double t = clock->end();
       *seconds = t > 0 && std::isfinite(t) ? t : 0;
+      if (waited) *waited = clock->waited_seconds();
     }
   } catch (...) {
     return classify_exception(std::current_exception(), during);
@@ -138,10 +139,10 @@ Outcome quiesce(const TrialInputs& in, std::size_t index) {
 }
 
 // Makes, builds (unless built), prepares and validates (the further input sets when the first
-// run took `more_sets_over` seconds or more); on success `keep` holds the trial, prepared, for
-// timing windows.
+// run took `cuts.more_sets_over` seconds or more and is not one reading enough: AdmitCuts); on
+// success `keep` holds the trial, prepared, for timing windows.
 TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index, bool built,
-                        double more_sets_over, std::unique_ptr<Trial>& keep) {
+                        const AdmitCuts& cuts, std::unique_ptr<Trial>& keep) {
   TrialAnswer a;
   try {
     keep = timing_trial(device, in, index);
@@ -164,10 +165,18 @@ TrialAnswer admit_phase(Device& device, const TrialInputs& in, std::size_t index
   if (a.outcome.ok()) {
     OutputCheck check(*in.workload, *in.reference, in.tolerance);
     // Read on the device's clock: a kernel far behind the incumbent is cut on it and one sample.
-    a.outcome =
-        checked_call(*keep, check, "validation run", &device.clock(), &a.validation_call_seconds);
+    double waited = -1;
+    a.outcome = checked_call(*keep, check, "validation run", &device.clock(),
+                             &a.validation_call_seconds, &waited);
+    // A clock that cannot tell (-1) never makes a reading clean.
+    a.validation_call_clean =
+        waited >= 0 && waited <= cuts.wait_tolerance * a.validation_call_seconds;
   }
-  if (a.outcome.ok() && !in.more_sets.empty() && a.validation_call_seconds >= more_sets_over) {
+  // Asked for now whatever it read (more_sets_over 0): the default, an audit, no checked calls.
+  const bool lone_cut = cuts.more_sets_over > 0 && a.validation_call_clean &&
+                        a.validation_call_seconds >= cuts.lone_cut_over;
+  if (a.outcome.ok() && !in.more_sets.empty() && a.validation_call_seconds >= cuts.more_sets_over &&
+      !lone_cut) {
     // One candidate's buffers at a time: the timing trial is made again after the others.
     release_quietly(keep);
     a.outcome = validate_more_sets(device, in, index, a.validation_more_seconds);
@@ -252,10 +261,10 @@ class InProcessRunner final : public TrialRunner {
     while (!trials_.empty()) release(trials_.begin()->first);
   }
 
-  TrialAnswer admit(std::size_t index, bool built, double, double more_sets_over) override {
+  TrialAnswer admit(std::size_t index, bool built, double, const AdmitCuts& cuts) override {
     restore(in_);  // no candidate sees another's side effects
     std::unique_ptr<Trial> keep;
-    TrialAnswer a = admit_phase(device_, in_, index, built, more_sets_over, keep);
+    TrialAnswer a = admit_phase(device_, in_, index, built, cuts, keep);
     if (keep) trials_[index] = std::move(keep);
     return a;
   }
@@ -321,11 +330,13 @@ class WorkerRunner final : public TrialRunner {
         seconds_to_stop_(std::move(seconds_to_stop)) {}
 
   TrialAnswer admit(std::size_t index, bool built, double limit_seconds,
-                    double more_sets_over) override {
+                    const AdmitCuts& cuts) override {
     TrialRequest q;
     q.phase = TrialRequest::Phase::admit;
     q.index = index;
-    q.more_sets_over = more_sets_over;
+    q.more_sets_over = cuts.more_sets_over;
+    q.lone_cut_over = cuts.lone_cut_over;
+    q.wait_tolerance = cuts.wait_tolerance;
     // A spawned worker has none of the host's builds: it builds before validating (a hit in the
     // driver's cache the host's compile pass filled), never inside the validation run's reading.
     q.built = built && !spawned_;
@@ -503,7 +514,10 @@ TrialAnswer TrialServer::admit_here(const TrialRequest& q) {
   std::unique_ptr<Trial> trial;
   // A forked worker inherits the builds of the host's compile pass (one forked before a build
   // is replaced: WorkerRunner::built); a spawned one is asked to build (WorkerRunner::admit).
-  TrialAnswer a = admit_phase(device_, in_, q.index, q.built, q.more_sets_over, trial);
+  const AdmitCuts cuts{.more_sets_over = q.more_sets_over,
+                       .lone_cut_over = q.lone_cut_over,
+                       .wait_tolerance = q.wait_tolerance};
+  TrialAnswer a = admit_phase(device_, in_, q.index, q.built, cuts, trial);
   keep(q.index, std::move(trial));  // prepared for its first window (null when it failed)
   return a;
 }

@@ -8,6 +8,7 @@
 // and, for a candidate admission did not validate on them, the further input sets.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -86,15 +87,27 @@ struct CheckAfter {
   bool validate_more = false;
 };
 
+// What admission is told of the cuts on validation runs (SearchContext::cut_on_validation;
+// TrialRequest): the further input sets are validated at once when the first run took at least
+// `more_sets_over` seconds, so that two cold readings may cut the candidate — unless that run
+// is one reading enough: at least `lone_cut_over` seconds and known not to have waited for a
+// CPU (the clock's waited seconds at most `wait_tolerance` of it). `more_sets_over` 0: at once,
+// whatever the first run read (the default, an audit, no checked calls).
+struct AdmitCuts {
+  double more_sets_over = 0;
+  double lone_cut_over = HUGE_VAL;
+  double wait_tolerance = 0;
+};
+
 class TrialRunner {
  public:
   virtual ~TrialRunner() = default;
   // Admission of candidate `index`: ok (ready for windows), or its failure. `limit_seconds`
   // bounds a worker's phase (0: none). The further input sets are validated too when the
-  // validation run took at least `more_sets_over` seconds (0: always; TrialRequest), else
-  // left to the candidate's checked calls (CheckAfter::validate_more).
+  // validation run took at least `cuts.more_sets_over` seconds and is not one reading enough
+  // (AdmitCuts), else left to the candidate's checked calls (CheckAfter::validate_more).
   virtual TrialAnswer admit(std::size_t index, bool built, double limit_seconds,
-                            double more_sets_over) = 0;
+                            const AdmitCuts& cuts) = 0;
   // Whether the candidate can be timed again (in process: prepared again when released).
   virtual bool acquire(std::size_t index) = 0;
   // One timing window of an admitted candidate; checked calls after it as `check` says. The

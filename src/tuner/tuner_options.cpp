@@ -147,6 +147,7 @@ void check_timing_options(const TimingOptions& t, std::string_view where) {
   if (t.clean_far_behind_ratio != 0)
     real_in(where, "clean_far_behind_ratio", t.clean_far_behind_ratio, 1,
             std::numeric_limits<double>::infinity(), " (0: off)");
+  real_in(where, "lone_cut_seconds", t.lone_cut_seconds, 0, kYear, " (seconds; 0: off)");
   real_in(where, "prior_reading", t.prior_reading, 0, kYear, " (seconds; 0: none)");
   real_in(where, "settle_seconds", t.settle_seconds, 0, 60, " (0: no wait)");
   real_in(where, "wait_tolerance", t.wait_tolerance, 0, 1e6,

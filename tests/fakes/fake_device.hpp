@@ -24,6 +24,7 @@ namespace tunekit::fakes {
 struct FakeBehaviour {
   double seconds = 1e-3;          // reading for each launch
   double jitter = 0;              // relative, uniform in [-jitter, +jitter], seeded
+  double waited = -1;             // Clock::waited_seconds of each reading (-1: cannot tell)
   bool wrong = false;             // writes a wrong value into one element
   bool nan = false;               // leaves one element unwritten (stays NaN after poisoning)
   int right_calls = 0;            // > 0: right this many launches, wrong on every one after
@@ -39,6 +40,7 @@ class FakeDevice final : public Device {
     identity_.product = "fake device";
     identity_.known = true;
     clock_.then = [this] { return reading(); };
+    clock_.then_waited = [this] { return behaviour[running].waited; };
   }
 
   std::map<std::string, FakeBehaviour> behaviour;

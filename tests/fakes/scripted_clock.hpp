@@ -15,8 +15,10 @@ class ScriptedClock final : public Clock {
   // Readings are taken from `script` first, then from `then` (when set).
   std::deque<double> script;
   std::function<double()> then;
-  // Clock::waited_seconds of each reading, in order; -1 (cannot tell) once they run out.
+  // Clock::waited_seconds of each reading, in order; once they run out, `then_waited` (when
+  // set), else -1 (cannot tell).
   std::deque<double> waits;
+  std::function<double()> then_waited;
   int begins = 0;
   int ends = 0;
 
@@ -25,7 +27,7 @@ class ScriptedClock final : public Clock {
   double waited_seconds() const override { return waited_; }
   double end() override {
     ++ends;
-    waited_ = -1;
+    waited_ = then_waited ? then_waited() : -1;
     if (!waits.empty()) {
       waited_ = waits.front();
       waits.pop_front();

@@ -171,13 +171,16 @@ TEST(TrialAnswer, RoundTripsAndRefusesDamagedBytes) {
   a.settle_seconds = 0.125;
   a.checked = true;
   a.validated_more = true;
+  a.validation_call_clean = true;
   const std::string bytes = encode(a);
   auto back = decode_trial_answer(bytes);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->settle_seconds, 0.125);
   EXPECT_TRUE(back->checked);
   EXPECT_TRUE(back->validated_more);
+  EXPECT_TRUE(back->validation_call_clean);
   EXPECT_FALSE(decode_trial_answer(encode(TrialAnswer{}))->validated_more);
+  EXPECT_FALSE(decode_trial_answer(encode(TrialAnswer{}))->validation_call_clean);
   EXPECT_EQ(back->outcome.status, Status::hopeless);
   EXPECT_EQ(back->outcome.message, "cut");
   EXPECT_EQ(back->compile_seconds, 0.25);
@@ -214,6 +217,8 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   q.check_below = 3.25e-3;
   q.validate_more = true;
   q.more_sets_over = std::numeric_limits<double>::infinity();
+  q.lone_cut_over = 0.125;
+  q.wait_tolerance = 0.03;
   q.timing.mode = TimingMode::queued;
   q.timing.warmup = 0;
   q.timing.repeats_floor = 5;
@@ -231,6 +236,10 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_EQ(back->check_below, 3.25e-3);
   EXPECT_TRUE(back->validate_more);
   EXPECT_EQ(back->more_sets_over, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(back->lone_cut_over, 0.125);
+  EXPECT_EQ(back->wait_tolerance, 0.03);
+  EXPECT_EQ(decode_trial_request(encode(TrialRequest{}))->lone_cut_over,
+            std::numeric_limits<double>::infinity());  // never, unless the host says
   EXPECT_FALSE(back->built);
   EXPECT_EQ(back->timing.mode, TimingMode::queued);
   EXPECT_EQ(back->timing.warmup, 0);
@@ -244,12 +253,21 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_FALSE(back->evict);
   EXPECT_FALSE(back->on_call);
   EXPECT_FALSE(decode_trial_request(encode(TrialAnswer{})));  // an answer is not a request
+  TrialRequest endless = q;  // a tolerance must be a finite share
+  endless.wait_tolerance = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(decode_trial_request(encode(endless)));
   for (double damaged : {-1.0, std::numeric_limits<double>::quiet_NaN()}) {
     TrialRequest d = q;
     d.check_below = damaged;
     EXPECT_FALSE(decode_trial_request(encode(d))) << damaged;
     d = q;
     d.more_sets_over = damaged;
+    EXPECT_FALSE(decode_trial_request(encode(d))) << damaged;
+    d = q;
+    d.lone_cut_over = damaged;
+    EXPECT_FALSE(decode_trial_request(encode(d))) << damaged;
+    d = q;
+    d.wait_tolerance = damaged;
     EXPECT_FALSE(decode_trial_request(encode(d))) << damaged;
   }
 }

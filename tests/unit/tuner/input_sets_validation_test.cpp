@@ -141,6 +141,33 @@ TEST(InputSetsValidation, AFarBehindValidationRunTakesTheSecondSetAtOnceAndIsCut
   EXPECT_EQ(r.winner_name, "fast");
 }
 
+// One validation run known not to have waited for a CPU, far behind and over lone_cut_seconds,
+// cuts the candidate alone: its second set is never run (it cannot be chosen). One that waited
+// takes the second set at once, as before; so does every candidate in an audit, which is to
+// name every wrong one.
+TEST(InputSetsValidation, AFarBehindRunThatNeverWaitedIsCutWithoutTheSecondSet) {
+  for (const double waited : {0.0, 0.1}) {
+    TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"naive", 200e-3}}, {});
+    t.dev.behaviour["naive"].waited = waited;
+    const TuneReport r = t.tune();
+    const CandidateReport& naive = candidate_named(r, "naive");
+    EXPECT_EQ(naive.outcome.status, Status::hopeless) << naive.outcome.message;
+    EXPECT_EQ(t.second_set_runs["naive"], waited == 0 ? 0 : 1) << naive.outcome.message;
+    EXPECT_EQ(naive.outcome.message.find("validation run alone") != std::string::npos, waited == 0)
+        << naive.outcome.message;
+    EXPECT_EQ(r.winner_name, "fast");
+  }
+  TwoSetOp t({{"def", 2e-3}, {"fast", 1e-3}, {"naive_liar", 200e-3}}, {"naive_liar"});
+  t.dev.behaviour["naive_liar"].waited = 0;
+  EXPECT_EQ(candidate_named(t.tune(), "naive_liar").outcome.status, Status::hopeless);
+  EXPECT_EQ(t.second_set_runs["naive_liar"], 0);
+  TunerOptions audit;
+  audit.measure.check_every_candidate = true;
+  const TuneReport r = t.tune(audit);
+  EXPECT_EQ(candidate_named(r, "naive_liar").outcome.status, Status::validation_failed)
+      << candidate_named(r, "naive_liar").outcome.message;
+}
+
 // What a worker answers (TrialServer, in a forked or a spawned worker alike): the further sets
 // validated at admission only from the line the host sent; with the checked calls when asked;
 // `validated_more` only when they passed, so a failure that is no verdict on the kernel leaves
@@ -177,12 +204,27 @@ TEST(InputSetsValidation, AWorkerSaysTheFurtherSetsPassedOnlyWhenTheyRanAndPasse
   }
   EXPECT_EQ(t.second_set_runs["good"], 1);
   EXPECT_EQ(t.second_set_runs["liar"], 1);
+  // Over both lines: a run the clock knows clean is one reading enough (the host cuts it on
+  // it), one the clock cannot tell of is not; from 0 the sets run at once whatever it read.
+  for (const double waited : {0.0, -1.0}) {
+    t.dev.behaviour["liar"].waited = waited;
+    detail::TrialRequest lone;
+    lone.index = 2;
+    lone.more_sets_over = lone.lone_cut_over = 1e-4;
+    lone.wait_tolerance = 0.02;
+    const detail::TrialAnswer a = serve(lone);
+    EXPECT_EQ(a.validation_call_clean, waited == 0);
+    EXPECT_EQ(a.outcome.ok(), waited == 0) << a.outcome.message;
+  }
+  EXPECT_EQ(t.second_set_runs["liar"], 2);
+  t.dev.behaviour["liar"].waited = 0;
   detail::TrialRequest admit;  // from 0: at once
+  admit.lone_cut_over = 1e-4;
   admit.index = 2;
   const detail::TrialAnswer now = serve(admit);
   EXPECT_EQ(now.outcome.status, Status::validation_failed);
   EXPECT_FALSE(now.validated_more);
-  EXPECT_EQ(t.second_set_runs["liar"], 2);
+  EXPECT_EQ(t.second_set_runs["liar"], 3);
 }
 
 }  // namespace

@@ -74,6 +74,58 @@ TEST(Tuner, AFarBehindCandidateOnTwoInputSetsCostsItsValidationRunsOnly) {
   EXPECT_EQ(r.winner_name, "def");
 }
 
+// A validation run the clock knows did not wait for a CPU, far behind and long past a first
+// call's one-time costs (TimingOptions::lone_cut_seconds), is one reading enough: no window.
+// One that waited, or a short one, is timed on as before.
+TEST(Tuner, AFarBehindValidationRunThatNeverWaitedCutsItAlone) {
+  for (const double waited : {0.0, 0.2}) {
+    FakeDevice dev;
+    dev.behaviour["def"].seconds = 1e-3;
+    dev.behaviour["naive"].seconds = 0.3;
+    dev.behaviour["naive"].waited = waited;  // 0: clean; 0.2 of 0.3 s: it waited
+    int naive_launches = 0;
+    dev.behaviour["naive"].hook = [&] { ++naive_launches; };
+    auto op = make_fake_op(dev, {"def", "naive"}, "def");
+    TunerOptions options;
+    options.persist.store = "none";
+    TuneReport r;
+    Tuner(dev, options).select(*op, Key{{"n", 8}}, &r);
+    const CandidateReport& naive = candidate_named(r, "naive");
+    EXPECT_EQ(naive.outcome.status, Status::hopeless) << naive.outcome.message;
+    ASSERT_TRUE(naive.timing);
+    if (waited == 0) {
+      EXPECT_NE(naive.outcome.message.find("validation run alone"), std::string::npos)
+          << naive.outcome.message;
+      EXPECT_EQ(naive_launches, 1) << "the validation run only";
+      EXPECT_EQ(naive.timing->samples.size(), 1u);
+    } else {
+      EXPECT_EQ(naive_launches, 3) << "validation run + two samples, no warmup";
+    }
+    EXPECT_EQ(r.winner_name, "def");
+  }
+}
+
+TEST(Tuner, AShortFarBehindValidationRunIsNotCutAlone) {
+  for (const double floor : {0.1, 0.0}) {  // 0.05 s is under the floor; 0: the lone cut off
+    FakeDevice dev;
+    dev.behaviour["def"].seconds = 1e-3;
+    dev.behaviour["naive"].seconds = 0.05;
+    dev.behaviour["naive"].waited = 0;
+    int naive_launches = 0;
+    dev.behaviour["naive"].hook = [&] { ++naive_launches; };
+    auto op = make_fake_op(dev, {"def", "naive"}, "def");
+    TunerOptions options;
+    options.persist.store = "none";
+    options.measure.timing.lone_cut_seconds = floor;
+    TuneReport r;
+    Tuner(dev, options).select(*op, Key{{"n", 8}}, &r);
+    const CandidateReport& naive = candidate_named(r, "naive");
+    EXPECT_EQ(naive.outcome.status, Status::hopeless) << naive.outcome.message;
+    EXPECT_EQ(naive.outcome.message.find("alone"), std::string::npos) << naive.outcome.message;
+    EXPECT_EQ(naive_launches, 3) << floor;
+  }
+}
+
 TEST(Tuner, PicksTheFastestAndServesItFromMemory) {
   FakeDevice dev;
   dev.behaviour["def"].seconds = 2e-3;

@@ -212,7 +212,7 @@ std::string encode(const TrialAnswer& answer) {
   w.put(answer.timing);
   w.put(answer.settle_seconds);
   w.put<std::uint8_t>((answer.checked ? 1 : 0) | (answer.validated_more ? 2 : 0) |
-                            (answer.validation_call_clean ? 4 : 0));
+                      (answer.validation_call_clean ? 4 : 0));
   w.put(answer.fatal);
   return w.take();
 }

@@ -417,8 +417,8 @@ std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
   TimingResult t;
   t.mode = TimingMode::isolated;
   t.clock = std::string(device_.clock().name());
-  t.samples = two ? std::vector<double>{first->second, more->second}
-                  : std::vector<double>{first->second};
+  t.samples =
+      two ? std::vector<double>{first->second, more->second} : std::vector<double>{first->second};
   t.clean = lone ? 1 : 0;
   summarise(t, timing);
   t.outcome = {Status::hopeless,

@@ -253,7 +253,7 @@ TEST(TrialRequest, RoundTripsTheScalarsAndSaysWhichFunctionsTheHostHad) {
   EXPECT_FALSE(back->evict);
   EXPECT_FALSE(back->on_call);
   EXPECT_FALSE(decode_trial_request(encode(TrialAnswer{})));  // an answer is not a request
-  TrialRequest endless = q;  // a tolerance must be a finite share
+  TrialRequest endless = q;                                   // a tolerance must be a finite share
   endless.wait_tolerance = std::numeric_limits<double>::infinity();
   EXPECT_FALSE(decode_trial_request(encode(endless)));
   for (double damaged : {-1.0, std::numeric_limits<double>::quiet_NaN()}) {

@@ -18,20 +18,27 @@ using fakes::make_fake_op;
 
 using testing::candidate_named;
 
+// The default at 1 ms a call and a naive loop at `seconds`, whose readings the clock says
+// waited `waited` seconds for a CPU (-1: it cannot tell), tuned with `options`; `launches`
+// counts the loop's launches.
+TuneReport tune_beside_naive(double seconds, double waited, TunerOptions options, int& launches) {
+  FakeDevice dev;
+  dev.behaviour["def"].seconds = 1e-3;
+  dev.behaviour["naive"].seconds = seconds;
+  dev.behaviour["naive"].waited = waited;
+  dev.behaviour["naive"].hook = [&] { ++launches; };
+  auto op = make_fake_op(dev, {"def", "naive"}, "def");
+  options.persist.store = "none";
+  TuneReport r;
+  Tuner(dev, options).select(*op, Key{{"n", 8}}, &r);
+  return r;
+}
+
 // A candidate 300x behind the incumbent costs its validation run and two samples (the
 // far-behind cut), not a warmup and half a window.
 TEST(Tuner, AFarBehindCandidateCostsItsValidationRunAndTwoSamples) {
-  FakeDevice dev;
-  dev.behaviour["def"].seconds = 1e-3;
-  dev.behaviour["naive"].seconds = 0.3;
   int naive_launches = 0;
-  dev.behaviour["naive"].hook = [&] { ++naive_launches; };
-  auto op = make_fake_op(dev, {"def", "naive"}, "def");
-  TunerOptions options;
-  options.persist.store = "none";
-  Tuner tuner(dev, options);
-  TuneReport r;
-  tuner.select(*op, Key{{"n", 8}}, &r);
+  const TuneReport r = tune_beside_naive(0.3, -1, {}, naive_launches);
   const CandidateReport& naive = candidate_named(r, "naive");
   EXPECT_EQ(naive.outcome.status, Status::hopeless);
   ASSERT_TRUE(naive.timing);
@@ -78,18 +85,9 @@ TEST(Tuner, AFarBehindCandidateOnTwoInputSetsCostsItsValidationRunsOnly) {
 // call's one-time costs (TimingOptions::lone_cut_seconds), is one reading enough: no window.
 // One that waited, or a short one, is timed on as before.
 TEST(Tuner, AFarBehindValidationRunThatNeverWaitedCutsItAlone) {
-  for (const double waited : {0.0, 0.2}) {
-    FakeDevice dev;
-    dev.behaviour["def"].seconds = 1e-3;
-    dev.behaviour["naive"].seconds = 0.3;
-    dev.behaviour["naive"].waited = waited;  // 0: clean; 0.2 of 0.3 s: it waited
+  for (const double waited : {0.0, 0.2}) {  // 0: clean; 0.2 of 0.3 s: it waited
     int naive_launches = 0;
-    dev.behaviour["naive"].hook = [&] { ++naive_launches; };
-    auto op = make_fake_op(dev, {"def", "naive"}, "def");
-    TunerOptions options;
-    options.persist.store = "none";
-    TuneReport r;
-    Tuner(dev, options).select(*op, Key{{"n", 8}}, &r);
+    const TuneReport r = tune_beside_naive(0.3, waited, {}, naive_launches);
     const CandidateReport& naive = candidate_named(r, "naive");
     EXPECT_EQ(naive.outcome.status, Status::hopeless) << naive.outcome.message;
     ASSERT_TRUE(naive.timing);
@@ -107,18 +105,10 @@ TEST(Tuner, AFarBehindValidationRunThatNeverWaitedCutsItAlone) {
 
 TEST(Tuner, AShortFarBehindValidationRunIsNotCutAlone) {
   for (const double floor : {0.1, 0.0}) {  // 0.05 s is under the floor; 0: the lone cut off
-    FakeDevice dev;
-    dev.behaviour["def"].seconds = 1e-3;
-    dev.behaviour["naive"].seconds = 0.05;
-    dev.behaviour["naive"].waited = 0;
-    int naive_launches = 0;
-    dev.behaviour["naive"].hook = [&] { ++naive_launches; };
-    auto op = make_fake_op(dev, {"def", "naive"}, "def");
     TunerOptions options;
-    options.persist.store = "none";
     options.measure.timing.lone_cut_seconds = floor;
-    TuneReport r;
-    Tuner(dev, options).select(*op, Key{{"n", 8}}, &r);
+    int naive_launches = 0;
+    const TuneReport r = tune_beside_naive(0.05, 0, options, naive_launches);
     const CandidateReport& naive = candidate_named(r, "naive");
     EXPECT_EQ(naive.outcome.status, Status::hopeless) << naive.outcome.message;
     EXPECT_EQ(naive.outcome.message.find("alone"), std::string::npos) << naive.outcome.message;

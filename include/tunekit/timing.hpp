@@ -55,10 +55,10 @@ struct TimingOptions {
   // ratio under hopeless_ratio counts as hopeless_ratio.
   double clean_far_behind_ratio = 2;
   // The far-behind cut on one reading: a candidate's validation run (cold: it only adds time)
-  // that the clock knows did not wait for a CPU (as above), at least this many seconds long and
-  // far_behind_ratio x the incumbent, cuts it alone, with no second run. A first call's one-time
-  // costs (a pool's threads, a library's set-up, first touch of its buffers) are milliseconds:
-  // over this floor they cannot make a kernel within hopeless_ratio of the incumbent read that
+  // that the clock knows did not wait for a CPU (as above) cuts it alone, with no second run,
+  // when it is at least far_behind_ratio x the incumbent plus this many seconds — an allowance
+  // for what a first call costs once and a wait for a CPU does not show (a library's set-up,
+  // first touch of its buffers, a lazy load): up to it, such costs cannot make a kernel read
   // far behind. Shorter runs, or runs that waited, need the second reading. 0: off.
   double lone_cut_seconds = 0.1;
   // One launch read before this window on the same clock (the tuner passes the validation

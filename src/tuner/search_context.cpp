@@ -218,6 +218,7 @@ bool SearchContext::admit(std::size_t index) {
   TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index), cuts);
   if (a.validated_more) validated_more_.insert(index);
   if (a.validation_call_clean) validation_clean_.insert(index);
+  lone_cut_line_[index] = cuts.lone_cut_over;
   const double took = since(start) - a.worker_setup_seconds;  // a worker's start is no candidate's
   validated_[index] = took;
   // The budget's projections are on its own clock (a replay's or a test's simulated one).
@@ -289,7 +290,7 @@ double SearchContext::lone_cut_over(std::size_t index) const {
   if (index == r_.default_index || t.mode != TimingMode::isolated || !(t.far_behind_ratio > 0) ||
       !(t.lone_cut_seconds > 0) || !(incumbent_ > 0))
     return HUGE_VAL;
-  return std::max(std::max(t.far_behind_ratio, t.hopeless_ratio) * incumbent_, t.lone_cut_seconds);
+  return std::max(t.far_behind_ratio, t.hopeless_ratio) * incumbent_ + t.lone_cut_seconds;
 }
 
 double SearchContext::more_sets_seconds(std::size_t index, double call) const {
@@ -406,10 +407,12 @@ std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
   const auto more = validation_more_.find(index);
   const bool two = more != validation_more_.end() && more->second > 0;
   // Cold runs only add time, as a stall does: two of them far behind are not a fast kernel, nor
-  // is one the clock knows did not wait, long past what a first call's one-time costs take. A
-  // second run under the line says the kernel is not that far behind: no cut on the first then.
-  const bool lone = !two && validation_clean_.count(index) && timing.lone_cut_seconds > 0 &&
-                    first->second >= timing.lone_cut_seconds;
+  // is one the clock knows did not wait, far behind by more than the allowance for what a first
+  // call costs once (lone_cut_over). A second run under the line says the kernel is not that
+  // far behind: no cut on the first then.
+  const auto lone_line = lone_cut_line_.find(index);
+  const bool lone = !two && validation_clean_.count(index) && lone_line != lone_cut_line_.end() &&
+                    first->second >= lone_line->second;
   if (!two && !lone) return std::nullopt;
   const double behind = (two ? std::min(first->second, more->second) : first->second) / incumbent_;
   const double line = std::max(timing.far_behind_ratio, timing.hopeless_ratio);
@@ -419,16 +422,18 @@ std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
   t.clock = std::string(device_.clock().name());
   t.samples =
       two ? std::vector<double>{first->second, more->second} : std::vector<double>{first->second};
-  t.clean = lone ? 1 : 0;
+  t.clean = lone ? 1 : 0;  // a strategy is given the median: cold, an upper bound of the kernel
   summarise(t, timing);
-  t.outcome = {Status::hopeless,
-               two ? fmt::format("cut on its validation runs, before any window: the faster of the "
-                                 "two is {:.3g}x the incumbent (far_behind_ratio {:g})",
-                                 behind, line)
-                   : fmt::format("cut on its validation run alone, before any window: {:.3g} s, "
-                                 "{:.3g}x the incumbent (far_behind_ratio {:g}), its threads "
-                                 "never waiting for a CPU (lone_cut_seconds {:g})",
-                                 first->second, behind, line, timing.lone_cut_seconds)};
+  t.outcome = {
+      Status::hopeless,
+      two ? fmt::format("cut on its validation runs, before any window: the faster of the "
+                        "two is {:.3g}x the incumbent (far_behind_ratio {:g})",
+                        behind, line)
+          : fmt::format("cut on its validation run alone, before any window: {:.3g} s, "
+                        "{:.3g}x the incumbent, past {:.3g} s (far_behind_ratio {:g} x "
+                        "the incumbent + lone_cut_seconds {:g} for one-time costs), its "
+                        "threads never waiting for a CPU",
+                        first->second, behind, lone_line->second, line, timing.lone_cut_seconds)};
   return t;
 }
 

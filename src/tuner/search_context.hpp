@@ -254,8 +254,8 @@ class SearchContext {
   // which only candidates that could win get.
   double more_sets_over(std::size_t index) const;
   // The validation run's seconds from which one reading known clean cuts the candidate alone
-  // (cut_on_validation; admission then leaves the further sets to a window it will not get);
-  // +inf where no cut on validation runs is possible.
+  // (far_behind_ratio x the incumbent + lone_cut_seconds; cut_on_validation; admission then
+  // leaves the further sets to a window it will not get); +inf where no such cut is possible.
   double lone_cut_over(std::size_t index) const;
   // What its checked calls add for the further input sets not yet validated (a run at `call`
   // seconds and a trial prepared, each): budget projections count it.
@@ -280,6 +280,9 @@ class SearchContext {
   std::unordered_map<std::size_t, double> validation_more_;
   // Indices whose validation run the clock knew did not wait for a CPU (TrialAnswer).
   std::unordered_set<std::size_t> validation_clean_;
+  // index -> the lone cut's line its admission was sent (AdmitCuts::lone_cut_over): the host
+  // cuts on the number the worker judged by.
+  std::unordered_map<std::size_t, double> lone_cut_line_;
   std::unordered_set<std::size_t> windowed_;  // indices measure() was asked for at least once
   // Indices validated on the further input sets (at admission or with their checked calls).
   std::unordered_set<std::size_t> validated_more_;

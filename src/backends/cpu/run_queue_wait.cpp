@@ -35,6 +35,26 @@ long long read_run_delay(int fd) {
   return after == end ? -1 : delay;
 }
 
+// /proc/<pid>/stat's num_threads (field 20), counted after the command name's closing
+// parenthesis (the name may hold spaces and parentheses itself); -1 when unreadable.
+long num_threads(int fd) {
+  char buffer[1024];
+  const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+  if (n <= 0) return -1;
+  buffer[n] = '\0';
+  const char* p = std::strrchr(buffer, ')');
+  if (!p) return -1;
+  ++p;
+  for (int field = 3; field < 20; ++field) {  // skip fields 3..19
+    while (*p == ' ') ++p;
+    while (*p && *p != ' ') ++p;
+    if (!*p) return -1;
+  }
+  char* end = nullptr;
+  const long threads = std::strtol(p, &end, 10);
+  return end == p || threads < 1 ? -1 : threads;
+}
+
 }  // namespace
 
 RunQueueWait::~RunQueueWait() {
@@ -45,14 +65,22 @@ void RunQueueWait::close_all() {
   for (int fd : fds_) ::close(fd);
   fds_.clear();
   at_start_.clear();
+  if (stat_fd_ >= 0) ::close(stat_fd_);
+  stat_fd_ = -1;
+}
+
+long RunQueueWait::thread_count() const {
+  return stat_fd_ >= 0 ? num_threads(stat_fd_) : -1;
 }
 
 void RunQueueWait::rescan() {
   close_all();
   pid_ = static_cast<int>(::getpid());
   scanned_ = std::chrono::steady_clock::now();
-  DIR* dir = ::opendir("/proc/self/task");
+  stat_fd_ = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  DIR* dir = stat_fd_ >= 0 ? ::opendir("/proc/self/task") : nullptr;
   if (!dir) {
+    close_all();
     unavailable_ = true;
     return;
   }
@@ -81,14 +109,20 @@ void RunQueueWait::rescan() {
 void RunQueueWait::start() {
   if (unavailable_) return;
   if (pid_ != static_cast<int>(::getpid()) ||
-      std::chrono::steady_clock::now() - scanned_ > kRescanEvery)
+      std::chrono::steady_clock::now() - scanned_ > kRescanEvery ||
+      thread_count() != static_cast<long>(fds_.size()))
     rescan();
+  if (unavailable_) return;
+  // A thread that ended or started between the listing and now: this reading cannot tell.
+  const long threads = thread_count();
+  threads_at_start_ = threads == static_cast<long>(fds_.size()) ? threads : -1;
   at_start_.resize(fds_.size());
   for (std::size_t i = 0; i < fds_.size(); ++i) at_start_[i] = read_run_delay(fds_[i]);
 }
 
 double RunQueueWait::since_start() {
-  if (unavailable_ || pid_ != static_cast<int>(::getpid()) || at_start_.size() != fds_.size())
+  if (unavailable_ || pid_ != static_cast<int>(::getpid()) || at_start_.size() != fds_.size() ||
+      threads_at_start_ < 0 || thread_count() != threads_at_start_)
     return -1;
   long long total = 0;
   for (std::size_t i = 0; i < fds_.size(); ++i) {

@@ -65,9 +65,11 @@ struct TwoSetOp {
     op->default_candidate("def");
   }
 
+  // In process (the launch counts are this process's) unless the caller asks for workers.
   TuneReport tune(TunerOptions o = {}) {
     o.persist.store = "none";
-    o.measure.isolation.mode = IsolationOptions::Mode::in_process;
+    if (o.measure.isolation.mode == IsolationOptions::Mode::automatic)
+      o.measure.isolation.mode = IsolationOptions::Mode::in_process;
     TuneReport r;
     Tuner(dev, o).select(*op, Key{{"n", 8}}, &r);
     return r;
@@ -161,6 +163,15 @@ TEST(InputSetsValidation, AFarBehindRunThatNeverWaitedIsCutWithoutTheSecondSet) 
   t.dev.behaviour["naive_liar"].waited = 0;
   EXPECT_EQ(candidate_named(t.tune(), "naive_liar").outcome.status, Status::hopeless);
   EXPECT_EQ(t.second_set_runs["naive_liar"], 0);
+  // The same through a forked worker: the request's line and the answer's word on the clock
+  // cross the process boundary (lost, it would be cut in a window, or on two runs).
+  TunerOptions forked;
+  forked.measure.isolation.mode = IsolationOptions::Mode::worker;
+  const TuneReport w = t.tune(forked);
+  EXPECT_EQ(w.isolation, "worker");
+  EXPECT_NE(candidate_named(w, "naive_liar").outcome.message.find("validation run alone"),
+            std::string::npos)
+      << candidate_named(w, "naive_liar").outcome.message;
   TunerOptions audit;
   audit.measure.check_every_candidate = true;
   const TuneReport r = t.tune(audit);

@@ -119,6 +119,43 @@ double in_child(Body body) {
   return value;
 }
 
+// A thread started during a reading (a pool's, a library's first call) may wait for a CPU
+// unseen: the reading cannot tell. Once the list holds it again, readings can. In a child, where
+// no other test's threads come and go.
+TEST(CpuDevice, AReadingDuringWhichAThreadStartedCannotTellItsWaits) {
+  const double seen = in_child([] {
+    SteadyClock clock;
+    clock.begin();
+    clock.end();
+    const bool before = clock.waited_seconds() >= 0;
+    std::mutex m;
+    std::condition_variable cv;
+    bool go = false;
+    clock.begin();
+    std::thread helper([&] {
+      std::unique_lock lock(m);
+      cv.wait(lock, [&] { return go; });
+    });
+    clock.end();
+    const bool started_unseen = clock.waited_seconds() == -1;
+    clock.begin();  // the process has a thread more than the list: listed again at once
+    clock.end();
+    const bool listed = clock.waited_seconds() >= 0;
+    {
+      std::lock_guard lock(m);
+      go = true;
+    }
+    cv.notify_all();
+    helper.join();
+    clock.begin();
+    clock.end();
+    const bool fewer = clock.waited_seconds() >= 0;
+    return 1.0 * before + 2.0 * started_unseen + 4.0 * listed + 8.0 * fewer;
+  });
+  EXPECT_EQ(seen, 15) << "bits: 1 told before, 2 -1 while a thread started, 4 told once listed, "
+                         "8 told after it ended";
+}
+
 TEST(CpuDevice, AProcessWithThousandsOfThreadsOrNoFdsLeftIsNotFollowed) {
   // More threads than the clock follows (256): it answers "cannot tell", holding no files.
   const double many = in_child([] {

@@ -241,7 +241,7 @@ class SearchContext {
   // A first window that need not run: the candidate's validation runs on two input sets, two
   // cold readings, are both far behind the best measured so far (far_behind_cut's rule on
   // them, with `timing`'s ratios) — or its one validation run is, known not to have waited for
-  // a CPU and at least timing.lone_cut_seconds long.
+  // a CPU and past the line by timing.lone_cut_seconds (lone_cut_over).
   std::optional<TimingResult> cut_on_validation(std::size_t index,
                                                 const TimingOptions& timing) const;
   // The time limit of a worker's phase (DESIGN §11): from the candidate's own validation

@@ -217,8 +217,8 @@ bool SearchContext::admit(std::size_t index) {
                        .wait_tolerance = timing_options(index).wait_tolerance};
   TrialAnswer a = runner_->admit(index, built_[index], validation_limit(index), cuts);
   if (a.validated_more) validated_more_.insert(index);
-  if (a.validation_call_clean) validation_clean_.insert(index);
-  lone_cut_line_[index] = cuts.lone_cut_over;
+  // Only a run the clock knows clean can be one reading enough.
+  lone_cut_line_[index] = a.validation_call_clean ? cuts.lone_cut_over : HUGE_VAL;
   const double took = since(start) - a.worker_setup_seconds;  // a worker's start is no candidate's
   validated_[index] = took;
   // The budget's projections are on its own clock (a replay's or a test's simulated one).
@@ -411,8 +411,7 @@ std::optional<TimingResult> SearchContext::cut_on_validation(std::size_t index,
   // call costs once (lone_cut_over). A second run under the line says the kernel is not that
   // far behind: no cut on the first then.
   const auto lone_line = lone_cut_line_.find(index);
-  const bool lone = !two && validation_clean_.count(index) && lone_line != lone_cut_line_.end() &&
-                    first->second >= lone_line->second;
+  const bool lone = !two && lone_line != lone_cut_line_.end() && first->second >= lone_line->second;
   if (!two && !lone) return std::nullopt;
   const double behind = (two ? std::min(first->second, more->second) : first->second) / incumbent_;
   const double line = std::max(timing.far_behind_ratio, timing.hopeless_ratio);

@@ -278,10 +278,8 @@ class SearchContext {
   std::unordered_map<std::size_t, double> validation_call_;
   // index -> the fastest of its further input sets' validation runs on that clock (0: none)
   std::unordered_map<std::size_t, double> validation_more_;
-  // Indices whose validation run the clock knew did not wait for a CPU (TrialAnswer).
-  std::unordered_set<std::size_t> validation_clean_;
-  // index -> the lone cut's line its admission was sent (AdmitCuts::lone_cut_over): the host
-  // cuts on the number the worker judged by.
+  // index -> the lone cut's line its admission was sent (AdmitCuts::lone_cut_over), the number
+  // the worker judged by; +inf when its validation run was not known clean (TrialAnswer).
   std::unordered_map<std::size_t, double> lone_cut_line_;
   std::unordered_set<std::size_t> windowed_;  // indices measure() was asked for at least once
   // Indices validated on the further input sets (at admission or with their checked calls).

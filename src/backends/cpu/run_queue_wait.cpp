@@ -108,13 +108,16 @@ void RunQueueWait::rescan() {
 
 void RunQueueWait::start() {
   if (unavailable_) return;
-  if (pid_ != static_cast<int>(::getpid()) ||
-      std::chrono::steady_clock::now() - scanned_ > kRescanEvery ||
-      thread_count() != static_cast<long>(fds_.size()))
+  // A fork child's files are its parent's: listed again before its count is read.
+  const bool same_process = pid_ == static_cast<int>(::getpid());
+  long threads = same_process ? thread_count() : -1;
+  if (!same_process || std::chrono::steady_clock::now() - scanned_ > kRescanEvery ||
+      threads != static_cast<long>(fds_.size())) {
     rescan();
-  if (unavailable_) return;
+    if (unavailable_) return;
+    threads = thread_count();
+  }
   // A thread that ended or started between the listing and now: this reading cannot tell.
-  const long threads = thread_count();
   threads_at_start_ = threads == static_cast<long>(fds_.size()) ? threads : -1;
   at_start_.resize(fds_.size());
   for (std::size_t i = 0; i < fds_.size(); ++i) at_start_[i] = read_run_delay(fds_[i]);

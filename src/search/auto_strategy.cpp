@@ -1,10 +1,13 @@
-// auto: the default strategy. A small space is measured exhaustively; a large one is searched
-// by a robust strategy (`inner`: surrogate, the best measured on the recorded spaces, see
-// docs/strategies.md), capped at `cap` evaluations when no budget is given, so `tunekit tune`
-// on a 10^5-point space ends in minutes, not days. An evaluation budget replaces the cap; a
-// time budget lifts it (the caller bounded the search already: the cap would only stop a
-// 60 s budget after a few seconds of cheap kernels). A capped search is partial: stored as
-// budget_cut, replaced by an unrestricted one.
+// auto: the default strategy. A small space is measured exhaustively — in the cost model's
+// order where the search has a model (the `model` strategy unpruned: the same points, the
+// strongest first, so the far-behind and hopeless cuts judge the slow ones against a fast
+// incumbent rather than the default; issue #17 item 3), else in enumeration order; a large one
+// is searched by a robust strategy (`inner`: surrogate, the best measured on the recorded
+// spaces, see docs/strategies.md), capped at `cap` evaluations when no budget is given, so
+// `tunekit tune` on a 10^5-point space ends in minutes, not days. An evaluation budget
+// replaces the cap; a time budget lifts it (the caller bounded the search already: the cap
+// would only stop a 60 s budget after a few seconds of cheap kernels). A capped search is
+// partial: stored as budget_cut, replaced by an unrestricted one.
 #include <algorithm>
 
 #include "search/strategies.hpp"
@@ -22,8 +25,8 @@ class AutoStrategy final : public Strategy {
   void start(const Enumeration& space, const SearchPrior& prior) override {
     SearchPrior p = prior;
     if (space.size() <= small_) {
-      StrategyOptions none = StrategyOptions::parse("strategy", "exhaustive", "");
-      inner_ = make_exhaustive(none);
+      StrategyOptions every = StrategyOptions::parse("strategy", "model", "");
+      inner_ = make_model(every);
     } else {
       inner_ = StrategyRegistry::builtin().make(inner_spec_);
       if (!prior.budget_evaluations && !prior.time_budget) limit_ = cap_;

@@ -8,7 +8,8 @@ namespace tunekit {
 StrategyRegistry StrategyRegistry::builtin() {
   StrategyRegistry r;
   r.add({"auto",
-         "the default: exhaustive on a space of at most `small` points, else `inner` capped at "
+         "the default: every point of a space of at most `small` points (the cost model's best "
+         "first where there is a model), else `inner` capped at "
          "`cap` evaluations unless a budget is given (an evaluation budget replaces the cap, a "
          "time budget lifts it)",
          "small=256, cap=200, inner=surrogate (a strategy, with at most one option: "

@@ -211,5 +211,46 @@ TEST_F(ModelStrategy, APartialSearchIsReplacedByAFullOne) {
   fs::remove_all(dir);
 }
 
+// The default strategy on a small space (auto: every point) measures the cost model's best
+// first where there is a model: a slow point enumerated before the fast one is then judged
+// against the fast one (cut as hopeless, 3x behind) rather than against the default (a full
+// window); without a model, enumeration order, as before. The same points and winner either way.
+TEST(AutoStrategy, ASmallSpaceIsMeasuredInTheModelsOrderWhereThereIsAModel) {
+  auto run = [](bool with_model) {
+    fakes::FakeDevice dev;
+    const std::map<std::string, double> t{{"def", 5e-3}, {"slow", 3e-3}, {"fast", 1e-3}};
+    for (const auto& [name, s] : t) dev.behaviour[name].seconds = s;
+    auto op = fakes::make_fake_op(dev, {"def", "slow", "fast"}, "def");
+    op->work([t](const Key&, const Candidate& c) -> std::optional<Work> {
+      return compute_work(t.at(std::string(c.name)));
+    });
+    TunerOptions o;
+    if (with_model) o.model.envelope = single_thread_envelope();
+    o.decide.confirm_pairs = 0;
+    o.persist.store = "none";
+    TuneReport r;
+    Tuner(dev, o).select(*op, Key{{"n", 4}}, &r);
+    EXPECT_EQ(r.strategy, "auto");
+    EXPECT_EQ(r.winner_name, "fast");
+    EXPECT_FALSE(r.budget.cut);  // every point measured: not a partial search
+    return r;
+  };
+  const TuneReport modelled = run(true);
+  ASSERT_EQ(modelled.candidates.size(), 3u);
+  EXPECT_EQ(modelled.candidates[0].name, "def");
+  EXPECT_EQ(modelled.candidates[1].name, "fast");
+  EXPECT_EQ(modelled.candidates[2].name, "slow");
+  EXPECT_EQ(modelled.candidates[2].outcome.status, Status::hopeless)
+      << modelled.candidates[2].outcome.message;
+
+  const TuneReport plain = run(false);
+  ASSERT_EQ(plain.candidates.size(), 3u);
+  EXPECT_EQ(plain.candidates[1].name, "slow");
+  EXPECT_EQ(plain.candidates[2].name, "fast");
+  EXPECT_EQ(plain.candidates[1].outcome.status, Status::ok);
+  EXPECT_GT(plain.candidates[1].timing->samples.size(),
+            modelled.candidates[2].timing->samples.size());
+}
+
 }  // namespace
 }  // namespace tunekit

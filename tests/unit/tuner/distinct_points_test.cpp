@@ -133,7 +133,7 @@ TEST(DistinctPoints, AutoIsRestrictedOnlyWhereTheDistinctPointsAreMany) {
   SimulatedDevice dev;
   auto op = make_space_op(dev, grid_space(20), Config{{"x", 0}, {"y", 0}});
   op->effective_config(clip_y);
-  const TunerOptions o;  // strategy auto: exhaustive up to 256 points
+  const TunerOptions o;  // strategy auto: every point up to 256 points
   EXPECT_FALSE(detail::search_is_restricted(o, *op, Key{{"n", 1}}));  // 20 x 2 points
   EXPECT_TRUE(detail::search_is_restricted(o, *op, Key{{"n", 50}}));  // all 400
   TunerOptions budgeted;

@@ -389,9 +389,9 @@ void add_search_flags(CLI::App& tune, TuneCommand& command) {
   tune.option_defaults()->group("Search");
   tune.add_option(
       "--strategy", command.strategy,
-      "Which points to measure: auto (default: exhaustive up to 256 points, else surrogate "
-      "capped at 200), exhaustive, random, anneal, genetic, ils, "
-      "bayes, surrogate, bandit, model; options after ':' (e.g. genetic:pop=20, "
+      "Which points to measure: auto (default: every point up to 256, the cost model's best "
+      "first where there is a profile, else surrogate capped at 200), exhaustive, random, anneal, "
+      "genetic, ils, bayes, surrogate, bandit, model; options after ':' (e.g. genetic:pop=20, "
       "model:top=4,floor=1.5); see 'tunekit strategies'");
   tune.add_option("--schedule", command.schedule,
                   "How windows are shared: full (default) | racing[:round=4,z=1.96,...]");
